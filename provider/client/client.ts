@@ -1,0 +1,369 @@
+import axios, { type AxiosInstance, type AxiosResponse } from "axios";
+import { z } from "zod";
+import { LIMITS } from "../limits";
+import { USER_AGENT } from "../version";
+import { TuskrApiError, redactString, redactValue } from "./errors";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";
+
+export const DEFAULT_BASE_URL = "https://api.tuskr.dev";
+
+export interface TuskrClientOptions {
+  baseUrl?: string;
+  apiKey: string;
+  /** Per-request timeout. */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  /** Most requests this client has in flight at once (the provider process shares one client). */
+  maxConcurrency?: number;
+  /** Called once per retry, for logs and tests; never given the key. */
+  onRetry?: (info: { method: string; path: string; attempt: number; waitMs: number; error: TuskrApiError }) => void;
+  /** Injected in tests to make the jitter deterministic. */
+  random?: () => number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response schemas: minimal and tolerant ("only what is needed"). Unknown fields are dropped,
+// absent ones stay absent; a body that does not match becomes a TuskrApiError(INVALID_RESPONSE).
+// ---------------------------------------------------------------------------------------------
+
+const JsonObject = z.record(z.string(), z.unknown());
+
+export const FileRecordSchema = z.object({
+  blobId: z.string(),
+  url: z.string().nullish(),
+  name: z.string().nullish(),
+  tag: z.string().nullish(),
+  metadata: JsonObject.nullish(),
+  size: z.number().nullish(),
+  createdAt: z.string().nullish(),
+  expiresAt: z.string().nullish(),
+});
+export type FileRecord = z.infer<typeof FileRecordSchema>;
+
+/** PATCH answers the updated record (assumed) or 204/empty (tolerated). */
+const UpdateFileResponseSchema = FileRecordSchema.partial().optional();
+/** Renew answers the updated record, perhaps with Tusky-like extras; or nothing (tolerated). */
+const RenewFileResponseSchema = FileRecordSchema.partial()
+  .extend({ epochsAdded: z.number().nullish() })
+  .optional();
+
+// ---------------------------------------------------------------------------------------------
+// Request bodies.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * PATCH body: only the fields that change. `metadata` follows JSON Merge Patch: a key set to
+ * null is removed from the stored object.
+ */
+export const UpdateFileBodySchema = z
+  .object({
+    name: z.string().max(LIMITS.nameMaxLength).optional(),
+    tag: z.string().max(LIMITS.tagMaxLength).optional(),
+    metadata: JsonObject.optional(),
+  })
+  .strict();
+export type UpdateFileBody = z.infer<typeof UpdateFileBodySchema>;
+
+export const RenewFileBodySchema = z.object({ epochs: z.number().int().min(1).max(LIMITS.renewMaxEpochs) }).strict();
+
+export interface RenewOptions {
+  /** Sent as `Idempotency-Key`; reused verbatim on every retry of this purchase. */
+  idempotencyKey: string;
+  /**
+   * The file's expiry as last seen before this renew. After an ambiguous failure the client
+   * reads the file back and treats the renew as applied if the expiry moved past this value.
+   */
+  expiresAtBefore?: string | null;
+}
+
+export interface RenewResult {
+  /** The file after the renew, when the service (or the read-back) told us. */
+  file?: Partial<FileRecord>;
+  /** How we know the epochs were bought: the service answered, or a read-back saw the expiry move. */
+  confirmedBy: "response" | "read-back";
+}
+
+/** Path of a file's route. The blobId is always one encoded path segment. */
+export function filePath(blobId: string, suffix = ""): string {
+  assertSafeBlobId(blobId);
+  return `/v1/files/${encodeURIComponent(blobId)}${suffix}`;
+}
+
+/**
+ * Dot segments survive percent-encoding (URL parsers treat `%2E%2E` as `..`), so `.` and `..`
+ * could climb to another route; they, empty ids and control characters are refused outright.
+ */
+export function assertSafeBlobId(blobId: string): void {
+  const problem =
+    typeof blobId !== "string" || blobId.length === 0
+      ? "must be a non-empty string"
+      : blobId.length > LIMITS.blobIdMaxLength
+        ? `must be at most ${LIMITS.blobIdMaxLength} characters (got ${blobId.length})`
+        : blobId === "." || blobId === ".."
+          ? "must not be '.' or '..'"
+          : /[\u0000-\u001f\u007f]/.test(blobId)
+            ? "must not contain control characters"
+            : undefined;
+  if (problem) {
+    throw new TuskrApiError({ code: "BAD_REQUEST", message: `blobId ${problem}`, retryable: false });
+  }
+}
+
+interface SendOptions<S extends z.ZodType> {
+  body?: unknown;
+  headers?: Record<string, string>;
+  schema: S;
+  /**
+   * Whether a failure that may have been applied (timeout, reset, 5xx) can be retried as is.
+   * True for GET and PATCH (same body, same result); false for renew, which buys epochs.
+   */
+  retryAmbiguous: boolean;
+}
+
+export class TuskrClient {
+  private readonly http: AxiosInstance;
+  private readonly apiKey: string;
+  private readonly policy: RetryPolicy;
+  private readonly gate: Semaphore;
+  private readonly random: () => number;
+  private readonly onRetry?: TuskrClientOptions["onRetry"];
+  readonly baseUrl: string;
+
+  constructor(options: TuskrClientOptions) {
+    if (!options.apiKey) {
+      throw new TuskrApiError({
+        code: "CONFIG_ERROR",
+        message: "no API key: set the secret stack config `tuskr:apiKey` (pulumi config set --secret tuskr:apiKey ...) or TUSKR_API_KEY",
+      });
+    }
+    this.apiKey = options.apiKey;
+    this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.gate = new Semaphore(options.maxConcurrency ?? 8);
+    this.random = options.random ?? Math.random;
+    this.onRetry = options.onRetry;
+    this.http = axios.create({
+      baseURL: this.baseUrl,
+      timeout: options.timeoutMs ?? 30_000,
+      headers: {
+        Authorization: `Bearer ${this.apiKey}`,
+        "Content-Type": "application/json",
+        Accept: "application/json",
+        "User-Agent": USER_AGENT,
+      },
+      // Every status comes back as a response; we decide what is an error, not axios
+      // (whose errors carry the request config, Authorization header included).
+      validateStatus: () => true,
+      // Parse JSON ourselves so a non-JSON body is reported, not silently kept as text.
+      responseType: "text",
+      transformResponse: [(data: unknown) => data],
+      maxRedirects: 0,
+    });
+  }
+
+  /** Requests currently in flight (for tests of the concurrency bound). */
+  get inFlight(): number {
+    return this.gate.inFlight;
+  }
+
+  /** `GET /v1/files/:blobId` — the file's index entry. */
+  async getFile(blobId: string): Promise<FileRecord> {
+    const file = await this.send("GET", filePath(blobId), { schema: FileRecordSchema, retryAmbiguous: true });
+    return file;
+  }
+
+  /** `PATCH /v1/files/:blobId` with only the fields that change. Safe to retry: same body, same result. */
+  async updateFile(blobId: string, patch: UpdateFileBody): Promise<Partial<FileRecord> | undefined> {
+    const body = parseBody(UpdateFileBodySchema, patch, "PATCH", filePath(blobId));
+    return this.send("PATCH", filePath(blobId), { body, schema: UpdateFileResponseSchema, retryAmbiguous: true });
+  }
+
+  /**
+   * `POST /v1/files/:blobId/renew`. Never retried blindly: the same Idempotency-Key goes with
+   * every attempt, and after an ambiguous failure the file is read back; the renew is sent again
+   * only if the expiry did not move. If that cannot be decided, it fails with
+   * RENEW_OUTCOME_UNKNOWN rather than risk buying twice.
+   */
+  async renewFile(blobId: string, epochs: number, options: RenewOptions): Promise<RenewResult> {
+    const path = filePath(blobId, "/renew");
+    const body = parseBody(RenewFileBodySchema, { epochs }, "POST", path);
+    const headers = { "Idempotency-Key": options.idempotencyKey };
+    const rounds = Math.max(1, this.policy.maxAttempts);
+    let lastError: TuskrApiError | undefined;
+    for (let round = 1; round <= rounds; round++) {
+      try {
+        const file = await this.send("POST", path, { body, headers, schema: RenewFileResponseSchema, retryAmbiguous: false });
+        return { file: file ?? undefined, confirmedBy: "response" };
+      } catch (e) {
+        const error = e as TuskrApiError;
+        if (!isAmbiguous(error)) throw error;
+        lastError = error;
+      }
+      // The renew may or may not have been applied. Look before buying again.
+      if (!options.expiresAtBefore) break;
+      let after: FileRecord;
+      try {
+        after = await this.getFile(blobId);
+      } catch {
+        break;
+      }
+      if (expiryMoved(options.expiresAtBefore, after.expiresAt)) return { file: after, confirmedBy: "read-back" };
+      // Not applied: safe to send again (same key, so a server that did apply it replays).
+    }
+    throw new TuskrApiError({
+      code: "RENEW_OUTCOME_UNKNOWN",
+      message:
+        `renew of ${epochs} epoch(s) for blobId ${JSON.stringify(blobId)} may or may not have been applied ` +
+        `(${lastError?.message ?? "ambiguous failure"}); not retried to avoid buying twice. ` +
+        "Run `pulumi refresh` and `pulumi up` again: the same idempotency key is reused.",
+      method: "POST",
+      path,
+      status: lastError?.status,
+      retryable: false,
+    });
+  }
+
+  private async send<S extends z.ZodType>(method: string, path: string, opts: SendOptions<S>): Promise<z.infer<S>> {
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      let error: TuskrApiError;
+      try {
+        const response = await this.gate.run(() =>
+          this.http.request({ method, url: path, data: opts.body === undefined ? undefined : JSON.stringify(opts.body), headers: opts.headers }),
+        );
+        if (response.status >= 200 && response.status < 300) return this.parseResponse(method, path, response, opts.schema);
+        error = this.httpError(method, path, response);
+      } catch (e) {
+        error = e instanceof TuskrApiError ? e : this.transportError(method, path, e);
+      }
+      const retryable = error.retryable && (opts.retryAmbiguous || !isAmbiguous(error));
+      if (!retryable || attempt >= this.policy.maxAttempts) throw error;
+      const serverWaitMs = error.retryAfterSeconds !== undefined ? Math.ceil(error.retryAfterSeconds * 1000) : undefined;
+      const waitMs = serverWaitMs ?? backoffDelayMs(attempt, this.policy, this.random);
+      if (Date.now() - started + waitMs > this.policy.maxTotalMs) throw error;
+      this.onRetry?.({ method, path, attempt, waitMs, error });
+      await sleep(waitMs);
+    }
+  }
+
+  private parseResponse<S extends z.ZodType>(method: string, path: string, response: AxiosResponse, schema: S): z.infer<S> {
+    const text = typeof response.data === "string" ? response.data : "";
+    let json: unknown = undefined;
+    if (text.trim() !== "") {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw this.invalidResponse(method, path, response.status, "the body is not JSON", text.slice(0, 500));
+      }
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue?.path.length ? issue.path.join(".") : "body";
+      throw this.invalidResponse(method, path, response.status, `${where}: ${issue?.message ?? "does not match the schema"}`, json);
+    }
+    return parsed.data;
+  }
+
+  private invalidResponse(method: string, path: string, status: number, detail: string, body: unknown): TuskrApiError {
+    return new TuskrApiError({
+      code: "INVALID_RESPONSE",
+      message: this.redact(`${method} ${path} answered ${status} with an unexpected body: ${detail}`),
+      status,
+      method,
+      path,
+      retryable: false,
+      responseBody: redactValue(body, [this.apiKey]),
+    });
+  }
+
+  private httpError(method: string, path: string, response: AxiosResponse): TuskrApiError {
+    const text = typeof response.data === "string" ? response.data : "";
+    let body: unknown = text || undefined;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep the text */
+    }
+    const envelope = ErrorEnvelopeSchema.safeParse(body);
+    const status = response.status;
+    const code = envelope.success ? envelope.data.error.code : defaultCodeFor(status);
+    const serverMessage = envelope.success ? envelope.data.error.message : undefined;
+    const waitSeconds = serverRequestedWaitSeconds(response.headers as Record<string, unknown>);
+    return new TuskrApiError({
+      code,
+      status,
+      method,
+      path,
+      message: this.redact(`${method} ${path} failed with ${status} ${code}${serverMessage ? `: ${serverMessage}` : ""}`),
+      retryable: status === 429 || status >= 500,
+      responseBody: redactValue(body, [this.apiKey]),
+      retryAfterSeconds: status === 429 || status === 503 ? waitSeconds : undefined,
+      mayHaveBeenApplied: status >= 500,
+    });
+  }
+
+  private transportError(method: string, path: string, e: unknown): TuskrApiError {
+    const err = e as { code?: string; message?: string };
+    const timeout = err.code === "ECONNABORTED" || err.code === "ETIMEDOUT" || /timeout/i.test(err.message ?? "");
+    // Refused or unresolvable: the request never reached the server, so it was not applied.
+    const neverSent = err.code === "ECONNREFUSED" || err.code === "ENOTFOUND" || err.code === "EAI_AGAIN";
+    return new TuskrApiError({
+      code: timeout ? "TIMEOUT" : "NETWORK_ERROR",
+      message: this.redact(`${method} ${this.baseUrl}${path} ${timeout ? "timed out" : `failed: ${err.code ?? err.message ?? "network error"}`}`),
+      method,
+      path,
+      retryable: true,
+      mayHaveBeenApplied: !neverSent,
+    });
+  }
+
+  private redact(text: string): string {
+    return redactString(text, [this.apiKey]);
+  }
+}
+
+const ErrorEnvelopeSchema = z.object({ error: z.object({ code: z.string(), message: z.string().optional().default("") }) });
+
+function defaultCodeFor(status: number): string {
+  const byStatus: Record<number, string> = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    410: "FILE_EXPIRED",
+    413: "PAYLOAD_TOO_LARGE",
+    422: "VALIDATION_ERROR",
+    429: "RATE_LIMIT_EXCEEDED",
+    500: "INTERNAL_ERROR",
+    503: "SERVICE_UNAVAILABLE",
+  };
+  return byStatus[status] ?? (status >= 500 ? "INTERNAL_ERROR" : "HTTP_ERROR");
+}
+
+/** A failure after which the request may have been applied: timeouts, resets, 5xx. */
+export function isAmbiguous(error: TuskrApiError): boolean {
+  return error.mayHaveBeenApplied;
+}
+
+function expiryMoved(before: string, after: string | null | undefined): boolean {
+  if (!after) return false;
+  const b = Date.parse(before);
+  const a = Date.parse(after);
+  return !Number.isNaN(a) && !Number.isNaN(b) && a > b;
+}
+
+function parseBody<S extends z.ZodType>(schema: S, body: unknown, method: string, path: string): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new TuskrApiError({
+      code: "BAD_REQUEST",
+      message: `${method} ${path}: invalid request body at ${issue?.path.join(".") || "body"}: ${issue?.message}`,
+      method,
+      path,
+      retryable: false,
+    });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,109 @@
+/**
+ * The one error type of the API client. Every failure — an HTTP error status, a network fault,
+ * a timeout, a body that does not match its schema — becomes a TuskrApiError, so callers
+ * (the provider, tests, users reading a failed `pulumi up`) deal with one shape.
+ *
+ * It deliberately holds no request headers, no axios config and no `cause`: those carry the
+ * `Authorization` header. Every string that enters it passes through `redactSecrets` with the
+ * client's key, in case a server echoes it back.
+ */
+export type TuskrErrorCode =
+  | "BAD_REQUEST"
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "FILE_EXPIRED"
+  | "VALIDATION_ERROR"
+  | "PAYLOAD_TOO_LARGE"
+  | "RATE_LIMIT_EXCEEDED"
+  | "INTERNAL_ERROR"
+  | "SERVICE_UNAVAILABLE"
+  | "HTTP_ERROR"
+  | "NETWORK_ERROR"
+  | "TIMEOUT"
+  | "INVALID_RESPONSE"
+  | "RENEW_OUTCOME_UNKNOWN"
+  | "CONFIG_ERROR";
+
+export interface TuskrApiErrorInit {
+  code: TuskrErrorCode | string;
+  message: string;
+  status?: number;
+  method?: string;
+  path?: string;
+  retryable?: boolean;
+  responseBody?: unknown;
+  /** Seconds the server asked us to wait (Retry-After / X-RateLimit-Reset), if any. */
+  retryAfterSeconds?: number;
+  /** True when the request may have been applied although it failed (timeout, reset, 5xx). */
+  mayHaveBeenApplied?: boolean;
+}
+
+export class TuskrApiError extends Error {
+  override readonly name = "TuskrApiError";
+  readonly code: string;
+  readonly status?: number;
+  readonly method?: string;
+  readonly path?: string;
+  readonly retryable: boolean;
+  readonly responseBody?: unknown;
+  readonly retryAfterSeconds?: number;
+  readonly mayHaveBeenApplied: boolean;
+
+  constructor(init: TuskrApiErrorInit) {
+    super(init.message);
+    this.code = init.code;
+    this.status = init.status;
+    this.method = init.method;
+    this.path = init.path;
+    this.retryable = init.retryable ?? false;
+    this.responseBody = init.responseBody;
+    this.retryAfterSeconds = init.retryAfterSeconds;
+    this.mayHaveBeenApplied = init.mayHaveBeenApplied ?? false;
+  }
+
+  /** True when the service says the file does not exist (any more): unknown or expired. */
+  get isGone(): boolean {
+    return this.status === 404 || this.status === 410;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      status: this.status,
+      method: this.method,
+      path: this.path,
+      retryable: this.retryable,
+      responseBody: this.responseBody,
+    };
+  }
+}
+
+export function isTuskrApiError(e: unknown): e is TuskrApiError {
+  return e instanceof TuskrApiError || (typeof e === "object" && e !== null && (e as { name?: unknown }).name === "TuskrApiError");
+}
+
+const MASK = "[REDACTED]";
+
+/** Replaces every occurrence of each secret (and a `Bearer <anything>` token) in a string. */
+export function redactString(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) out = out.split(secret).join(MASK);
+  }
+  return out.replace(/Bearer\s+[^\s"',;]+/gi, `Bearer ${MASK}`);
+}
+
+/** Deep-redacts a JSON-like value (response bodies are echoed into errors). */
+export function redactValue(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === "string") return redactString(value, secrets);
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets));
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[redactString(k, secrets)] = redactValue(v, secrets);
+    return out;
+  }
+  return value;
+}

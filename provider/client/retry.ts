@@ -1,0 +1,85 @@
+/**
+ * Retry policy: exponential backoff with full jitter, bounded both in attempts and in total time,
+ * and a server's own wait (Retry-After, X-RateLimit-Reset) always wins over our guess.
+ */
+export interface RetryPolicy {
+  /** Attempts in all, the first one included. */
+  maxAttempts: number;
+  /** First backoff ceiling; doubles on each retry. */
+  baseDelayMs: number;
+  /** Ceiling of one backoff. */
+  maxDelayMs: number;
+  /** Budget for one call, waits and attempts included: past it we stop retrying. */
+  maxTotalMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 5,
+  baseDelayMs: 250,
+  maxDelayMs: 8_000,
+  maxTotalMs: 60_000,
+};
+
+/** Full-jitter exponential backoff for the given retry number (1 = first retry). */
+export function backoffDelayMs(retry: number, policy: RetryPolicy, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * The wait a server asked for, in seconds, from `Retry-After` (seconds or HTTP date) or
+ * `X-RateLimit-Reset` (Unix time in seconds). Undefined when neither is usable.
+ */
+export function serverRequestedWaitSeconds(
+  headers: Record<string, unknown> | undefined,
+  nowMs: number = Date.now(),
+): number | undefined {
+  if (!headers) return undefined;
+  const header = (name: string): string | undefined => {
+    const v = headers[name] ?? headers[name.toLowerCase()];
+    return v === undefined || v === null ? undefined : String(v);
+  };
+  const retryAfter = header("retry-after");
+  if (retryAfter !== undefined && retryAfter.trim() !== "") {
+    const secs = Number(retryAfter);
+    if (Number.isFinite(secs) && secs >= 0) return secs;
+    const date = Date.parse(retryAfter);
+    if (!Number.isNaN(date)) return Math.max(0, (date - nowMs) / 1000);
+  }
+  const reset = header("x-ratelimit-reset");
+  if (reset !== undefined && reset.trim() !== "") {
+    const unix = Number(reset);
+    if (Number.isFinite(unix) && unix > 0) return Math.max(0, unix - nowMs / 1000);
+  }
+  return undefined;
+}
+
+/** A counting semaphore: the client never has more than `limit` requests in flight. */
+export class Semaphore {
+  private active = 0;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError("concurrency limit must be an integer >= 1");
+  }
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    // A finishing call hands its slot straight to the next waiter, so a newcomer can never
+    // slip in between and push the count over the limit.
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    else this.active++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiters.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,109 @@
+import type { UpdateFileBody } from "./client/client";
+import { type InputField, PATCH_FIELDS, type StoredFileState, isUnknown } from "./stored-file-schema";
+
+/**
+ * What it takes to move a file from its recorded state to the declared inputs. Pure: the same
+ * function answers `diff` (what will change) and drives `create`/`update` (what to send), so a
+ * preview can never promise something the apply does not do.
+ */
+export interface StoredFilePlan {
+  /** The declared blobId differs from the recorded one: a different file, so replace. */
+  replace: boolean;
+  /** Input fields whose declared value differs from the recorded one (or is not known yet). */
+  changedFields: InputField[];
+  /** The PATCH body (only fields that change), or undefined when nothing is to be patched. */
+  patch?: UpdateFileBody;
+  /** Epochs to buy with one renew; 0 when none. Never negative. */
+  renewEpochs: number;
+}
+
+/** Declared inputs as `diff`/`update` see them; during preview any field may be UNKNOWN. */
+export type DeclaredInputs = Record<string, unknown>;
+
+export function planChange(olds: StoredFileState, news: DeclaredInputs): StoredFilePlan {
+  const changedFields: InputField[] = [];
+  const patch: Record<string, unknown> = {};
+
+  const replace = news.blobId !== undefined && (isUnknown(news.blobId) || news.blobId !== olds.blobId);
+  if (replace) changedFields.push("blobId");
+
+  for (const field of PATCH_FIELDS) {
+    const declared = news[field];
+    // An omitted field is unmanaged: whatever the service holds is left alone.
+    if (declared === undefined || declared === null) continue;
+    if (isUnknown(declared)) {
+      changedFields.push(field);
+      continue;
+    }
+    const recorded = olds[field];
+    if (field === "metadata") {
+      const body = metadataMergePatch(recorded, declared as Record<string, unknown>);
+      if (body !== undefined) {
+        changedFields.push(field);
+        patch.metadata = body;
+      }
+    } else if (declared !== recorded) {
+      changedFields.push(field);
+      patch[field] = declared;
+    }
+  }
+
+  let renewEpochs = 0;
+  const declaredEpochs = news.retentionEpochs;
+  if (isUnknown(declaredEpochs)) {
+    changedFields.push("retentionEpochs");
+  } else if (typeof declaredEpochs === "number") {
+    const bought = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
+    // Lowering is refused by check; if it ever got here, buying nothing is the only safe reading.
+    renewEpochs = Math.max(0, declaredEpochs - bought);
+    if (renewEpochs > 0) changedFields.push("retentionEpochs");
+  }
+
+  return {
+    replace,
+    changedFields,
+    patch: Object.keys(patch).length > 0 ? (patch as UpdateFileBody) : undefined,
+    renewEpochs,
+  };
+}
+
+/**
+ * The `metadata` member of a JSON Merge Patch (RFC 7396) that turns `recorded` into exactly
+ * `declared`: the full declared object, plus `null` for every key (at any depth) that is
+ * recorded but no longer declared. Undefined when the two are already equal.
+ */
+export function metadataMergePatch(recorded: unknown, declared: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (isPlainObject(recorded) && jsonEqual(recorded, declared)) return undefined;
+  return withRemovals(isPlainObject(recorded) ? recorded : {}, declared);
+}
+
+function withRemovals(recorded: Record<string, unknown>, declared: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(declared)) {
+    const before = recorded[key];
+    // A nested object is merged by the service, so its removed keys need nulls too.
+    out[key] = isPlainObject(value) && isPlainObject(before) ? withRemovals(before, value) : value;
+  }
+  for (const key of Object.keys(recorded)) {
+    if (!(key in declared)) out[key] = null;
+  }
+  return out;
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Structural JSON equality; key order does not matter, array order does. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
+  }
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a);
+    const kb = Object.keys(b);
+    return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return false;
+}

@@ -1,0 +1,212 @@
+import { createHash, randomUUID } from "node:crypto";
+import type * as pulumi from "@pulumi/pulumi";
+import type { FileRecord, TuskrClient } from "./client/client";
+import { TuskrApiError, isTuskrApiError } from "./client/errors";
+import { applyConfig, getClient } from "./settings";
+import { planChange, type StoredFilePlan } from "./stored-file-plan";
+import { type StoredFileState, StoredFileStateSchema, validateInputs } from "./stored-file-schema";
+
+/**
+ * The real `StoredFile` provider. Pulumi never serializes this module: the stub in
+ * `stored-file-stub.ts` loads it by package name inside the provider process, so the state
+ * holds a few hundred bytes of stub instead of this code, the client, or any credential.
+ *
+ * Every CRUD method reads the same way: parse what came in, plan, call the API, return state.
+ */
+
+const PROVIDER_KEY = "__provider";
+
+/** Outputs a StoredFile records: its inputs as applied, plus what the service reports. */
+export type StoredFileOutputs = StoredFileState;
+
+function parseState(props: Record<string, unknown>): StoredFileState {
+  const parsed = StoredFileStateSchema.safeParse(props ?? {});
+  // Lenient by design: a field an older release wrote in another shape is dropped, not fatal.
+  return parsed.success ? parsed.data : {};
+}
+
+/** The recorded view of a file as the service reports it. */
+function observed(file: Partial<FileRecord>): Partial<StoredFileState> {
+  const out: Partial<StoredFileState> = {};
+  for (const key of ["blobId", "url", "name", "tag", "metadata", "size", "createdAt", "expiresAt"] as const) {
+    if (file[key] !== undefined) (out as Record<string, unknown>)[key] = file[key];
+  }
+  return out;
+}
+
+/** Drops nulls/undefined so the state holds only fields that have a value. */
+function compact(state: StoredFileState): StoredFileState {
+  return Object.fromEntries(Object.entries(state).filter(([, v]) => v !== undefined && v !== null)) as StoredFileState;
+}
+
+export function renewIdempotencyKey(seed: string, blobId: string, fromEpochs: number, toEpochs: number): string {
+  const digest = createHash("sha256").update(`${seed}\n${blobId}\n${fromEpochs}\n${toEpochs}`).digest("hex");
+  return `pulumi-tuskr-${digest.slice(0, 40)}`;
+}
+
+/**
+ * Carries out a plan, step by step. `state` is updated after each confirmed step, so that when
+ * a later step fails the caller can record exactly what was done.
+ */
+async function applyPlan(
+  client: TuskrClient,
+  blobId: string,
+  state: StoredFileState,
+  news: Record<string, unknown>,
+  plan: StoredFilePlan,
+): Promise<void> {
+  if (plan.patch) {
+    const updated = await client.updateFile(blobId, plan.patch);
+    if (updated && updated.blobId !== undefined) {
+      Object.assign(state, observed(updated));
+    } else {
+      // 204 or empty body (tolerated): the merge patch makes the declared fields exact.
+      for (const field of ["name", "tag", "metadata"] as const) {
+        if (plan.patch[field] !== undefined) (state as Record<string, unknown>)[field] = news[field];
+      }
+    }
+  }
+  if (plan.renewEpochs > 0) {
+    const bought = state.retentionEpochs ?? 0;
+    const target = bought + plan.renewEpochs;
+    const result = await client.renewFile(blobId, plan.renewEpochs, {
+      idempotencyKey: renewIdempotencyKey(state.renewKeySeed ?? blobId, blobId, bought, target),
+      expiresAtBefore: state.expiresAt,
+    });
+    state.retentionEpochs = target;
+    if (result.file?.expiresAt) {
+      Object.assign(state, observed(result.file));
+    } else {
+      // The service did not say where the expiry is now; ask once rather than record a stale one.
+      Object.assign(state, observed(await client.getFile(blobId)));
+    }
+  }
+}
+
+/** Turns an API failure into a message that names the file and says what to do. */
+function describe(error: unknown, blobId: string, action: string): TuskrApiError {
+  if (!isTuskrApiError(error)) {
+    return new TuskrApiError({ code: "INTERNAL_ERROR", message: `StoredFile ${JSON.stringify(blobId)}: ${action} failed: ${String((error as Error)?.message ?? error)}` });
+  }
+  const hint =
+    error.status === 404
+      ? `no file with blobId ${JSON.stringify(blobId)} exists on the service (unknown blobId): upload it first and declare the blobId the upload returns`
+      : error.status === 410
+        ? `the file with blobId ${JSON.stringify(blobId)} has expired: an expired blob cannot be updated or renewed; upload it again`
+        : error.status === 401
+          ? "the service rejected the API key (401 UNAUTHORIZED): check the secret `tuskr:apiKey` (or TUSKR_API_KEY)"
+          : error.status === 403
+            ? "the API key is not allowed to change this file (403 FORBIDDEN)"
+            : error.message;
+  return new TuskrApiError({
+    code: error.code,
+    status: error.status,
+    method: error.method,
+    path: error.path,
+    retryable: error.retryable,
+    responseBody: error.responseBody,
+    mayHaveBeenApplied: error.mayHaveBeenApplied,
+    message: `StoredFile ${JSON.stringify(blobId)}: ${action} failed: ${hint}`,
+  });
+}
+
+/**
+ * Pulumi's partial-failure path: an error carrying `id` and `properties` makes the engine record
+ * the resource with those outputs (and retry on the next `up`), so a step that succeeded before
+ * the failure is never forgotten.
+ */
+function partialFailure(error: TuskrApiError, id: string, state: StoredFileState, providerText: unknown): Error {
+  return Object.assign(error, {
+    id,
+    properties: { ...compact(state), [PROVIDER_KEY]: providerText },
+    reasons: [error.message],
+  });
+}
+
+export const storedFileProvider = {
+  async configure(req: { config: { get(key: string): unknown } }): Promise<void> {
+    applyConfig(req?.config);
+  },
+
+  async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+    const { inputs, failures } = validateInputs(olds, news);
+    return { inputs, failures };
+  },
+
+  async diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
+    const plan = planChange(parseState(olds), news);
+    return {
+      changes: plan.changedFields.length > 0,
+      replaces: plan.replace ? ["blobId"] : [],
+      deleteBeforeReplace: false,
+    };
+  },
+
+  /** Adopts an existing file: read it, patch what differs, buy the declared epochs. */
+  async create(inputs: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+    const blobId = String(inputs.blobId);
+    const client = getClient();
+    let file: FileRecord;
+    try {
+      file = await client.getFile(blobId);
+    } catch (e) {
+      throw describe(e, blobId, "adopting the file");
+    }
+    const state: StoredFileState = { ...observed(file), blobId, retentionEpochs: 0, renewKeySeed: randomUUID() };
+    const plan = planChange(state, inputs);
+    try {
+      await applyPlan(client, blobId, state, inputs, plan);
+    } catch (e) {
+      // The file exists and may already be patched: record it, so nothing done is forgotten.
+      throw partialFailure(describe(e, blobId, "adopting the file"), blobId, state, inputs[PROVIDER_KEY]);
+    }
+    return { id: blobId, outs: compact(state) };
+  },
+
+  /** Refresh: the service's view; an unknown or expired file is gone from the stack. */
+  async read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
+    const recorded = parseState(props);
+    const blobId = recorded.blobId ?? id;
+    let file: FileRecord;
+    try {
+      file = await getClient().getFile(blobId);
+    } catch (e) {
+      if (isTuskrApiError(e) && e.isGone) return {};
+      throw describe(e, blobId, "reading the file");
+    }
+    const state: StoredFileState = {
+      ...observed(file),
+      blobId,
+      retentionEpochs: recorded.retentionEpochs ?? 0,
+      renewKeySeed: recorded.renewKeySeed,
+    };
+    return { id, props: compact(state) };
+  },
+
+  /** One PATCH with only the changed fields, then one renew for the increase; nothing if unchanged. */
+  async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.UpdateResult> {
+    const recorded = parseState(olds);
+    const blobId = String(news.blobId ?? recorded.blobId ?? id);
+    const state: StoredFileState = { ...recorded, blobId, renewKeySeed: recorded.renewKeySeed ?? randomUUID() };
+    const plan = planChange(recorded, news);
+    const client = getClient();
+    const before = JSON.stringify(compact(state));
+    try {
+      await applyPlan(client, blobId, state, news, plan);
+    } catch (e) {
+      const error = describe(e, blobId, "updating the file");
+      // Only if an earlier step went through is there anything new to record.
+      if (JSON.stringify(compact(state)) !== before) throw partialFailure(error, id, state, news[PROVIDER_KEY]);
+      throw error;
+    }
+    return { outs: compact(state) };
+  },
+
+  /**
+   * Blobs cannot be deleted through this API: the file keeps its paid period and simply stops
+   * being managed by this stack. No request is sent.
+   */
+  async delete(_id: string, _props: Record<string, unknown>): Promise<void> {},
+};
+
+export type StoredFileProviderImpl = typeof storedFileProvider;

@@ -1,0 +1,170 @@
+import { z } from "zod";
+import { LIMITS } from "./limits";
+
+/**
+ * The value Pulumi puts in place of an input that is not known yet (during preview).
+ * Mirrors `@pulumi/pulumi/runtime/rpc.unknownValue`; kept here so the schema module stays free
+ * of the Pulumi runtime.
+ */
+export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
+
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** JSON byte size of a value, as the service counts it. */
+export const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? "", "utf8");
+
+/** Paths of `null` values inside a JSON value; a declared null cannot survive a merge patch. */
+function nullPaths(value: unknown, at: string): string[] {
+  if (value === null) return [at];
+  // Arrays are replaced whole by a merge patch, so nulls inside them are stored as they are.
+  if (Array.isArray(value)) return [];
+  if (typeof value === "object") return Object.entries(value as object).flatMap(([k, v]) => nullPaths(v, `${at}.${k}`));
+  return [];
+}
+
+const blobId = z
+  .string({ error: "blobId is required and must be a string" })
+  .min(1, { error: "blobId must not be empty" })
+  .max(LIMITS.blobIdMaxLength, { error: (i) => `blobId must be at most ${LIMITS.blobIdMaxLength} characters (got ${String((i.input as string).length)})` })
+  .refine((v) => v !== "." && v !== "..", { error: "blobId must not be '.' or '..'" })
+  .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), { error: "blobId must not contain control characters" });
+
+const boundedString = (field: string, max: number) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .max(max, { error: (i) => `${field} must be at most ${max} characters (got ${String((i.input as string).length)})` });
+
+const metadata = z
+  .record(z.string(), z.json(), { error: "metadata must be a JSON object (key → JSON value), not an array or a scalar" })
+  .superRefine((value, ctx) => {
+    const keys = Object.keys(value).length;
+    if (keys > LIMITS.metadataMaxKeys) {
+      ctx.addIssue({ code: "custom", message: `metadata must have at most ${LIMITS.metadataMaxKeys} keys (got ${keys})` });
+    }
+    const bytes = jsonBytes(value);
+    if (bytes > LIMITS.metadataMaxBytes) {
+      ctx.addIssue({ code: "custom", message: `metadata must be at most ${LIMITS.metadataMaxBytes} bytes as JSON (got ${bytes})` });
+    }
+    const nulls = nullPaths(value, "metadata");
+    if (nulls.length > 0) {
+      ctx.addIssue({
+        code: "custom",
+        message: `${nulls[0]} is null: under merge-patch semantics null means "remove", so it cannot be stored; omit the key instead`,
+      });
+    }
+  });
+
+const retentionEpochs = z
+  .number({ error: "retentionEpochs must be a number" })
+  .int({ error: (i) => `retentionEpochs must be a whole number of epochs (got ${String(i.input)})` })
+  .min(0, { error: (i) => `retentionEpochs must be >= 0 (got ${String(i.input)})` })
+  .max(Number.MAX_SAFE_INTEGER);
+
+/** What a program declares. Every field but blobId is optional, and an omitted field is unmanaged. */
+export const StoredFileInputsSchema = z.object({
+  blobId,
+  name: boundedString("name", LIMITS.nameMaxLength).optional(),
+  tag: boundedString("tag", LIMITS.tagMaxLength).optional(),
+  metadata: metadata.optional(),
+  retentionEpochs: retentionEpochs.optional(),
+});
+export type StoredFileInputs = z.infer<typeof StoredFileInputsSchema>;
+
+/** Input fields in declaration order; `blobId` changes replace, the rest update in place. */
+export const INPUT_FIELDS = ["blobId", "name", "tag", "metadata", "retentionEpochs"] as const;
+export type InputField = (typeof INPUT_FIELDS)[number];
+/** Fields converged through PATCH. */
+export const PATCH_FIELDS = ["name", "tag", "metadata"] as const;
+export type PatchField = (typeof PATCH_FIELDS)[number];
+
+/**
+ * What is recorded in state: the inputs as last applied plus what the service reports.
+ * Parsed leniently — each release must read the state that every earlier release wrote — so
+ * every field is optional and unknown fields pass through untouched.
+ */
+export const StoredFileStateSchema = z
+  .object({
+    blobId: z.string().optional(),
+    name: z.string().nullish(),
+    tag: z.string().nullish(),
+    metadata: z.record(z.string(), z.unknown()).nullish(),
+    /** Epochs bought through this resource and confirmed by the service. */
+    retentionEpochs: z.number().nullish(),
+    url: z.string().nullish(),
+    size: z.number().nullish(),
+    createdAt: z.string().nullish(),
+    expiresAt: z.string().nullish(),
+    /**
+     * Random per resource, fixed at create: the Idempotency-Key of a renew derives from it and
+     * the epoch counts, so a retried purchase (even in a later `pulumi up`) reuses its key while
+     * a destroyed-and-recreated resource never collides with its predecessor.
+     */
+    renewKeySeed: z.string().nullish(),
+  })
+  .loose();
+export type StoredFileState = z.infer<typeof StoredFileStateSchema>;
+
+export interface CheckFailure {
+  property: string;
+  reason: string;
+}
+
+/**
+ * Validates declared inputs. Never throws: returns the cleaned inputs (unknown preview values
+ * passed through untouched) or one failure per bad field, each naming the field and the limit.
+ */
+export function validateInputs(olds: Record<string, unknown> | undefined, news: Record<string, unknown>): {
+  inputs: Record<string, unknown>;
+  failures: CheckFailure[];
+} {
+  const failures: CheckFailure[] = [];
+  const inputs: Record<string, unknown> = {};
+  const candidate: Record<string, unknown> = {};
+  for (const field of INPUT_FIELDS) {
+    const value = news?.[field];
+    if (value === undefined || value === null) continue;
+    if (isUnknown(value)) inputs[field] = value;
+    else candidate[field] = value;
+  }
+  // Unknown values are validated once known (at apply time, check runs again).
+  const schema = StoredFileInputsSchema.partial();
+  const parsed = schema.safeParse(candidate);
+  if (parsed.success) {
+    Object.assign(inputs, parsed.data);
+  } else {
+    const seen = new Set<string>();
+    for (const issue of parsed.error.issues) {
+      const property = String(issue.path[0] ?? "");
+      if (seen.has(property)) continue;
+      seen.add(property);
+      failures.push({ property, reason: issue.message });
+    }
+    for (const field of INPUT_FIELDS) {
+      if (!seen.has(field) && candidate[field] !== undefined) inputs[field] = candidate[field];
+    }
+  }
+  if (news?.blobId === undefined || news?.blobId === null) {
+    failures.push({ property: "blobId", reason: "blobId is required: the id of a file already uploaded to the service" });
+  }
+
+  const oldEpochs = olds?.retentionEpochs;
+  const newEpochs = inputs.retentionEpochs ?? 0;
+  if (typeof oldEpochs === "number" && typeof newEpochs === "number" && newEpochs < oldEpochs) {
+    failures.push({
+      property: "retentionEpochs",
+      reason: `retentionEpochs cannot go down from ${oldEpochs} to ${newEpochs}: epochs already bought cannot be returned`,
+    });
+  } else if (typeof newEpochs === "number" && Number.isInteger(newEpochs)) {
+    const increase = newEpochs - (typeof oldEpochs === "number" ? oldEpochs : 0);
+    if (increase > LIMITS.maxEpochsAhead) {
+      failures.push({
+        property: "retentionEpochs",
+        reason: `retentionEpochs can rise by at most ${LIMITS.maxEpochsAhead} epochs in one update (storage is bought at most ${LIMITS.maxEpochsAhead} epochs ahead); got an increase of ${increase}`,
+      });
+    }
+  }
+  return { inputs, failures };
+}
+
+export type { Json };

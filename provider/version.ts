@@ -1,0 +1,19 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+/** The package's own name and version, read from its package.json (source and dist alike). */
+function readPackageInfo(): { name: string; version: string } {
+  let dir = __dirname;
+  for (let i = 0; i < 5; i++) {
+    const candidate = path.join(dir, "package.json");
+    if (fs.existsSync(candidate)) {
+      const pkg = JSON.parse(fs.readFileSync(candidate, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "pulumi-tuskr") return { name: pkg.name, version: pkg.version ?? "0.0.0" };
+    }
+    dir = path.dirname(dir);
+  }
+  return { name: "pulumi-tuskr", version: "0.0.0" };
+}
+
+export const PACKAGE = readPackageInfo();
+export const USER_AGENT = `${PACKAGE.name}/${PACKAGE.version} (node ${process.version})`;
