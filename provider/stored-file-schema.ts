@@ -144,6 +144,13 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
       if (!seen.has(field) && candidate[field] !== undefined) inputs[field] = candidate[field];
     }
   }
+  for (const key of Object.keys(news ?? {})) {
+    if (key === "__provider" || (INPUT_FIELDS as readonly string[]).includes(key) || news[key] === undefined) continue;
+    failures.push({
+      property: key,
+      reason: `${key} is not an input of StoredFile (inputs: ${INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
+    });
+  }
   if (news?.blobId === undefined || news?.blobId === null) {
     failures.push({ property: "blobId", reason: "blobId is required: the id of a file already uploaded to the service" });
   }

@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import { jsonEqual, metadataMergePatch, planChange } from "../../provider/stored-file-plan";
+import { UNKNOWN } from "../../provider/stored-file-schema";
+
+const recorded = {
+  blobId: "b1",
+  name: "a.png",
+  tag: "avatar",
+  metadata: { team: "web", owner: { id: 1, email: "x@y" } },
+  retentionEpochs: 5,
+  expiresAt: "2024-02-15T10:30:00Z",
+  url: "https://cdn/b1",
+};
+
+describe("planChange: one pure plan for diff, create and update", () => {
+  it.each([
+    ["nothing declared beyond blobId", { blobId: "b1" }, { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 }],
+    ["same values", { blobId: "b1", name: "a.png", tag: "avatar", retentionEpochs: 5, metadata: { owner: { email: "x@y", id: 1 }, team: "web" } }, { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 }],
+    ["tag only", { blobId: "b1", tag: "logo" }, { replace: false, changedFields: ["tag"], patch: { tag: "logo" }, renewEpochs: 0 }],
+    ["name and tag", { blobId: "b1", name: "b.png", tag: "logo" }, { replace: false, changedFields: ["name", "tag"], patch: { name: "b.png", tag: "logo" }, renewEpochs: 0 }],
+    ["clear a tag with an empty string", { blobId: "b1", tag: "" }, { replace: false, changedFields: ["tag"], patch: { tag: "" }, renewEpochs: 0 }],
+    ["epochs up by 7", { blobId: "b1", retentionEpochs: 12 }, { replace: false, changedFields: ["retentionEpochs"], patch: undefined, renewEpochs: 7 }],
+    ["epochs down is never a negative renew", { blobId: "b1", retentionEpochs: 2 }, { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 }],
+    ["blobId changes: replace", { blobId: "b2", tag: "avatar" }, { replace: true, changedFields: ["blobId"], patch: undefined, renewEpochs: 0 }],
+    ["tag and epochs together", { blobId: "b1", tag: "x", retentionEpochs: 6 }, { replace: false, changedFields: ["tag", "retentionEpochs"], patch: { tag: "x" }, renewEpochs: 1 }],
+  ])("%s", (_label, news, expected) => {
+    expect(planChange(recorded, news)).toEqual(expected);
+  });
+
+  it("treats every unknown preview value as a change, and an unknown blobId as a replace", () => {
+    const plan = planChange(recorded, { blobId: UNKNOWN, name: UNKNOWN, metadata: UNKNOWN, retentionEpochs: UNKNOWN });
+    expect(plan.replace).toBe(true);
+    expect(plan.changedFields).toEqual(["blobId", "name", "metadata", "retentionEpochs"]);
+    expect(plan.patch).toBeUndefined();
+    expect(plan.renewEpochs).toBe(0);
+  });
+
+  it("counts epochs from zero when nothing was bought yet (adoption)", () => {
+    expect(planChange({ blobId: "b1" }, { blobId: "b1", retentionEpochs: 5 }).renewEpochs).toBe(5);
+    expect(planChange({ blobId: "b1", retentionEpochs: 0 }, { blobId: "b1", retentionEpochs: 0 }).changedFields).toEqual([]);
+  });
+
+  it("plans a PATCH when the service drifted from the declared value", () => {
+    const drifted = { ...recorded, tag: "edited-out-of-band" };
+    expect(planChange(drifted, { blobId: "b1", tag: "avatar" }).patch).toEqual({ tag: "avatar" });
+  });
+});
+
+describe("metadataMergePatch: the stored object ends exactly equal to the declared one", () => {
+  it("adds, changes and removes keys (removed ones as null)", () => {
+    expect(metadataMergePatch({ keep: 1, change: "a", drop: true }, { keep: 1, change: "b", add: [1] })).toEqual({
+      keep: 1,
+      change: "b",
+      add: [1],
+      drop: null,
+    });
+  });
+  it("removes nested keys too, since the service merges nested objects", () => {
+    expect(metadataMergePatch({ o: { a: 1, b: 2 } }, { o: { a: 1 } })).toEqual({ o: { a: 1, b: null } });
+  });
+  it("replaces a nested non-object by an object without nulls", () => {
+    expect(metadataMergePatch({ o: 5 }, { o: { a: 1 } })).toEqual({ o: { a: 1 } });
+  });
+  it("is undefined when equal, whatever the key order", () => {
+    expect(metadataMergePatch({ a: 1, b: { c: 2, d: 3 } }, { b: { d: 3, c: 2 }, a: 1 })).toBeUndefined();
+  });
+  it("sends the full object when nothing was recorded, and clears with {}", () => {
+    expect(metadataMergePatch(undefined, { a: 1 })).toEqual({ a: 1 });
+    expect(metadataMergePatch({ a: 1, b: 2 }, {})).toEqual({ a: null, b: null });
+  });
+  it("applying the patch under RFC 7396 yields the declared object", () => {
+    const apply = (target: unknown, patch: unknown): unknown => {
+      if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
+      const out: Record<string, unknown> = typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
+      for (const [k, v] of Object.entries(patch)) {
+        if (v === null) delete out[k];
+        else out[k] = apply(out[k], v);
+      }
+      return out;
+    };
+    const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
+      [{ a: 1, b: { c: 1, d: { e: 1 } } }, { b: { d: { f: 2 } } }],
+      [{ a: [1, 2] }, { a: [2] }],
+      [{}, { x: { y: { z: 1 } } }],
+      [{ x: { y: 1 } }, { x: "flat" }],
+    ];
+    for (const [before, declared] of cases) {
+      const patch = metadataMergePatch(before, declared);
+      expect(jsonEqual(apply(before, patch), declared)).toBe(true);
+    }
+  });
+});
