@@ -1,0 +1,323 @@
+import { createHash } from "node:crypto";
+import { LIMITS } from "../provider/limits";
+import { ERRORS, emulatorError, jsonKind } from "./errors";
+import { isJsonObject, mergePatch } from "./merge-patch";
+import type { EmulatorStore, JsonObject, StoredFile } from "./store";
+
+/**
+ * The service's rules: what an upload, a read, an update and a renew do, and which requests
+ * they refuse. No HTTP here; the routes in server.ts parse requests and call these, and the
+ * library's direct helpers call them too.
+ */
+
+/** `GET /v1/files/:blobId`, camelCase as the service documents. */
+export interface FileView {
+  blobId: string;
+  url: string;
+  name: string | null;
+  tag: string | null;
+  metadata: JsonObject;
+  size: number;
+  mimeType: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** `POST /v1/files/:blobId/renew`: the record plus what the purchase did. */
+export interface RenewView extends FileView {
+  epochsAdded: number;
+  endEpoch: number;
+}
+
+/** `POST /v1/files`, snake_case as the service documents. */
+export interface UploadView {
+  id: string;
+  blob_id: string;
+  url: string;
+  size: number;
+  mime_type: string;
+  tag: string | null;
+  category: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+/** What `GET /_emulator/files` and `files()` show: everything the emulator keeps about a file. */
+export interface FileRecordInternal extends FileView {
+  id: string;
+  category: string | null;
+  startEpoch: number;
+  endEpoch: number;
+  uploadEpochs: number;
+  epochsBought: number;
+  renewCount: number;
+  updateCount: number;
+  expired: boolean;
+}
+
+export interface UploadInput {
+  content: Buffer;
+  filename?: string;
+  mimeType?: string;
+  name?: string;
+  tag?: string;
+  category?: string;
+  epochs?: number;
+}
+
+export const PATCH_FIELDS = ["name", "tag", "metadata"] as const;
+export const RENEW_FIELDS = ["epochs"] as const;
+
+/** blobId = unpadded base64url of the content's SHA-256: the same bytes always get the same id. */
+export function blobIdOf(content: Buffer): string {
+  return createHash("sha256").update(content).digest("base64url");
+}
+
+export class FileService {
+  constructor(
+    private readonly store: EmulatorStore,
+    private readonly baseUrl: string,
+  ) {}
+
+  private get clock() {
+    return this.store.clock;
+  }
+
+  isExpired(file: StoredFile): boolean {
+    return this.clock.currentEpoch() >= file.endEpoch;
+  }
+
+  view(file: StoredFile): FileView {
+    return {
+      blobId: file.blobId,
+      url: this.cdnUrl(file.blobId),
+      name: file.name,
+      tag: file.tag,
+      metadata: structuredClone(file.metadata),
+      size: file.size,
+      mimeType: file.mimeType,
+      createdAt: this.clock.toWall(file.createdAtVirtualMs).toISOString(),
+      expiresAt: this.clock.epochStart(file.endEpoch).toISOString(),
+    };
+  }
+
+  uploadView(file: StoredFile): UploadView {
+    const v = this.view(file);
+    return {
+      id: file.id,
+      blob_id: v.blobId,
+      url: v.url,
+      size: v.size,
+      mime_type: v.mimeType,
+      tag: v.tag,
+      category: file.category,
+      created_at: v.createdAt,
+      expires_at: v.expiresAt,
+    };
+  }
+
+  internalView(file: StoredFile): FileRecordInternal {
+    return {
+      ...this.view(file),
+      id: file.id,
+      category: file.category,
+      startEpoch: file.startEpoch,
+      endEpoch: file.endEpoch,
+      uploadEpochs: file.uploadEpochs,
+      epochsBought: file.epochsBought,
+      renewCount: file.renewCount,
+      updateCount: file.updateCount,
+      expired: this.isExpired(file),
+    };
+  }
+
+  dump(): FileRecordInternal[] {
+    return this.store.allFiles().map((file) => this.internalView(file));
+  }
+
+  cdnUrl(blobId: string): string {
+    return `${this.baseUrl}/cdn/${blobId}`;
+  }
+
+  /**
+   * Uploads content. The same bytes uploaded again while the file is alive give back the existing
+   * file unchanged (`created: false`): the blob is content-addressed, as on Walrus.
+   */
+  async upload(input: UploadInput): Promise<{ created: boolean; file: StoredFile }> {
+    const epochs = input.epochs ?? 1;
+    checkIntegerRange("epochs", epochs, 1, LIMITS.maxEpochsAhead);
+    const name = input.name ?? input.filename ?? null;
+    checkLength("name", name, LIMITS.nameMaxLength);
+    checkLength("tag", input.tag ?? null, LIMITS.tagMaxLength);
+    checkLength("category", input.category ?? null, LIMITS.tagMaxLength);
+
+    const blobId = blobIdOf(input.content);
+    const existing = this.store.file(blobId);
+    if (existing !== undefined && !this.isExpired(existing)) return { created: false, file: existing };
+
+    const currentEpoch = this.clock.currentEpoch();
+    const file: StoredFile = {
+      id: this.store.nextFileId(blobId),
+      blobId,
+      name,
+      tag: input.tag ?? null,
+      category: input.category ?? null,
+      metadata: {},
+      size: input.content.length,
+      mimeType: input.mimeType ?? "application/octet-stream",
+      createdAtVirtualMs: this.clock.virtualNow(),
+      startEpoch: currentEpoch,
+      endEpoch: currentEpoch + epochs,
+      uploadEpochs: epochs,
+      epochsBought: 0,
+      renewCount: 0,
+      updateCount: 0,
+    };
+    this.store.putFile(file);
+    await this.store.putBlob(blobId, input.content);
+    await this.store.persist();
+    return { created: true, file };
+  }
+
+  /** The file if it exists and is alive; 404 or 410 otherwise. */
+  liveFile(blobId: string): StoredFile {
+    if (blobId.length > LIMITS.blobIdMaxLength) throw emulatorError(ERRORS.blobIdTooLong, blobId.length);
+    const file = this.store.file(blobId);
+    if (file === undefined) throw emulatorError(ERRORS.fileNotFound, blobId);
+    const currentEpoch = this.clock.currentEpoch();
+    if (currentEpoch >= file.endEpoch) throw emulatorError(ERRORS.fileExpired, blobId, file.endEpoch, currentEpoch);
+    return file;
+  }
+
+  get(blobId: string): FileView {
+    return this.view(this.liveFile(blobId));
+  }
+
+  /**
+   * Update File as JSON Merge Patch: fields present replace (null clears), `metadata` is merged
+   * recursively (null members removed; `metadata: null` clears it). Limits are checked on the
+   * result, so a patch that removes keys can bring an over-full record back under them.
+   */
+  async patch(blobId: string, body: unknown): Promise<FileView> {
+    const patch = parsePatchBody(body);
+    const file = this.liveFile(blobId);
+
+    const name = patch.name === undefined ? file.name : patch.name;
+    const tag = patch.tag === undefined ? file.tag : patch.tag;
+    let metadata = file.metadata;
+    if (patch.metadata === null) metadata = {};
+    else if (patch.metadata !== undefined) metadata = mergePatch(file.metadata, patch.metadata) as JsonObject;
+
+    checkLength("name", name, LIMITS.nameMaxLength);
+    checkLength("tag", tag, LIMITS.tagMaxLength);
+    const keys = Object.keys(metadata).length;
+    if (keys > LIMITS.metadataMaxKeys) throw emulatorError(ERRORS.metadataTooManyKeys, keys);
+    const bytes = Buffer.byteLength(JSON.stringify(metadata), "utf8");
+    if (bytes > LIMITS.metadataMaxBytes) throw emulatorError(ERRORS.metadataTooLarge, bytes);
+
+    if (Object.keys(patch).length === 0) return this.view(file);
+    file.name = name;
+    file.tag = tag;
+    file.metadata = metadata;
+    file.updateCount += 1;
+    await this.store.persist();
+    return this.view(file);
+  }
+
+  /**
+   * Epoch Renewal. With an Idempotency-Key, the first accepted request is remembered with its
+   * answer; the same key and request again replays that answer without buying again, and the
+   * same key with another request is refused.
+   */
+  async renew(blobId: string, body: unknown, idempotencyKey?: string): Promise<{ body: RenewView; replayed: boolean }> {
+    const epochs = parseRenewBody(body);
+    if (idempotencyKey !== undefined) {
+      if (!/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) throw emulatorError(ERRORS.idempotencyKeyInvalid, idempotencyKey.length);
+      const prior = this.store.idempotency(idempotencyKey);
+      if (prior !== undefined) {
+        if (prior.blobId !== blobId || prior.epochs !== epochs) {
+          throw emulatorError(ERRORS.idempotencyKeyReused, prior.blobId, prior.epochs);
+        }
+        await this.store.flush(); // the first request may still be on its way to disk
+        return { body: structuredClone(prior.response) as unknown as RenewView, replayed: true };
+      }
+    }
+
+    const file = this.liveFile(blobId);
+    const currentEpoch = this.clock.currentEpoch();
+    const ahead = file.endEpoch + epochs - currentEpoch;
+    if (ahead > LIMITS.maxEpochsAhead) {
+      throw emulatorError(ERRORS.renewBeyondHorizon, epochs, ahead, currentEpoch, file.endEpoch);
+    }
+    file.endEpoch += epochs;
+    file.epochsBought += epochs;
+    file.renewCount += 1;
+    const response: RenewView = { ...this.view(file), epochsAdded: epochs, endEpoch: file.endEpoch };
+    if (idempotencyKey !== undefined) {
+      this.store.putIdempotency({
+        key: idempotencyKey,
+        blobId,
+        epochs,
+        response: structuredClone(response) as unknown as JsonObject,
+        createdAt: new Date().toISOString(),
+      });
+    }
+    await this.store.persist();
+    return { body: response, replayed: false };
+  }
+}
+
+interface PatchBody {
+  name?: string | null;
+  tag?: string | null;
+  metadata?: JsonObject | null;
+}
+
+function parsePatchBody(body: unknown): PatchBody {
+  const object = requireObject(body, PATCH_FIELDS);
+  const patch: PatchBody = {};
+  for (const field of ["name", "tag"] as const) {
+    if (!Object.hasOwn(object, field)) continue;
+    const value = object[field];
+    if (value !== null && typeof value !== "string") throw emulatorError(ERRORS.wrongType, field, "a string or null", jsonKind(value));
+    patch[field] = value;
+  }
+  if (Object.hasOwn(object, "metadata")) {
+    const value = object.metadata;
+    if (value !== null && !isJsonObject(value)) {
+      throw emulatorError(ERRORS.wrongType, "metadata", "an object or null", jsonKind(value));
+    }
+    patch.metadata = value;
+  }
+  return patch;
+}
+
+function parseRenewBody(body: unknown): number {
+  const object = requireObject(body, RENEW_FIELDS);
+  if (!Object.hasOwn(object, "epochs")) throw emulatorError(ERRORS.requiredField, "epochs");
+  const epochs = object.epochs;
+  if (typeof epochs !== "number" || !Number.isSafeInteger(epochs)) {
+    throw emulatorError(ERRORS.wrongType, "epochs", "an integer", typeof epochs === "number" ? String(epochs) : jsonKind(epochs));
+  }
+  if (epochs < 1) throw emulatorError(ERRORS.integerOutOfRange, "epochs", String(epochs), 1, LIMITS.maxEpochsAhead);
+  return epochs;
+}
+
+/** The body must be an object (400 otherwise: it is not a request at all) with known fields only. */
+export function requireObject(body: unknown, allowed: readonly string[]): Record<string, unknown> {
+  if (!isJsonObject(body)) throw emulatorError(ERRORS.bodyNotObject, jsonKind(body));
+  for (const key of Object.keys(body)) {
+    if (!allowed.includes(key)) throw emulatorError(ERRORS.unknownField, key, allowed);
+  }
+  return body;
+}
+
+function checkLength(field: string, value: string | null, max: number): void {
+  if (value !== null && value.length > max) throw emulatorError(ERRORS.tooLong, field, value.length, max);
+}
+
+function checkIntegerRange(field: string, value: number, min: number, max: number): void {
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw emulatorError(ERRORS.integerOutOfRange, field, String(value), min, max);
+  }
+}
