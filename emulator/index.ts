@@ -1,0 +1,154 @@
+import { FaultInjector, type FaultConfig } from "./faults";
+import { EmulatorServer, type RequestLogEntry } from "./server";
+import type { FileRecordInternal } from "./service";
+import { EmulatorStore } from "./store";
+
+/**
+ * The Tuskr emulator as a library: `startEmulator()` serves the service's routes over real HTTP
+ * on loopback and hands back its URL, `close()` and direct helpers for tests. The CLI
+ * (`tuskr-emulator`, cli.ts) is a thin wrapper around this.
+ */
+
+/** The key the emulator accepts when none is configured. Shaped like a real key, never one. */
+export const EMULATOR_DEFAULT_API_KEY = "tsk_test_emulator_local_key";
+
+export interface EmulatorOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Keys with full access. Default: [EMULATOR_DEFAULT_API_KEY]. */
+  apiKeys?: string[];
+  /** Keys that can read but get 403 FORBIDDEN on every write. */
+  readOnlyApiKeys?: string[];
+  /** Directory for state.json and blobs/; undefined keeps everything in memory. */
+  dataDir?: string;
+  /** Length of an epoch. Default: the data directory's, else 86400 (one day). */
+  epochSeconds?: number;
+  /** Seed of random fault injection (default 1). */
+  seed?: number;
+  faults?: FaultConfig;
+  /** Token bucket over /v1 requests; 429 RATE_LIMIT_EXCEEDED beyond it. Off by default. */
+  rateLimit?: { requestsPerSecond: number };
+}
+
+export interface EmulatorUpload {
+  content: string | Uint8Array;
+  filename?: string;
+  /** Default: the filename. */
+  name?: string;
+  mimeType?: string;
+  tag?: string;
+  category?: string;
+  /** Default 1. */
+  epochs?: number;
+}
+
+export interface Emulator {
+  /** Base URL, e.g. http://127.0.0.1:40123 (no trailing slash). */
+  readonly url: string;
+  readonly port: number;
+  /** Absolute data directory, or undefined in memory. */
+  readonly dataDir: string | undefined;
+  /** Epoch length in force (the data directory's when it had one). */
+  readonly epochSeconds: number;
+  /** Stops listening, cuts open connections and waits for pending writes. Safe to call twice. */
+  close(): Promise<void>;
+  /** Moves the clock forward (persisted); returns the new current epoch. */
+  advanceEpochs(epochs: number): Promise<number>;
+  currentEpoch(): number;
+  /** Forgets files, idempotency records and the request log, and restarts the clock. Keys, faults and limits stay. */
+  reset(): Promise<void>;
+  /** The /v1 requests received so far, in order of arrival. */
+  requests(): RequestLogEntry[];
+  clearRequests(): void;
+  /** Everything the emulator keeps about each file, including endEpoch and epochsBought. */
+  files(): FileRecordInternal[];
+  /** Replaces the fault configuration and restarts its random sequence. */
+  setFaults(config: FaultConfig): void;
+  /** The fault configuration, with what is left of the script. */
+  faults(): FaultConfig;
+  /** Uploads without HTTP (not logged, no faults); same rules as POST /v1/files. */
+  uploadFile(upload: EmulatorUpload): Promise<FileRecordInternal>;
+}
+
+const DEFAULT_SEED = 1;
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const apiKeys = options.apiKeys ?? [EMULATOR_DEFAULT_API_KEY];
+  const readOnlyApiKeys = options.readOnlyApiKeys ?? [];
+  checkOptions(options, apiKeys, readOnlyApiKeys);
+
+  const store = await EmulatorStore.open({ dataDir: options.dataDir, epochSeconds: options.epochSeconds });
+  const faults = new FaultInjector(options.seed ?? DEFAULT_SEED, options.faults);
+  const server = new EmulatorServer({ store, faults, apiKeys, readOnlyApiKeys, rateLimit: options.rateLimit });
+  let url: string;
+  try {
+    url = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
+  } catch (error) {
+    await store.flush();
+    throw error;
+  }
+  const service = server.files;
+
+  return {
+    url,
+    port: Number(new URL(url).port),
+    dataDir: store.dataDir,
+    epochSeconds: store.clock.epochSeconds,
+    close: () => server.close(),
+    async advanceEpochs(epochs: number) {
+      if (!Number.isSafeInteger(epochs) || epochs < 0) throw new Error(`advanceEpochs: epochs must be a non-negative integer, got ${epochs}`);
+      await store.advance(epochs);
+      return store.clock.currentEpoch();
+    },
+    currentEpoch: () => store.clock.currentEpoch(),
+    reset: () => server.reset(),
+    requests: () => server.requests(),
+    clearRequests: () => void server.clearRequests(),
+    files: () => service.dump(),
+    setFaults: (config) => faults.set(config),
+    faults: () => faults.view(),
+    async uploadFile(upload) {
+      const content = typeof upload.content === "string" ? Buffer.from(upload.content, "utf8") : Buffer.from(upload.content);
+      const { file } = await service.upload({ ...upload, content });
+      return service.internalView(file);
+    },
+  };
+}
+
+function checkOptions(options: EmulatorOptions, apiKeys: string[], readOnlyApiKeys: string[]): void {
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port must be an integer from 0 to 65535, got ${port}`);
+  if (apiKeys.length === 0) throw new Error("apiKeys must hold at least one key");
+  for (const key of [...apiKeys, ...readOnlyApiKeys]) {
+    // Never echo the key itself: it may be a real one pasted by mistake.
+    if (typeof key !== "string" || !/^\S+$/.test(key)) throw new Error("every API key must be a non-empty string without whitespace");
+  }
+  if (readOnlyApiKeys.some((key) => apiKeys.includes(key))) throw new Error("a key cannot be both in apiKeys and readOnlyApiKeys");
+  if (options.epochSeconds !== undefined && !(Number.isFinite(options.epochSeconds) && options.epochSeconds > 0)) {
+    throw new Error(`epochSeconds must be a positive number, got ${options.epochSeconds}`);
+  }
+  if (options.seed !== undefined && !(Number.isInteger(options.seed) && options.seed >= 0 && options.seed < 2 ** 32)) {
+    throw new Error(`seed must be an integer from 0 to 2^32-1, got ${options.seed}`);
+  }
+  const rps = options.rateLimit?.requestsPerSecond;
+  if (options.rateLimit !== undefined && !(typeof rps === "number" && Number.isFinite(rps) && rps > 0)) {
+    throw new Error(`rateLimit.requestsPerSecond must be a positive number, got ${rps}`);
+  }
+}
+
+export { ERRORS, EmulatorError, type ErrorEntry } from "./errors";
+export {
+  FAULT_KINDS,
+  FAULT_ROUTES,
+  type FaultConfig,
+  type FaultKind,
+  type FaultRoute,
+  type FaultRouteSelector,
+  type RouteFaultRates,
+  type ScriptedFault,
+} from "./faults";
+export { UPLOAD_MAX_BYTES, type LoggedRoute, type RequestLogEntry } from "./server";
+export { blobIdOf, type FileRecordInternal, type FileView, type RenewView, type UploadView } from "./service";
+export { STATE_FILE } from "./store";
