@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { TuskrClient } from "../../provider/client/client";
+import { TuskrApiError } from "../../provider/client/errors";
+import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
+
+type Emulator = Awaited<ReturnType<typeof startEmulator>>;
+const KEY = EMULATOR_DEFAULT_API_KEY;
+const fastRetry = { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 4, maxTotalMs: 10_000 };
+
+let emu: Emulator;
+let blobId: string;
+const client = (extra: Partial<ConstructorParameters<typeof TuskrClient>[0]> = {}) =>
+  new TuskrClient({ baseUrl: emu.url, apiKey: KEY, retry: fastRetry, ...extra });
+const expectApiError = async (p: Promise<unknown>): Promise<TuskrApiError> => {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(TuskrApiError);
+  return e as TuskrApiError;
+};
+const v1 = () => emu.requests().filter((r) => r.path.startsWith("/v1/"));
+const epochsBought = (id: string) => emu.files().find((f) => f.blobId === id)?.epochsBought;
+
+beforeAll(async () => {
+  emu = await startEmulator({ port: 0, readOnlyApiKeys: ["tsk_test_readonly_key"], seed: 7 });
+});
+afterAll(async () => emu?.close());
+beforeEach(async () => {
+  await emu.reset();
+  const up = await emu.uploadFile({ content: Buffer.from(`hello ${Math.random()}`), filename: "hello.txt", tag: "t0" });
+  blobId = up.blobId;
+  emu.clearRequests();
+});
+
+describe("client ↔ emulator: operations", () => {
+  it("GET reads the file's index entry", async () => {
+    const file = await client().getFile(blobId);
+    expect(file).toMatchObject({ blobId, name: "hello.txt", tag: "t0" });
+    expect(Date.parse(file.expiresAt!)).toBeGreaterThan(Date.now());
+    expect(v1()).toHaveLength(1);
+  });
+
+  it("PATCH sends only the given fields, as JSON, with the package's User-Agent", async () => {
+    const updated = await client().updateFile(blobId, { tag: "t1", metadata: { a: 1 } });
+    expect(updated).toMatchObject({ blobId, name: "hello.txt", tag: "t1", metadata: { a: 1 } });
+    const [req] = v1();
+    expect(req).toMatchObject({ method: "PATCH", route: "patch", status: 200, requestBody: { tag: "t1", metadata: { a: 1 } } });
+  });
+
+  it("renew buys exactly the epochs asked and moves expiresAt by that many epochs", async () => {
+    const before = await client().getFile(blobId);
+    const result = await client().renewFile(blobId, 5, { idempotencyKey: "k-5", expiresAtBefore: before.expiresAt });
+    expect(result.confirmedBy).toBe("response");
+    const moved = Date.parse(result.file!.expiresAt!) - Date.parse(before.expiresAt!);
+    expect(moved).toBe(5 * 86_400_000);
+    expect(epochsBought(blobId)).toBe(5);
+  });
+});
+
+describe("client ↔ emulator: every error status becomes one structured error", () => {
+  it("404 unknown blobId", async () => {
+    const e = await expectApiError(client().getFile("no-such-blob"));
+    expect(e).toMatchObject({ status: 404, code: "NOT_FOUND", method: "GET", path: "/v1/files/no-such-blob", retryable: false });
+    expect(e.isGone).toBe(true);
+  });
+
+  it("410 expired file, on GET, PATCH and renew", async () => {
+    await emu.advanceEpochs(2);
+    for (const call of [() => client().getFile(blobId), () => client().updateFile(blobId, { tag: "x" }), () => client().renewFile(blobId, 1, { idempotencyKey: "k" })]) {
+      const e = await expectApiError(call());
+      expect(e).toMatchObject({ status: 410, code: "FILE_EXPIRED" });
+    }
+  });
+
+  it("401 wrong key, and the key appears nowhere in the error", async () => {
+    const wrong = "tsk_live_wrong_key_1234567890";
+    const e = await expectApiError(client({ apiKey: wrong }).getFile(blobId));
+    expect(e).toMatchObject({ status: 401, code: "UNAUTHORIZED" });
+    const everything = `${e.message}\n${String(e)}\n${JSON.stringify(e)}\n${e.stack}`;
+    expect(everything).not.toContain(wrong);
+    expect(everything).not.toContain(KEY);
+  });
+
+  it("403 read-only key on a write", async () => {
+    const e = await expectApiError(client({ apiKey: "tsk_test_readonly_key" }).updateFile(blobId, { tag: "x" }));
+    expect(e).toMatchObject({ status: 403, code: "FORBIDDEN" });
+  });
+
+  it("422 from the service names the field and the limit", async () => {
+    const tooMany = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i]));
+    const e = await expectApiError(client().updateFile(blobId, { metadata: tooMany }));
+    expect(e).toMatchObject({ status: 422, code: "VALIDATION_ERROR" });
+    expect(e.message).toMatch(/metadata/);
+    expect(e.message).toMatch(/64/);
+  });
+
+  it("422 when a renew would pass the 53-epoch horizon, with the numbers", async () => {
+    const e = await expectApiError(client().renewFile(blobId, 53, { idempotencyKey: "too-far" }));
+    expect(e).toMatchObject({ status: 422, code: "VALIDATION_ERROR" });
+    expect(e.message).toMatch(/53/);
+    expect(epochsBought(blobId) ?? 0).toBe(0);
+  });
+
+  it("a bad request body is refused before anything is sent", async () => {
+    await expectApiError(client().renewFile(blobId, 0, { idempotencyKey: "k" }));
+    await expectApiError(client().renewFile(blobId, 1.5, { idempotencyKey: "k" }));
+    await expectApiError(client().updateFile(blobId, { name: "n".repeat(257) }));
+    expect(v1()).toHaveLength(0);
+  });
+
+  it("a path-like blobId never reaches another route", async () => {
+    for (const id of ["x/renew", `${blobId}/renew`, "../files", "a%2Fb"]) {
+      const e = await expectApiError(client().getFile(id));
+      expect(e.status).toBe(404);
+    }
+    expect(v1().map((r) => r.route)).toEqual(["get", "get", "get", "get"]);
+    expect(epochsBought(blobId) ?? 0).toBe(0);
+  });
+});
+
+describe("client ↔ emulator: retries", () => {
+  it("GET and PATCH retry 5xx and resets until they succeed", async () => {
+    emu.setFaults({ script: [{ route: "get", fault: "5xx", times: 2 }, { route: "patch", fault: "reset", times: 1 }] });
+    await expect(client().getFile(blobId)).resolves.toMatchObject({ blobId });
+    await expect(client().updateFile(blobId, { tag: "after-reset" })).resolves.toMatchObject({ tag: "after-reset" });
+    expect(v1().map((r) => `${r.route}:${r.status ?? r.fault}`).length).toBe(5);
+  });
+
+  it("PATCH after apply-then-drop is retried as is and converges", async () => {
+    emu.setFaults({ script: [{ route: "patch", fault: "apply-then-drop", times: 1 }] });
+    await expect(client().updateFile(blobId, { metadata: { a: 1 } })).resolves.toMatchObject({ metadata: { a: 1 } });
+    expect(v1().filter((r) => r.route === "patch")).toHaveLength(2);
+  });
+
+  it("honours Retry-After on 429", async () => {
+    emu.setFaults({ script: [{ route: "get", fault: "429", times: 1, retryAfterSeconds: 1 }] });
+    const waits: number[] = [];
+    const started = Date.now();
+    await client({ onRetry: (i) => waits.push(i.waitMs) }).getFile(blobId);
+    expect(waits).toEqual([1000]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it("gives up after maxAttempts, and within the time budget", async () => {
+    emu.setFaults({ script: [{ route: "get", fault: "5xx", times: 100 }] });
+    const e = await expectApiError(client().getFile(blobId));
+    expect(e.status).toBeGreaterThanOrEqual(500);
+    expect(v1()).toHaveLength(fastRetry.maxAttempts);
+    emu.setFaults({ script: [{ route: "get", fault: "429", times: 100, retryAfterSeconds: 30 }] });
+    emu.clearRequests();
+    const started = Date.now();
+    await expectApiError(client({ retry: { ...fastRetry, maxTotalMs: 2_000 } }).getFile(blobId));
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(v1()).toHaveLength(1);
+  });
+
+  it("never exceeds the configured concurrency", async () => {
+    emu.setFaults({ routes: { "*": { latencyMs: 40 } } });
+    const c = client({ maxConcurrency: 2 });
+    let peak = 0;
+    const timer = setInterval(() => (peak = Math.max(peak, c.inFlight)), 2);
+    await Promise.all(Array.from({ length: 10 }, () => c.getFile(blobId)));
+    clearInterval(timer);
+    expect(peak).toBe(2);
+    expect(v1()).toHaveLength(10);
+  });
+});
+
+describe("client ↔ emulator: renew never buys twice", () => {
+  const renewOnce = async (fault: string) => {
+    emu.setFaults({ script: [{ route: "renew", fault, times: 1 }] });
+    const before = await client().getFile(blobId);
+    emu.clearRequests();
+    const result = await client().renewFile(blobId, 4, { idempotencyKey: `key-${fault}`, expiresAtBefore: before.expiresAt });
+    return { result, routes: v1().map((r) => r.route) };
+  };
+
+  it("apply-then-drop: the read-back sees the expiry moved, so no second renew", async () => {
+    const { result, routes } = await renewOnce("apply-then-drop");
+    expect(result.confirmedBy).toBe("read-back");
+    expect(routes).toEqual(["renew", "get"]);
+    expect(epochsBought(blobId)).toBe(4);
+  });
+
+  it("5xx not applied: the read-back sees no move, so it renews again with the same key", async () => {
+    const { result, routes } = await renewOnce("5xx");
+    expect(result.confirmedBy).toBe("response");
+    expect(routes).toEqual(["renew", "get", "renew"]);
+    const keys = emu.requests().filter((r) => r.route === "renew").map((r) => r.idempotencyKey);
+    expect(new Set(keys)).toEqual(new Set(["key-5xx"]));
+    expect(epochsBought(blobId)).toBe(4);
+  });
+
+  it("reset before applying: renews again once", async () => {
+    const { routes } = await renewOnce("reset");
+    expect(routes).toEqual(["renew", "get", "renew"]);
+    expect(epochsBought(blobId)).toBe(4);
+  });
+
+  it("429 is not ambiguous: retried directly without a read-back", async () => {
+    const { routes } = await renewOnce("429");
+    expect(routes).toEqual(["renew", "renew"]);
+    expect(epochsBought(blobId)).toBe(4);
+  });
+
+  it("without a known prior expiry it refuses to guess: RENEW_OUTCOME_UNKNOWN, bought at most once", async () => {
+    emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
+    const e = await expectApiError(client().renewFile(blobId, 3, { idempotencyKey: "k-unknown" }));
+    expect(e.code).toBe("RENEW_OUTCOME_UNKNOWN");
+    expect(epochsBought(blobId)).toBe(3);
+    // The next attempt with the same key is replayed by the service, not bought again.
+    await client().renewFile(blobId, 3, { idempotencyKey: "k-unknown" });
+    expect(epochsBought(blobId)).toBe(3);
+  });
+});

@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { storedFileProvider as provider } from "../../provider/stored-file-provider";
+import { applyConfig } from "../../provider/settings";
+import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
+
+type Emulator = Awaited<ReturnType<typeof startEmulator>>;
+let emu: Emulator;
+let blobId: string;
+const STUB = "stub-text";
+
+const configure = (apiKey = EMULATOR_DEFAULT_API_KEY) =>
+  provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": apiKey, "tuskr:baseUrl": emu.url })[k] } });
+const writes = () => emu.requests().filter((r) => r.route === "patch" || r.route === "renew");
+const stored = () => emu.files().find((f) => f.blobId === blobId)!;
+const caught = async (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error("expected a failure");
+    },
+    (e: any) => e,
+  );
+
+beforeAll(async () => {
+  emu = await startEmulator({ port: 0 });
+});
+afterAll(async () => {
+  applyConfig(undefined);
+  await emu?.close();
+});
+beforeEach(async () => {
+  await emu.reset();
+  await configure();
+  blobId = (await emu.uploadFile({ content: Buffer.from(`file ${Math.random()}`), filename: "orig.txt", tag: "orig" })).blobId;
+  emu.clearRequests();
+});
+
+describe("StoredFile provider ↔ emulator", () => {
+  it("create adopts the file: one GET, one PATCH of the differing fields, one renew", async () => {
+    const inputs = { blobId, name: "orig.txt", tag: "docs", metadata: { team: "web" }, retentionEpochs: 5, __provider: STUB };
+    const { id, outs } = await provider.create(inputs);
+    expect(id).toBe(blobId);
+    expect(outs).toMatchObject({ blobId, name: "orig.txt", tag: "docs", metadata: { team: "web" }, retentionEpochs: 5 });
+    expect(outs.url).toBeTruthy();
+    expect(outs.renewKeySeed).toMatch(/^[0-9a-f-]{36}$/);
+    expect(emu.requests().map((r) => r.route)).toEqual(["get", "patch", "renew"]);
+    expect(emu.requests()[1].requestBody).toEqual({ tag: "docs", metadata: { team: "web" } });
+    expect(stored().epochsBought).toBe(5);
+  });
+
+  it("create with nothing to change sends only the GET", async () => {
+    const { outs } = await provider.create({ blobId, tag: "orig", __provider: STUB });
+    expect(outs.retentionEpochs).toBe(0);
+    expect(emu.requests().map((r) => r.route)).toEqual(["get"]);
+  });
+
+  it("create of an unknown or expired blobId fails with a message naming it", async () => {
+    const unknown = await caught(provider.create({ blobId: "nope", __provider: STUB }));
+    expect(unknown.message).toMatch(/"nope".*unknown blobId/);
+    await emu.advanceEpochs(3);
+    const expired = await caught(provider.create({ blobId, __provider: STUB }));
+    expect(expired.message).toMatch(/has expired/);
+    expect(expired.id).toBeUndefined();
+  });
+
+  it("create records the partial result when the renew fails after the PATCH went through", async () => {
+    const e = await caught(provider.create({ blobId, tag: "patched", retentionEpochs: 53, __provider: STUB }));
+    // 53 more epochs on top of the uploaded one pass the horizon: the service refuses the renew,
+    // but the PATCH is done.
+    expect(e.id).toBe(blobId);
+    expect(e.properties).toMatchObject({ blobId, tag: "patched", retentionEpochs: 0, __provider: STUB });
+    expect(e.message).toMatch(/VALIDATION_ERROR/);
+    expect(stored().tag).toBe("patched");
+  });
+
+  it("update sends exactly one PATCH with only the changed fields, then one renew of the increase", async () => {
+    const { outs } = await provider.create({ blobId, name: "a", tag: "t", metadata: { keep: 1, drop: 2 }, retentionEpochs: 5, __provider: STUB });
+    emu.clearRequests();
+    const news = { blobId, name: "a", tag: "t2", metadata: { keep: 1, add: 3 }, retentionEpochs: 12, __provider: STUB };
+    const diff = await provider.diff(blobId, outs, news);
+    expect(diff).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    const { outs: after } = await provider.update(blobId, outs, news);
+    expect(emu.requests().map((r) => r.route)).toEqual(["patch", "renew"]);
+    expect(emu.requests()[0].requestBody).toEqual({ tag: "t2", metadata: { keep: 1, add: 3, drop: null } });
+    expect(emu.requests()[1].requestBody).toEqual({ epochs: 7 });
+    expect(after).toMatchObject({ tag: "t2", metadata: { keep: 1, add: 3 }, retentionEpochs: 12 });
+    expect(stored().metadata).toEqual({ keep: 1, add: 3 });
+    expect(stored().epochsBought).toBe(12);
+    expect(Date.parse(after.expiresAt!) - Date.parse(outs.expiresAt!)).toBe(7 * 86_400_000);
+  });
+
+  it("update with nothing changed sends zero requests, and diff says so", async () => {
+    const { outs } = await provider.create({ blobId, tag: "t", retentionEpochs: 2, __provider: STUB });
+    emu.clearRequests();
+    const news = { blobId, tag: "t", retentionEpochs: 2, __provider: "another stub text" };
+    expect((await provider.diff(blobId, outs, news)).changes).toBe(false);
+    await provider.update(blobId, outs, news);
+    expect(emu.requests()).toHaveLength(0);
+  });
+
+  it("diff asks for a replace when the blobId changes, and for nothing else", async () => {
+    const { outs } = await provider.create({ blobId, __provider: STUB });
+    expect(await provider.diff(blobId, outs, { blobId: "other", __provider: STUB })).toMatchObject({ changes: true, replaces: ["blobId"] });
+  });
+
+  it("read shows out-of-band edits as drift, and a gone file as gone", async () => {
+    const { outs } = await provider.create({ blobId, tag: "declared", retentionEpochs: 1, __provider: STUB });
+    await fetch(`${emu.url}/v1/files/${encodeURIComponent(blobId)}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ tag: "edited", metadata: { surprise: true } }),
+    });
+    const read = await provider.read(blobId, outs);
+    expect(read.props).toMatchObject({ tag: "edited", metadata: { surprise: true }, retentionEpochs: 1, renewKeySeed: outs.renewKeySeed });
+    const drift = await provider.diff(blobId, read.props!, { blobId, tag: "declared", retentionEpochs: 1 });
+    expect(drift.changes).toBe(true);
+    await emu.advanceEpochs(10);
+    expect(await provider.read(blobId, outs)).toEqual({});
+  });
+
+  it("delete sends no request", async () => {
+    const { outs } = await provider.create({ blobId, retentionEpochs: 1, __provider: STUB });
+    emu.clearRequests();
+    await provider.delete(blobId, outs);
+    expect(emu.requests()).toHaveLength(0);
+    expect(stored()).toBeTruthy();
+  });
+
+  it("a wrong key fails clearly without the key in the message", async () => {
+    await configure("tsk_live_not_the_right_key_42");
+    const e = await caught(provider.create({ blobId, __provider: STUB }));
+    expect(e.message).toMatch(/401 UNAUTHORIZED/);
+    expect(`${e.message} ${JSON.stringify(e)} ${e.stack}`).not.toContain("tsk_live_not_the_right_key_42");
+  });
+
+  it("a retried renew after a lost response reuses its idempotency key across runs and buys once", async () => {
+    const { outs } = await provider.create({ blobId, retentionEpochs: 2, __provider: STUB });
+    // Lose the response and the state's prior expiry: the provider cannot verify, so it fails…
+    emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
+    const e = await caught(provider.update(blobId, { ...outs, expiresAt: undefined }, { blobId, retentionEpochs: 6, __provider: STUB }));
+    expect(e.message).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not/);
+    expect(stored().epochsBought).toBe(6);
+    // …and the next run, from the same recorded state, sends the same key: replayed, not bought again.
+    await provider.update(blobId, outs, { blobId, retentionEpochs: 6, __provider: STUB });
+    expect(stored().epochsBought).toBe(6);
+  });
+});
