@@ -21,7 +21,7 @@ export type LoggedRoute = FaultRoute | "unknown";
 
 /** One /v1 request as the emulator received it. The Authorization header is never kept. */
 export interface RequestLogEntry {
-  /** Order of arrival, from 1. */
+  /** Order of arrival, from 1; starts over when the log is cleared or the emulator reset. */
   seq: number;
   /** Arrival time, ISO 8601. */
   time: string;
@@ -201,12 +201,13 @@ export class EmulatorServer {
   clearRequests(): number {
     const count = this.log.length;
     this.log = [];
+    this.seq = 0;
     return count;
   }
 
   async reset(): Promise<void> {
     await this.config.store.reset();
-    this.log = [];
+    this.clearRequests();
   }
 
   close(): Promise<void> {
