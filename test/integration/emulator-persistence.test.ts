@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { STATE_FILE, startEmulator, type Emulator } from "../../emulator";
 import { filePath, getFile, jsonHeaders, patchFile, rawRequest, renewFile, request, uploadFile } from "../helpers/emulator";
 
@@ -94,6 +94,26 @@ describe("persistence across a restart", () => {
     expect(readState().files[0].metadata).toEqual(emulator.files()[0].metadata);
     // No temp file is left behind.
     expect(fs.readdirSync(dataDir).sort()).toEqual(["blobs", STATE_FILE]);
+  });
+
+  it("never lets an older snapshot land after a newer one", async () => {
+    const emulator = await start();
+    const record = await emulator.uploadFile({ content: "ordered" });
+    // Make the first write slow: unserialized, the second would land first and then be overwritten.
+    const realRename = fs.promises.rename;
+    let renames = 0;
+    const spy = vi.spyOn(fs.promises, "rename").mockImplementation(async (from, to) => {
+      renames += 1;
+      if (renames === 1) await new Promise((resolve) => setTimeout(resolve, 150));
+      return realRename(from, to);
+    });
+    try {
+      await Promise.all([patchFile(emulator, record.blobId, { metadata: { first: 1 } }), patchFile(emulator, record.blobId, { metadata: { second: 2 } })]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(renames).toBe(2);
+    expect(readState().files[0].metadata).toEqual({ first: 1, second: 2 });
   });
 
   it("keeps a reset across a restart", async () => {
