@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ERRORS, type ErrorEntry } from "../../emulator";
 import { LIMITS } from "../../provider/limits";
@@ -630,5 +632,19 @@ describe("rate limit", () => {
       },
       { rateLimit: { requestsPerSecond: 2 } },
     );
+  });
+});
+
+describe("README", () => {
+  const readme = fs.readFileSync(path.resolve(__dirname, "../../emulator/README.md"), "utf8");
+
+  it("lists every catalogue entry with its status and code", () => {
+    for (const [name, entry] of Object.entries(ERRORS)) {
+      expect(readme).toContain(`| \`${name}\` | ${entry.status} | \`${entry.code}\` |`);
+    }
+  });
+
+  it("has the section on differences from the real service", () => {
+    expect(readme).toMatch(/^## Differences from the real service$/m);
   });
 });
