@@ -43,15 +43,9 @@ export interface UploadView {
 }
 
 /** What `GET /_emulator/files` and `files()` show: everything the emulator keeps about a file. */
-export interface FileRecordInternal extends FileView {
-  id: string;
-  category: string | null;
-  startEpoch: number;
-  endEpoch: number;
-  uploadEpochs: number;
-  epochsBought: number;
-  renewCount: number;
-  updateCount: number;
+export interface FileRecordInternal
+  extends FileView,
+    Pick<StoredFile, "id" | "category" | "startEpoch" | "endEpoch" | "uploadEpochs" | "epochsBought" | "renewCount" | "updateCount"> {
   expired: boolean;
 }
 
