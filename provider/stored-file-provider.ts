@@ -4,7 +4,7 @@ import type { FileRecord, TuskrClient } from "./client/client";
 import { TuskrApiError, isTuskrApiError } from "./client/errors";
 import { applyConfig, getClient } from "./settings";
 import { planChange, type StoredFilePlan } from "./stored-file-plan";
-import { type StoredFileState, StoredFileStateSchema, validateInputs } from "./stored-file-schema";
+import { PATCH_FIELDS, type PatchField, type StoredFileState, StoredFileStateSchema, validateInputs } from "./stored-file-schema";
 
 /**
  * The real `StoredFile` provider. Pulumi never serializes this module: the stub in
@@ -25,14 +25,25 @@ function parseState(props: Record<string, unknown>): StoredFileState {
   return parsed.success ? parsed.data : {};
 }
 
-/** The recorded view of a file as the service reports it. */
-function observed(file: Partial<FileRecord>): Partial<StoredFileState> {
-  const out: Partial<StoredFileState> = {};
-  for (const key of ["blobId", "url", "name", "tag", "metadata", "size", "createdAt", "expiresAt"] as const) {
-    if (file[key] !== undefined) (out as Record<string, unknown>)[key] = file[key];
+/**
+ * The recorded view of a file as the service reports it. Of name/tag/metadata only the managed
+ * (declared) ones are recorded: a field in the state is a field the stack manages, which lets
+ * `read` hand refreshed values back as inputs, so a preview after a refresh names what drifted.
+ */
+function observed(file: Partial<FileRecord>, managed: ReadonlySet<PatchField>): Partial<StoredFileState> {
+  const out: Record<string, unknown> = {};
+  for (const key of ["blobId", "url", "size", "createdAt", "expiresAt"] as const) {
+    if (file[key] !== undefined) out[key] = file[key];
+  }
+  for (const key of PATCH_FIELDS) {
+    if (managed.has(key) && file[key] !== undefined) out[key] = file[key];
   }
   return out;
 }
+
+/** Managed fields: those declared (an omitted field is unmanaged). */
+const declaredFields = (props: Record<string, unknown>): Set<PatchField> =>
+  new Set(PATCH_FIELDS.filter((f) => props[f] !== undefined && props[f] !== null));
 
 /** Drops nulls/undefined so the state holds only fields that have a value. */
 function compact(state: StoredFileState): StoredFileState {
@@ -55,10 +66,11 @@ async function applyPlan(
   news: Record<string, unknown>,
   plan: StoredFilePlan,
 ): Promise<void> {
+  const managed = declaredFields(news);
   if (plan.patch) {
     const updated = await client.updateFile(blobId, plan.patch);
     if (updated && updated.blobId !== undefined) {
-      Object.assign(state, observed(updated));
+      Object.assign(state, observed(updated, managed));
     } else {
       // 204 or empty body (tolerated): the merge patch makes the declared fields exact.
       for (const field of ["name", "tag", "metadata"] as const) {
@@ -75,10 +87,10 @@ async function applyPlan(
     });
     state.retentionEpochs = target;
     if (result.file?.expiresAt) {
-      Object.assign(state, observed(result.file));
+      Object.assign(state, observed(result.file, managed));
     } else {
       // The service did not say where the expiry is now; ask once rather than record a stale one.
-      Object.assign(state, observed(await client.getFile(blobId)));
+      Object.assign(state, observed(await client.getFile(blobId), managed));
     }
   }
 }
@@ -152,7 +164,7 @@ export const storedFileProvider = {
     } catch (e) {
       throw describe(e, blobId, "adopting the file");
     }
-    const state: StoredFileState = { ...observed(file), blobId, retentionEpochs: 0, renewKeySeed: randomUUID() };
+    const state: StoredFileState = { ...observed(file, declaredFields(inputs)), blobId, retentionEpochs: 0, renewKeySeed: randomUUID() };
     const plan = planChange(state, inputs);
     try {
       await applyPlan(client, blobId, state, inputs, plan);
@@ -163,7 +175,12 @@ export const storedFileProvider = {
     return { id: blobId, outs: compact(state) };
   },
 
-  /** Refresh: the service's view; an unknown or expired file is gone from the stack. */
+  /**
+   * Refresh: the service's view; an unknown or expired file is gone from the stack. The managed
+   * fields come back as inputs too, so that a following preview shows what drifted
+   * (`~ tag: "edited" => "declared"`): dynamic providers cannot return a detailed diff, and the
+   * engine otherwise compares unchanged inputs.
+   */
   async read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
     const recorded = parseState(props);
     const blobId = recorded.blobId ?? id;
@@ -174,13 +191,17 @@ export const storedFileProvider = {
       if (isTuskrApiError(e) && e.isGone) return {};
       throw describe(e, blobId, "reading the file");
     }
+    const managed = declaredFields(recorded);
     const state: StoredFileState = {
-      ...observed(file),
+      ...observed(file, managed),
       blobId,
       retentionEpochs: recorded.retentionEpochs ?? 0,
       renewKeySeed: recorded.renewKeySeed,
     };
-    return { id, props: compact(state) };
+    const inputs: Record<string, unknown> = { blobId };
+    for (const field of managed) inputs[field] = file[field] ?? undefined;
+    if (state.retentionEpochs) inputs.retentionEpochs = state.retentionEpochs;
+    return { id, props: compact(state), inputs: compact(inputs as StoredFileState) };
   },
 
   /** One PATCH with only the changed fields, then one renew for the increase; nothing if unchanged. */
@@ -188,6 +209,8 @@ export const storedFileProvider = {
     const recorded = parseState(olds);
     const blobId = String(news.blobId ?? recorded.blobId ?? id);
     const state: StoredFileState = { ...recorded, blobId, renewKeySeed: recorded.renewKeySeed ?? randomUUID() };
+    // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
+    for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
     const plan = planChange(recorded, news);
     const client = getClient();
     const before = JSON.stringify(compact(state));

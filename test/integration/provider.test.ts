@@ -103,7 +103,8 @@ describe("StoredFile provider ↔ emulator", () => {
   });
 
   it("read shows out-of-band edits as drift, and a gone file as gone", async () => {
-    const { outs } = await provider.create({ blobId, tag: "declared", retentionEpochs: 1, __provider: STUB });
+    const { outs } = await provider.create({ blobId, tag: "declared", metadata: {}, retentionEpochs: 1, __provider: STUB });
+    expect(outs.name).toBeUndefined(); // not declared, so not managed: not recorded
     await fetch(`${emu.url}/v1/files/${encodeURIComponent(blobId)}`, {
       method: "PATCH",
       headers: { authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "content-type": "application/json" },
@@ -111,7 +112,10 @@ describe("StoredFile provider ↔ emulator", () => {
     });
     const read = await provider.read(blobId, outs);
     expect(read.props).toMatchObject({ tag: "edited", metadata: { surprise: true }, retentionEpochs: 1, renewKeySeed: outs.renewKeySeed });
-    const drift = await provider.diff(blobId, read.props!, { blobId, tag: "declared", retentionEpochs: 1 });
+    // The managed fields come back as inputs, so a preview can name what drifted.
+    expect(read.inputs).toEqual({ blobId, tag: "edited", metadata: { surprise: true }, retentionEpochs: 1 });
+    expect(read.props!.name).toBeUndefined();
+    const drift = await provider.diff(blobId, read.props!, { blobId, tag: "declared", metadata: {}, retentionEpochs: 1 });
     expect(drift.changes).toBe(true);
     await emu.advanceEpochs(10);
     expect(await provider.read(blobId, outs)).toEqual({});
