@@ -6,7 +6,7 @@ import type { TestProject } from "vitest/node";
 const repoRoot = path.resolve(__dirname, "../..");
 
 /** Projects the e2e tier runs, each installing pulumi-tuskr by name as a user would. */
-export const E2E_PROJECTS = ["test/e2e/fixture", "examples/basic"];
+export const E2E_PROJECTS = ["test/e2e/fixture", "examples/basic", "examples/gitops"];
 
 declare module "vitest" {
   export interface ProvidedContext {

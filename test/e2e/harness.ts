@@ -32,6 +32,10 @@ export interface StackContext {
    * the state?"; the backend's own files can.)
    */
   storedState(): string;
+  /** The project directory the stack runs (a temp copy with `copy: true`). */
+  workDir: string;
+  /** Copies the files of `steps/<step>/` over the project (needs `copy: true`). */
+  applyStep(step: string): void;
 }
 
 function readTree(dir: string): string {
@@ -61,10 +65,23 @@ export async function stopEmulator(): Promise<void> {
 export async function withStack(
   project: string,
   fn: (ctx: StackContext) => Promise<void>,
-  options: { apiKey?: string; config?: Record<string, string> } = {},
+  options: {
+    apiKey?: string;
+    config?: Record<string, string>;
+    stackName?: string;
+    /** Run a copy of the project (its installed node_modules linked), so steps can edit files. */
+    copy?: boolean;
+  } = {},
 ): Promise<void> {
   const emu = await sharedEmulator();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-e2e-"));
+  const source = path.join(repoRoot, project);
+  let workDir = source;
+  if (options.copy) {
+    workDir = path.join(tmp, "project");
+    fs.cpSync(source, workDir, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
+    fs.symlinkSync(path.join(source, "node_modules"), path.join(workDir, "node_modules"), "dir");
+  }
   const pulumiDir = inject("pulumiDir");
   const envVars: Record<string, string> = {
     PATH: `${pulumiDir}:${process.env.PATH}`,
@@ -79,10 +96,10 @@ export async function withStack(
     TUSKR_BASE_URL: "",
   };
   fs.mkdirSync(path.join(tmp, "state"), { recursive: true });
-  const stackName = `e2e-${randomBytes(4).toString("hex")}`;
+  const stackName = options.stackName ?? `e2e-${randomBytes(4).toString("hex")}`;
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const stack = await LocalWorkspace.createOrSelectStack(
-    { stackName, workDir: path.join(repoRoot, project) },
+    { stackName, workDir },
     { envVars, pulumiCommand },
   );
   const events: EngineEvent[] = [];
@@ -92,6 +109,11 @@ export async function withStack(
     events,
     onEvent: (e) => events.push(e),
     storedState: () => readTree(path.join(tmp, "state")),
+    workDir,
+    applyStep(step) {
+      const from = path.join(workDir, "steps", step);
+      for (const f of fs.readdirSync(from)) fs.copyFileSync(path.join(from, f), path.join(workDir, f));
+    },
     declare: (files) => stack.setConfig("files", { value: JSON.stringify(files) }),
     fileRequests: () => emu.requests().filter((r) => r.path.startsWith("/v1/files/")),
     ops(evts) {

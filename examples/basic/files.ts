@@ -1,0 +1,12 @@
+import type { StoredFileArgs } from "pulumi-tuskr";
+
+/**
+ * What this stack keeps, by resource name. A change here is reviewed in a pull request and
+ * applied by `pulumi up`: a new tag or metadata is one PATCH per file, a higher
+ * `retentionEpochs` buys the difference with one renew.
+ */
+export const declared: Record<string, Omit<StoredFileArgs, "blobId">> = {
+  logo: { name: "logo.svg", tag: "brand", metadata: { team: "web", format: "svg" }, retentionEpochs: 5 },
+  handbook: { name: "handbook.md", tag: "docs", metadata: { team: "people", audience: "staff" }, retentionEpochs: 0 },
+  dataset: { name: "prices.csv", tag: "data", metadata: { source: "erp", rows: 3 } },
+};
