@@ -43,7 +43,24 @@ export class StoredFile extends pulumi.dynamic.Resource {
   declare readonly expiresAt: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: StoredFileArgs, opts?: pulumi.CustomResourceOptions) {
+    refusePlaintextApiKey();
     const outputsOnly = { url: undefined, size: undefined, createdAt: undefined, expiresAt: undefined };
     super(storedFileProviderStub, name, { ...outputsOnly, ...args }, opts, "tuskr", "StoredFile");
+  }
+}
+
+/**
+ * Pulumi stores the stack config it hands to providers in the state: a key set without
+ * `--secret` would sit there in plain text. Refuse it before anything is registered.
+ */
+function refusePlaintextApiKey(): void {
+  const key = "tuskr:apiKey";
+  // isConfigSecret is exported at run time but not typed; without it, there is nothing to check.
+  const isSecret = (pulumi.runtime as unknown as { isConfigSecret?: (k: string) => boolean }).isConfigSecret;
+  if (isSecret && pulumi.runtime.getConfig(key) !== undefined && !isSecret(key)) {
+    throw new Error(
+      `${key} is set in plain text, so Pulumi would store it unencrypted in the state; ` +
+        `set it as a secret: pulumi config set --secret ${key} <key>`,
+    );
   }
 }
