@@ -11,6 +11,10 @@ export interface ProviderSettings {
   baseUrl: string;
   maxConcurrency?: number;
   timeoutMs?: number;
+  /** Length of one epoch in seconds (the service's setting; about a day). */
+  epochSeconds: number;
+  /** Previews warn about files with this many epochs left or fewer. */
+  expiryWarningEpochs: number;
 }
 
 export const CONFIG_KEYS = {
@@ -18,7 +22,12 @@ export const CONFIG_KEYS = {
   baseUrl: "tuskr:baseUrl",
   maxConcurrency: "tuskr:maxConcurrency",
   timeoutMs: "tuskr:timeoutMs",
+  epochSeconds: "tuskr:epochSeconds",
+  expiryWarningEpochs: "tuskr:expiryWarningEpochs",
 } as const;
+
+export const DEFAULT_EPOCH_SECONDS = 86_400;
+export const DEFAULT_EXPIRY_WARNING_EPOCHS = 3;
 
 export const ENV_VARS = {
   apiKey: "TUSKR_API_KEY",
@@ -49,6 +58,8 @@ export function applyConfig(config: ConfigSource | undefined): void {
     baseUrl: text(CONFIG_KEYS.baseUrl),
     maxConcurrency: int(CONFIG_KEYS.maxConcurrency),
     timeoutMs: int(CONFIG_KEYS.timeoutMs),
+    epochSeconds: int(CONFIG_KEYS.epochSeconds),
+    expiryWarningEpochs: int(CONFIG_KEYS.expiryWarningEpochs),
   };
   cachedClient = undefined;
 }
@@ -59,7 +70,15 @@ export function resolveSettings(env: NodeJS.ProcessEnv = process.env): ProviderS
     baseUrl: fromConfig.baseUrl ?? (env[ENV_VARS.baseUrl] || DEFAULT_BASE_URL),
     maxConcurrency: fromConfig.maxConcurrency,
     timeoutMs: fromConfig.timeoutMs,
+    epochSeconds: fromConfig.epochSeconds ?? DEFAULT_EPOCH_SECONDS,
+    expiryWarningEpochs: fromConfig.expiryWarningEpochs ?? DEFAULT_EXPIRY_WARNING_EPOCHS,
   };
+}
+
+/** The plan's clock: now, and the epoch settings. */
+export function planClock(nowMs: number = Date.now()): { nowMs: number; epochMs: number; warnWithinEpochs: number } {
+  const s = resolveSettings();
+  return { nowMs, epochMs: s.epochSeconds * 1000, warnWithinEpochs: s.expiryWarningEpochs };
 }
 
 /** One client per provider process (so the concurrency bound holds across resources). */

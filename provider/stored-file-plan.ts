@@ -1,5 +1,22 @@
 import type { UpdateFileBody } from "./client/client";
-import { type InputField, PATCH_FIELDS, type StoredFileState, isUnknown } from "./stored-file-schema";
+import { LIMITS } from "./limits";
+import { type InputField, type KeepAlive, PATCH_FIELDS, type StoredFileState, isUnknown } from "./stored-file-schema";
+
+/** Time, made explicit so the plan stays a pure function. */
+export interface PlanClock {
+  nowMs: number;
+  /** Length of one epoch; a setting of the service, never a constant (about a day). */
+  epochMs: number;
+  /** Warn when a file has this many epochs left or fewer. */
+  warnWithinEpochs: number;
+}
+
+/** Whole epochs left, the current one included; undefined when the expiry is not known. */
+export function remainingEpochs(expiresAt: string | null | undefined, clock: Pick<PlanClock, "nowMs" | "epochMs">): number | undefined {
+  const at = expiresAt ? Date.parse(expiresAt) : Number.NaN;
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, Math.ceil((at - clock.nowMs) / clock.epochMs));
+}
 
 /**
  * What it takes to move a file from its recorded state to the declared inputs. Pure: the same
@@ -13,14 +30,24 @@ export interface StoredFilePlan {
   changedFields: InputField[];
   /** The PATCH body (only fields that change), or undefined when nothing is to be patched. */
   patch?: UpdateFileBody;
-  /** Epochs to buy with one renew; 0 when none. Never negative. */
+  /** Epochs to buy with one renew (declared increase + keep-alive); 0 when none. Never negative. */
   renewEpochs: number;
+  /** Of renewEpochs, the declared `retentionEpochs` increase. */
+  retentionIncrease: number;
+  /** Of renewEpochs, what keep-alive buys because too few epochs are left. */
+  keepAliveEpochs: number;
+  /** Epochs left before this plan, as of the recorded expiry. */
+  remainingBefore?: number;
+  /** Set when the renew would pass the service's horizon: the plan must not be applied. */
+  horizonProblem?: string;
+  /** Things a reviewer must see in the preview: expired, expiring soon, keep-alive due. */
+  notices: string[];
 }
 
 /** Declared inputs as `diff`/`update` see them; during preview any field may be UNKNOWN. */
 export type DeclaredInputs = Record<string, unknown>;
 
-export function planChange(olds: StoredFileState, news: DeclaredInputs): StoredFilePlan {
+export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: PlanClock): StoredFilePlan {
   const changedFields: InputField[] = [];
   const patch: Record<string, unknown> = {};
 
@@ -48,15 +75,48 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs): StoredF
     }
   }
 
-  let renewEpochs = 0;
+  let retentionIncrease = 0;
   const declaredEpochs = news.retentionEpochs;
   if (isUnknown(declaredEpochs)) {
     changedFields.push("retentionEpochs");
   } else if (typeof declaredEpochs === "number") {
     const bought = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
     // Lowering is refused by check; if it ever got here, buying nothing is the only safe reading.
-    renewEpochs = Math.max(0, declaredEpochs - bought);
-    if (renewEpochs > 0) changedFields.push("retentionEpochs");
+    retentionIncrease = Math.max(0, declaredEpochs - bought);
+    if (retentionIncrease > 0) changedFields.push("retentionEpochs");
+  }
+
+  const keepAlive = news.keepAlive;
+  if (isUnknown(keepAlive) || (keepAlive !== undefined && keepAlive !== null && !jsonEqual(keepAlive, olds.keepAlive))) {
+    changedFields.push("keepAlive");
+  }
+
+  const notices: string[] = [];
+  const remainingBefore = clock ? remainingEpochs(olds.expiresAt, clock) : undefined;
+  let keepAliveEpochs = 0;
+  if (clock && remainingBefore !== undefined) {
+    const left = `${remainingBefore} epoch(s) left (expires ${olds.expiresAt})`;
+    if (remainingBefore === 0) notices.push(`already expired (${olds.expiresAt}): an expired file cannot be renewed or updated`);
+    else if (remainingBefore <= clock.warnWithinEpochs) notices.push(`expiring soon: ${left}`);
+    const policy = isPlainObject(keepAlive) ? (keepAlive as KeepAlive) : undefined;
+    if (policy && remainingBefore > 0 && remainingBefore < policy.minRemainingEpochs) {
+      // Never past the horizon: buy what still fits, up to the policy's amount.
+      const room = LIMITS.maxEpochsAhead - remainingBefore - retentionIncrease;
+      keepAliveEpochs = Math.max(0, Math.min(policy.renewEpochs, room));
+      notices.push(
+        keepAliveEpochs > 0
+          ? `keep-alive renewal due: ${left}, fewer than ${policy.minRemainingEpochs}; buys ${keepAliveEpochs} epoch(s)`
+          : `keep-alive renewal due (${left}) but the ${LIMITS.maxEpochsAhead}-epoch horizon leaves no room; nothing bought`,
+      );
+    }
+  }
+  const renewEpochs = retentionIncrease + keepAliveEpochs;
+  let horizonProblem: string | undefined;
+  if (clock && remainingBefore !== undefined && remainingBefore > 0 && remainingBefore + renewEpochs > LIMITS.maxEpochsAhead) {
+    horizonProblem =
+      `buying ${renewEpochs} epoch(s) would end the storage ${remainingBefore + renewEpochs} epochs ahead, but the service ` +
+      `sells at most ${LIMITS.maxEpochsAhead} epochs ahead: the file has ${remainingBefore} epoch(s) left (expires ` +
+      `${olds.expiresAt}), so at most ${LIMITS.maxEpochsAhead - remainingBefore} more can be bought now`;
   }
 
   return {
@@ -64,6 +124,11 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs): StoredF
     changedFields,
     patch: Object.keys(patch).length > 0 ? (patch as UpdateFileBody) : undefined,
     renewEpochs,
+    retentionIncrease,
+    keepAliveEpochs,
+    remainingBefore,
+    horizonProblem,
+    notices,
   };
 }
 

@@ -2,8 +2,8 @@ import { createHash, randomUUID } from "node:crypto";
 import type * as pulumi from "@pulumi/pulumi";
 import type { FileRecord, TuskrClient } from "./client/client";
 import { TuskrApiError, isTuskrApiError } from "./client/errors";
-import { applyConfig, getClient } from "./settings";
-import { planChange, type StoredFilePlan } from "./stored-file-plan";
+import { applyConfig, getClient, planClock } from "./settings";
+import { planChange, remainingEpochs, type StoredFilePlan } from "./stored-file-plan";
 import { PATCH_FIELDS, type PatchField, type StoredFileState, StoredFileStateSchema, validateInputs } from "./stored-file-schema";
 
 /**
@@ -50,8 +50,21 @@ function compact(state: StoredFileState): StoredFileState {
   return Object.fromEntries(Object.entries(state).filter(([, v]) => v !== undefined && v !== null)) as StoredFileState;
 }
 
-export function renewIdempotencyKey(seed: string, blobId: string, fromEpochs: number, toEpochs: number): string {
-  const digest = createHash("sha256").update(`${seed}\n${blobId}\n${fromEpochs}\n${toEpochs}`).digest("hex");
+/** The state as recorded: compact, with the epochs left as of now (this read or write). */
+function recorded(state: StoredFileState): StoredFileState {
+  return compact({ ...state, remainingEpochs: remainingEpochs(state.expiresAt, planClock()) });
+}
+
+/** How a file is named in messages: its managed name if any, else its blobId. */
+const label = (state: StoredFileState, blobId: string): string =>
+  state.name ? `${JSON.stringify(state.name)} (${blobId})` : JSON.stringify(blobId);
+
+/**
+ * The Idempotency-Key of one purchase: the resource's seed and the counters before and after
+ * (declared and keep-alive), so a retry of the same purchase, even in a later `up`, reuses it.
+ */
+export function renewIdempotencyKey(seed: string, blobId: string, ...counters: number[]): string {
+  const digest = createHash("sha256").update([seed, blobId, ...counters].join("\n")).digest("hex");
   return `pulumi-tuskr-${digest.slice(0, 40)}`;
 }
 
@@ -80,12 +93,18 @@ async function applyPlan(
   }
   if (plan.renewEpochs > 0) {
     const bought = state.retentionEpochs ?? 0;
-    const target = bought + plan.renewEpochs;
+    const target = bought + plan.retentionIncrease;
+    const kept = state.keepAliveEpochs ?? 0;
+    const keptTarget = kept + plan.keepAliveEpochs;
+    // The older two-counter key form is kept when keep-alive is not involved, so a purchase a
+    // previous release left unconfirmed is retried under the same key.
+    const counters = kept === 0 && keptTarget === 0 ? [bought, target] : [bought, target, kept, keptTarget];
     const result = await client.renewFile(blobId, plan.renewEpochs, {
-      idempotencyKey: renewIdempotencyKey(state.renewKeySeed ?? blobId, blobId, bought, target),
+      idempotencyKey: renewIdempotencyKey(state.renewKeySeed ?? blobId, blobId, ...counters),
       expiresAtBefore: state.expiresAt,
     });
     state.retentionEpochs = target;
+    if (keptTarget > 0) state.keepAliveEpochs = keptTarget;
     if (result.file?.expiresAt) {
       Object.assign(state, observed(result.file, managed));
     } else {
@@ -130,7 +149,7 @@ function describe(error: unknown, blobId: string, action: string): TuskrApiError
 function partialFailure(error: TuskrApiError, id: string, state: StoredFileState, providerText: unknown): Error {
   return Object.assign(error, {
     id,
-    properties: { ...compact(state), [PROVIDER_KEY]: providerText },
+    properties: { ...recorded(state), [PROVIDER_KEY]: providerText },
     reasons: [error.message],
   });
 }
@@ -145,10 +164,20 @@ export const storedFileProvider = {
     return { inputs, failures };
   },
 
-  async diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
-    const plan = planChange(parseState(olds), news);
+  /**
+   * What will change. Also where a preview learns what the engine cannot show for a dynamic
+   * resource: expired or expiring files and a due keep-alive are printed (plugin output appears
+   * in the preview), and a purchase past the service's horizon fails the preview, before any
+   * request.
+   */
+  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
+    const state = parseState(olds);
+    const plan = planChange(state, news, planClock());
+    const who = label(state, state.blobId ?? id);
+    for (const notice of plan.notices) console.log(`warning: StoredFile ${who}: ${notice}`);
+    if (plan.horizonProblem && !plan.replace) throw new Error(`StoredFile ${who}: ${plan.horizonProblem}`);
     return {
-      changes: plan.changedFields.length > 0,
+      changes: plan.changedFields.length > 0 || plan.renewEpochs > 0,
       replaces: plan.replace ? ["blobId"] : [],
       deleteBeforeReplace: false,
     };
@@ -164,15 +193,23 @@ export const storedFileProvider = {
     } catch (e) {
       throw describe(e, blobId, "adopting the file");
     }
-    const state: StoredFileState = { ...observed(file, declaredFields(inputs)), blobId, retentionEpochs: 0, renewKeySeed: randomUUID() };
-    const plan = planChange(state, inputs);
+    const state: StoredFileState = {
+      ...observed(file, declaredFields(inputs)),
+      blobId,
+      retentionEpochs: 0,
+      renewKeySeed: randomUUID(),
+      keepAlive: (inputs.keepAlive as StoredFileState["keepAlive"]) ?? undefined,
+    };
+    const plan = planChange({ ...state, keepAlive: undefined }, inputs, planClock());
+    // Refused before any write: nothing half-done to record.
+    if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
     try {
       await applyPlan(client, blobId, state, inputs, plan);
     } catch (e) {
       // The file exists and may already be patched: record it, so nothing done is forgotten.
       throw partialFailure(describe(e, blobId, "adopting the file"), blobId, state, inputs[PROVIDER_KEY]);
     }
-    return { id: blobId, outs: compact(state) };
+    return { id: blobId, outs: recorded(state) };
   },
 
   /**
@@ -182,8 +219,8 @@ export const storedFileProvider = {
    * engine otherwise compares unchanged inputs.
    */
   async read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
-    const recorded = parseState(props);
-    const blobId = recorded.blobId ?? id;
+    const before = parseState(props);
+    const blobId = before.blobId ?? id;
     let file: FileRecord;
     try {
       file = await getClient().getFile(blobId);
@@ -191,38 +228,42 @@ export const storedFileProvider = {
       if (isTuskrApiError(e) && e.isGone) return {};
       throw describe(e, blobId, "reading the file");
     }
-    const managed = declaredFields(recorded);
+    const managed = declaredFields(before);
     const state: StoredFileState = {
       ...observed(file, managed),
       blobId,
-      retentionEpochs: recorded.retentionEpochs ?? 0,
-      renewKeySeed: recorded.renewKeySeed,
+      retentionEpochs: before.retentionEpochs ?? 0,
+      renewKeySeed: before.renewKeySeed,
+      keepAlive: before.keepAlive,
+      keepAliveEpochs: before.keepAliveEpochs,
     };
-    const inputs: Record<string, unknown> = { blobId };
+    const inputs: Record<string, unknown> = { blobId, keepAlive: before.keepAlive };
     for (const field of managed) inputs[field] = file[field] ?? undefined;
     if (state.retentionEpochs) inputs.retentionEpochs = state.retentionEpochs;
-    return { id, props: compact(state), inputs: compact(inputs as StoredFileState) };
+    return { id, props: recorded(state), inputs: compact(inputs as StoredFileState) };
   },
 
   /** One PATCH with only the changed fields, then one renew for the increase; nothing if unchanged. */
   async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.UpdateResult> {
-    const recorded = parseState(olds);
-    const blobId = String(news.blobId ?? recorded.blobId ?? id);
-    const state: StoredFileState = { ...recorded, blobId, renewKeySeed: recorded.renewKeySeed ?? randomUUID() };
+    const before = parseState(olds);
+    const blobId = String(news.blobId ?? before.blobId ?? id);
+    const state: StoredFileState = { ...before, blobId, renewKeySeed: before.renewKeySeed ?? randomUUID() };
     // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
-    const plan = planChange(recorded, news);
+    state.keepAlive = (news.keepAlive as StoredFileState["keepAlive"]) ?? undefined;
+    const plan = planChange(before, news, planClock());
+    if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
     const client = getClient();
-    const before = JSON.stringify(compact(state));
+    const unchanged = JSON.stringify(compact(state));
     try {
       await applyPlan(client, blobId, state, news, plan);
     } catch (e) {
       const error = describe(e, blobId, "updating the file");
       // Only if an earlier step went through is there anything new to record.
-      if (JSON.stringify(compact(state)) !== before) throw partialFailure(error, id, state, news[PROVIDER_KEY]);
+      if (JSON.stringify(compact(state)) !== unchanged) throw partialFailure(error, id, state, news[PROVIDER_KEY]);
       throw error;
     }
-    return { outs: compact(state) };
+    return { outs: recorded(state) };
   },
 
   /**

@@ -61,6 +61,29 @@ const retentionEpochs = z
   .min(0, { error: (i) => `retentionEpochs must be >= 0 (got ${String(i.input)})` })
   .max(Number.MAX_SAFE_INTEGER);
 
+const epochCount = (field: string) =>
+  z
+    .number({ error: `${field} must be a number` })
+    .int({ error: (i) => `${field} must be a whole number of epochs (got ${String(i.input)})` })
+    .min(1, { error: (i) => `${field} must be >= 1 (got ${String(i.input)})` })
+    .max(LIMITS.maxEpochsAhead, { error: (i) => `${field} must be at most ${LIMITS.maxEpochsAhead}, the service's horizon (got ${String(i.input)})` });
+
+/**
+ * Keep-alive: whenever an `up` finds fewer than `minRemainingEpochs` left, buy `renewEpochs`
+ * (once, and never past the horizon). What it buys is counted in `keepAliveEpochs`, apart from
+ * `retentionEpochs`, so the declared count stays exact.
+ */
+export const KeepAliveSchema = z
+  .object(
+    {
+      minRemainingEpochs: epochCount("keepAlive.minRemainingEpochs"),
+      renewEpochs: epochCount("keepAlive.renewEpochs"),
+    },
+    { error: "keepAlive must be an object { minRemainingEpochs, renewEpochs }" },
+  )
+  .strict();
+export type KeepAlive = z.infer<typeof KeepAliveSchema>;
+
 /** What a program declares. Every field but blobId is optional, and an omitted field is unmanaged. */
 export const StoredFileInputsSchema = z.object({
   blobId,
@@ -68,11 +91,12 @@ export const StoredFileInputsSchema = z.object({
   tag: boundedString("tag", LIMITS.tagMaxLength).optional(),
   metadata: metadata.optional(),
   retentionEpochs: retentionEpochs.optional(),
+  keepAlive: KeepAliveSchema.optional(),
 });
 export type StoredFileInputs = z.infer<typeof StoredFileInputsSchema>;
 
 /** Input fields in declaration order; `blobId` changes replace, the rest update in place. */
-export const INPUT_FIELDS = ["blobId", "name", "tag", "metadata", "retentionEpochs"] as const;
+export const INPUT_FIELDS = ["blobId", "name", "tag", "metadata", "retentionEpochs", "keepAlive"] as const;
 export type InputField = (typeof INPUT_FIELDS)[number];
 /** Fields converged through PATCH. */
 export const PATCH_FIELDS = ["name", "tag", "metadata"] as const;
@@ -101,6 +125,12 @@ export const StoredFileStateSchema = z
      * a destroyed-and-recreated resource never collides with its predecessor.
      */
     renewKeySeed: z.string().nullish(),
+    /** The keep-alive policy as last applied (an input). */
+    keepAlive: z.object({ minRemainingEpochs: z.number(), renewEpochs: z.number() }).nullish(),
+    /** Epochs bought by keep-alive, confirmed by the service (apart from retentionEpochs). */
+    keepAliveEpochs: z.number().nullish(),
+    /** Whole epochs left (the current one included) as of the last read or write. */
+    remainingEpochs: z.number().nullish(),
   })
   .loose();
 export type StoredFileState = z.infer<typeof StoredFileStateSchema>;

@@ -28,6 +28,7 @@ beforeAll(async () => {
 afterAll(async () => emu?.close());
 beforeEach(async () => {
   await emu.reset();
+  emu.setFaults({});
   const up = await emu.uploadFile({ content: Buffer.from(`hello ${Math.random()}`), filename: "hello.txt", tag: "t0" });
   blobId = up.blobId;
   emu.clearRequests();

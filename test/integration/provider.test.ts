@@ -29,6 +29,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await emu.reset();
+  emu.setFaults({});
   await configure();
   blobId = (await emu.uploadFile({ content: Buffer.from(`file ${Math.random()}`), filename: "orig.txt", tag: "orig" })).blobId;
   emu.clearRequests();
@@ -63,13 +64,20 @@ describe("StoredFile provider ↔ emulator", () => {
   });
 
   it("create records the partial result when the renew fails after the PATCH went through", async () => {
-    const e = await caught(provider.create({ blobId, tag: "patched", retentionEpochs: 53, __provider: STUB }));
-    // 53 more epochs on top of the uploaded one pass the horizon: the service refuses the renew,
-    // but the PATCH is done.
+    emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 100 }] });
+    const e = await caught(provider.create({ blobId, tag: "patched", retentionEpochs: 3, __provider: STUB }));
     expect(e.id).toBe(blobId);
     expect(e.properties).toMatchObject({ blobId, tag: "patched", retentionEpochs: 0, __provider: STUB });
-    expect(e.message).toMatch(/VALIDATION_ERROR/);
+    expect(e.message).toMatch(/may or may not have been applied/);
     expect(stored().tag).toBe("patched");
+    expect(stored().epochsBought).toBe(0);
+  });
+
+  it("create refuses a purchase past the 53-epoch horizon before any write, with the numbers", async () => {
+    const e = await caught(provider.create({ blobId, tag: "never-sent", retentionEpochs: 53, __provider: STUB }));
+    expect(e.id).toBeUndefined();
+    expect(e.message).toMatch(/buying 53 epoch\(s\) would end the storage 54 epochs ahead.*at most 53.*1 epoch\(s\) left.*at most 52 more/);
+    expect(emu.requests().map((r) => r.route)).toEqual(["get"]);
   });
 
   it("update sends exactly one PATCH with only the changed fields, then one renew of the increase", async () => {
@@ -146,5 +154,26 @@ describe("StoredFile provider ↔ emulator", () => {
     // …and the next run, from the same recorded state, sends the same key: replayed, not bought again.
     await provider.update(blobId, outs, { blobId, retentionEpochs: 6, __provider: STUB });
     expect(stored().epochsBought).toBe(6);
+  });
+
+  it("keep-alive buys renewEpochs whenever too few epochs are left, counted apart from retentionEpochs", async () => {
+    const keepAlive = { minRemainingEpochs: 3, renewEpochs: 5 };
+    // Uploaded with 1 epoch: adoption finds 1 < 3 left, so keep-alive buys 5 at once.
+    const { outs } = await provider.create({ blobId, retentionEpochs: 0, keepAlive, __provider: STUB });
+    expect(outs).toMatchObject({ retentionEpochs: 0, keepAliveEpochs: 5, remainingEpochs: 6, keepAlive });
+    expect(stored().epochsBought).toBe(5);
+    // Nothing due while enough is left.
+    expect((await provider.diff(blobId, outs, { blobId, retentionEpochs: 0, keepAlive })).changes).toBe(false);
+    await emu.advanceEpochs(4);
+    const refreshed = (await provider.read(blobId, outs)).props!;
+    expect(refreshed.remainingEpochs).toBe(2);
+    const news = { blobId, retentionEpochs: 0, keepAlive, __provider: STUB };
+    expect((await provider.diff(blobId, refreshed, news)).changes).toBe(true);
+    emu.clearRequests();
+    const { outs: after } = await provider.update(blobId, refreshed, news);
+    expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([["renew", { epochs: 5 }]]);
+    expect(after).toMatchObject({ retentionEpochs: 0, keepAliveEpochs: 10, remainingEpochs: 7 });
+    // Once bought, not due again: a second up sends nothing.
+    expect((await provider.diff(blobId, after, news)).changes).toBe(false);
   });
 });

@@ -65,7 +65,8 @@ describe("the serialized __provider", () => {
       cwd: workDir,
       env: { ...process.env, K: EMULATOR_DEFAULT_API_KEY, U: emu.url, B: blobId },
     });
-    const result = JSON.parse(stdout);
+    // Notices (an expiring file) are printed before the result: the JSON is the last line.
+    const result = JSON.parse(stdout.trim().split("\n").at(-1)!);
     expect(result.checked.failures).toEqual([]);
     expect(result.created.outs).toMatchObject({ blobId, tag: "one", retentionEpochs: 2 });
     expect(result.diff.changes).toBe(true);

@@ -63,6 +63,18 @@ describe("check: validation before any request", () => {
     const { inputs, failures } = validateInputs(undefined, { blobId: "a", url: "http://x", nmae: "typo", __provider: "stub" });
     expect(inputs).toEqual({ blobId: "a" });
     expect(failures.map((f) => f.property)).toEqual(["url", "nmae"]);
-    expect(failures[1].reason).toMatch(/nmae is not an input of StoredFile \(inputs: blobId, name, tag, metadata, retentionEpochs\)/);
+    expect(failures[1].reason).toMatch(/nmae is not an input of StoredFile \(inputs: blobId, name, tag, metadata, retentionEpochs, keepAlive\)/);
+  });
+});
+
+describe("check: keepAlive", () => {
+  it("accepts a policy and names each bad field with its limit", () => {
+    expect(validateInputs(undefined, { blobId: "a", keepAlive: { minRemainingEpochs: 7, renewEpochs: 30 } }).failures).toEqual([]);
+    const reasons = (keepAlive: unknown) => validateInputs(undefined, { blobId: "a", keepAlive }).failures.map((f) => `${f.property}: ${f.reason}`);
+    expect(reasons({ minRemainingEpochs: 0, renewEpochs: 30 })[0]).toMatch(/keepAlive: keepAlive\.minRemainingEpochs must be >= 1 \(got 0\)/);
+    expect(reasons({ minRemainingEpochs: 7, renewEpochs: 60 })[0]).toMatch(/keepAlive\.renewEpochs must be at most 53/);
+    expect(reasons({ minRemainingEpochs: 7, renewEpochs: 2.5 })[0]).toMatch(/whole number of epochs \(got 2\.5\)/);
+    expect(reasons({ minRemainingEpochs: 7 })[0]).toMatch(/keepAlive\.renewEpochs must be a number/);
+    expect(reasons("daily")[0]).toMatch(/keepAlive must be an object/);
   });
 });

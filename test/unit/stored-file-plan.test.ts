@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonEqual, metadataMergePatch, planChange } from "../../provider/stored-file-plan";
+import { jsonEqual, metadataMergePatch, planChange, remainingEpochs } from "../../provider/stored-file-plan";
 import { UNKNOWN } from "../../provider/stored-file-schema";
 
 const recorded = {
@@ -24,7 +24,7 @@ describe("planChange: one pure plan for diff, create and update", () => {
     ["blobId changes: replace", { blobId: "b2", tag: "avatar" }, { replace: true, changedFields: ["blobId"], patch: undefined, renewEpochs: 0 }],
     ["tag and epochs together", { blobId: "b1", tag: "x", retentionEpochs: 6 }, { replace: false, changedFields: ["tag", "retentionEpochs"], patch: { tag: "x" }, renewEpochs: 1 }],
   ])("%s", (_label, news, expected) => {
-    expect(planChange(recorded, news)).toEqual(expected);
+    expect(planChange(recorded, news)).toMatchObject({ ...expected, notices: [], keepAliveEpochs: 0 });
   });
 
   it("treats every unknown preview value as a change, and an unknown blobId as a replace", () => {
@@ -88,5 +88,58 @@ describe("metadataMergePatch: the stored object ends exactly equal to the declar
       const patch = metadataMergePatch(before, declared);
       expect(jsonEqual(apply(before, patch), declared)).toBe(true);
     }
+  });
+});
+
+describe("planChange with a clock: expiry notices, keep-alive and the horizon", () => {
+  const DAY = 86_400_000;
+  const now = Date.parse("2026-11-22T12:00:00Z");
+  const clock = { nowMs: now, epochMs: DAY, warnWithinEpochs: 3 };
+  const expiringIn = (epochs: number) => new Date(now + epochs * DAY - 3_600_000).toISOString();
+  const file = (left: number, extra = {}) => ({ blobId: "b", retentionEpochs: 2, expiresAt: expiringIn(left), ...extra });
+  const keepAlive = { minRemainingEpochs: 7, renewEpochs: 30 };
+
+  it("counts whole epochs left, the current one included", () => {
+    expect(remainingEpochs(expiringIn(5), clock)).toBe(5);
+    expect(remainingEpochs(new Date(now - DAY).toISOString(), clock)).toBe(0);
+    expect(remainingEpochs(undefined, clock)).toBeUndefined();
+  });
+
+  it.each([
+    [10, []],
+    [3, [/expiring soon: 3 epoch\(s\) left/]],
+    [0, [/already expired/]],
+  ])("with %i epochs left notices %j", (left, expected) => {
+    const plan = planChange(file(left), { blobId: "b", retentionEpochs: 2 }, clock);
+    expect(plan.notices).toHaveLength(expected.length);
+    expected.forEach((re, i) => expect(plan.notices[i]).toMatch(re));
+    expect(plan.renewEpochs).toBe(0);
+  });
+
+  it("keep-alive buys renewEpochs once when fewer than minRemainingEpochs are left, apart from retentionEpochs", () => {
+    const plan = planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 2, keepAlive }, clock);
+    expect(plan).toMatchObject({ retentionIncrease: 0, keepAliveEpochs: 30, renewEpochs: 30, changedFields: [] });
+    expect(plan.notices.join()).toMatch(/keep-alive renewal due: 5 epoch\(s\) left .* fewer than 7; buys 30 epoch\(s\)/);
+    // Enough left: nothing due.
+    expect(planChange(file(8, { keepAlive }), { blobId: "b", retentionEpochs: 2, keepAlive }, clock).renewEpochs).toBe(0);
+  });
+
+  it("keep-alive never buys past the horizon, and adds to a declared increase in one renew", () => {
+    const both = planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 12, keepAlive: { minRemainingEpochs: 7, renewEpochs: 50 } }, clock);
+    expect(both).toMatchObject({ retentionIncrease: 10, keepAliveEpochs: 38, renewEpochs: 48, horizonProblem: undefined });
+    expect(both.changedFields).toEqual(["retentionEpochs", "keepAlive"]);
+  });
+
+  it("keep-alive on an expired file buys nothing (it cannot be renewed)", () => {
+    expect(planChange(file(0, { keepAlive }), { blobId: "b", retentionEpochs: 2, keepAlive }, clock).renewEpochs).toBe(0);
+  });
+
+  it("a declared increase past the horizon is a problem with the numbers, planned before any request", () => {
+    const plan = planChange(file(10), { blobId: "b", retentionEpochs: 2 + 45 }, clock);
+    expect(plan.horizonProblem).toMatch(/buying 45 epoch\(s\) would end the storage 55 epochs ahead.*at most 53.*10 epoch\(s\) left.*at most 43 more/);
+  });
+
+  it("an unknown keepAlive during preview counts as a change", () => {
+    expect(planChange(file(10), { blobId: "b", keepAlive: UNKNOWN }, clock).changedFields).toEqual(["keepAlive"]);
   });
 });
