@@ -99,14 +99,17 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     if (remainingBefore === 0) notices.push(`already expired (${olds.expiresAt}): an expired file cannot be renewed or updated`);
     else if (remainingBefore <= clock.warnWithinEpochs) notices.push(`expiring soon: ${left}`);
     const policy = isPlainObject(keepAlive) ? (keepAlive as KeepAlive) : undefined;
-    if (policy && remainingBefore > 0 && remainingBefore < policy.minRemainingEpochs) {
+    // Measured after this plan's declared purchase: keep-alive only tops up what is still short.
+    const leftAfterDeclared = remainingBefore + retentionIncrease;
+    if (policy && remainingBefore > 0 && leftAfterDeclared < policy.minRemainingEpochs) {
       // Never past the horizon: buy what still fits, up to the policy's amount.
-      const room = LIMITS.maxEpochsAhead - remainingBefore - retentionIncrease;
+      const room = LIMITS.maxEpochsAhead - leftAfterDeclared;
       keepAliveEpochs = Math.max(0, Math.min(policy.renewEpochs, room));
+      const short = retentionIncrease > 0 ? `${leftAfterDeclared} epoch(s) left after the declared purchase` : left;
       notices.push(
         keepAliveEpochs > 0
-          ? `keep-alive renewal due: ${left}, fewer than ${policy.minRemainingEpochs}; buys ${keepAliveEpochs} epoch(s)`
-          : `keep-alive renewal due (${left}) but the ${LIMITS.maxEpochsAhead}-epoch horizon leaves no room; nothing bought`,
+          ? `keep-alive renewal due: ${short}, fewer than ${policy.minRemainingEpochs}; buys ${keepAliveEpochs} epoch(s)`
+          : `keep-alive renewal due (${short}) but the ${LIMITS.maxEpochsAhead}-epoch horizon leaves no room; nothing bought`,
       );
     }
   }

@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -36,6 +37,8 @@ export interface StackContext {
   workDir: string;
   /** Copies the files of `steps/<step>/` over the project (needs `copy: true`). */
   applyStep(step: string): void;
+  /** Runs the pulumi CLI itself on this stack (same env, same project): stdout, stderr, code. */
+  cli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }>;
 }
 
 function readTree(dir: string): string {
@@ -110,6 +113,15 @@ export async function withStack(
     onEvent: (e) => events.push(e),
     storedState: () => readTree(path.join(tmp, "state")),
     workDir,
+    cli: (args) =>
+      new Promise((resolve) => {
+        execFile(
+          path.join(pulumiDir, "pulumi"),
+          [...args, "--stack", stackName, "--non-interactive"],
+          { cwd: workDir, env: { ...process.env, ...envVars }, maxBuffer: 64 * 1024 * 1024 },
+          (error, stdout, stderr) => resolve({ stdout, stderr, code: error ? Number((error as { code?: number }).code ?? 1) : 0 }),
+        );
+      }),
     applyStep(step) {
       const from = path.join(workDir, "steps", step);
       for (const f of fs.readdirSync(from)) fs.copyFileSync(path.join(from, f), path.join(workDir, f));

@@ -125,8 +125,12 @@ describe("planChange with a clock: expiry notices, keep-alive and the horizon", 
   });
 
   it("keep-alive never buys past the horizon, and adds to a declared increase in one renew", () => {
-    const both = planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 12, keepAlive: { minRemainingEpochs: 7, renewEpochs: 50 } }, clock);
+    const policy = { minRemainingEpochs: 20, renewEpochs: 50 };
+    const both = planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 12, keepAlive: policy }, clock);
     expect(both).toMatchObject({ retentionIncrease: 10, keepAliveEpochs: 38, renewEpochs: 48, horizonProblem: undefined });
+    expect(both.notices.join()).toMatch(/15 epoch\(s\) left after the declared purchase, fewer than 20; buys 38/);
+    // A declared purchase that already leaves enough is not topped up.
+    expect(planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 4, keepAlive }, clock).keepAliveEpochs).toBe(0);
     expect(both.changedFields).toEqual(["retentionEpochs", "keepAlive"]);
   });
 

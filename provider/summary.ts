@@ -1,0 +1,153 @@
+import { z } from "zod";
+import { DEFAULT_EPOCH_SECONDS, DEFAULT_EXPIRY_WARNING_EPOCHS } from "./settings";
+import { isPlainObject, jsonEqual, planChange } from "./stored-file-plan";
+import { StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
+
+/**
+ * The pull-request summary: reads `pulumi preview --json` and says, per StoredFile, what a merge
+ * will change and buy. It runs the provider's own planChange on each step's recorded outputs and
+ * declared inputs, so the summary and the apply cannot disagree.
+ */
+
+export const STORED_FILE_TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
+
+// Only what is needed of the preview's JSON; the rest of it is ignored.
+const ResourceStateSchema = z.object({
+  urn: z.string().optional(),
+  type: z.string().optional(),
+  inputs: z.record(z.string(), z.unknown()).optional(),
+  outputs: z.record(z.string(), z.unknown()).optional(),
+});
+const PreviewSchema = z.object({
+  config: z.record(z.string(), z.unknown()).optional(),
+  steps: z
+    .array(
+      z.object({
+        op: z.string(),
+        urn: z.string(),
+        oldState: ResourceStateSchema.optional(),
+        newState: ResourceStateSchema.optional(),
+      }),
+    )
+    .default([]),
+});
+export type PreviewJson = z.infer<typeof PreviewSchema>;
+
+export interface SummaryOptions {
+  /** The time the summary plans at (default: now). */
+  nowMs?: number;
+}
+
+interface FileLine {
+  name: string;
+  op: string;
+  changes: string[];
+  epochs: number;
+  keepAlive: number;
+  newExpiry?: string;
+  patch: boolean;
+}
+
+const code = (v: unknown): string => `\`${typeof v === "string" ? v : JSON.stringify(v)}\``;
+
+function metadataChanges(before: unknown, after: Record<string, unknown>): string[] {
+  const old = isPlainObject(before) ? before : {};
+  const out: string[] = [];
+  for (const key of Object.keys(after)) {
+    if (!(key in old)) out.push(`+${key}`);
+    else if (!jsonEqual(old[key], after[key])) out.push(`~${key}`);
+  }
+  for (const key of Object.keys(old)) if (!(key in after)) out.push(`-${key}`);
+  return out;
+}
+
+function epochSecondsOf(config: Record<string, unknown> | undefined): number {
+  const raw = config?.["tuskr:epochSeconds"];
+  const n = Number(isPlainObject(raw) ? raw.value : raw);
+  return Number.isInteger(n) && n > 0 ? n : DEFAULT_EPOCH_SECONDS;
+}
+
+export function summarizePreview(preview: unknown, options: SummaryOptions = {}): string {
+  const parsed = PreviewSchema.safeParse(preview);
+  if (!parsed.success) {
+    throw new Error(`not the output of \`pulumi preview --json\`: ${parsed.error.issues[0]?.path.join(".") || "body"}: ${parsed.error.issues[0]?.message}`);
+  }
+  const epochMs = epochSecondsOf(parsed.data.config) * 1000;
+  const clock = { nowMs: options.nowMs ?? Date.now(), epochMs, warnWithinEpochs: DEFAULT_EXPIRY_WARNING_EPOCHS };
+  const lines: FileLine[] = [];
+  const notices: string[] = [];
+
+  for (const step of parsed.data.steps) {
+    const type = step.newState?.type ?? step.oldState?.type ?? step.urn.split("::")[2];
+    if (type !== STORED_FILE_TYPE || step.op === "same" || step.op === "read") continue;
+    const name = step.urn.split("::").pop() ?? step.urn;
+    const news = step.newState?.inputs ?? {};
+    const olds: StoredFileState = StoredFileStateSchema.safeParse(step.oldState?.outputs ?? {}).data ?? {};
+    if (step.op === "delete" || step.op === "delete-replaced" || step.op === "discard") {
+      if (step.op === "delete") lines.push({ name, op: "delete", changes: ["no longer managed; no request, the file keeps its period"], epochs: 0, keepAlive: 0, patch: false });
+      continue;
+    }
+    if (step.op === "create-replacement") continue; // reported once, as the replace
+    if (step.op === "create") {
+      const epochs = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+      const changes = [`adopt ${code(news.blobId)}`];
+      for (const f of ["name", "tag"] as const) if (typeof news[f] === "string") changes.push(`${f} → ${code(news[f])}`);
+      if (isPlainObject(news.metadata)) changes.push(`metadata: ${Object.keys(news.metadata).length} key(s)`);
+      if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
+      lines.push({ name, op: "create", changes, epochs, keepAlive: 0, patch: false });
+      continue;
+    }
+    const plan = planChange(olds, news, clock);
+    if (plan.replace) {
+      // The replacement is a new resource: it adopts the new file and buys all declared epochs;
+      // the old file's expiry and keep-alive no longer matter to this stack.
+      const epochs = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+      const changes = [`**replace**: blobId ${code(olds.blobId)} → ${code(news.blobId)} (the old file is left as it is)`];
+      lines.push({ name, op: "replace", changes, epochs, keepAlive: 0, patch: false });
+      continue;
+    }
+    const changes: string[] = [];
+    for (const f of ["name", "tag"] as const) {
+      if (plan.patch?.[f] !== undefined) changes.push(`${f} ${olds[f] !== undefined ? `${code(olds[f])} ` : ""}→ ${code(news[f])}`);
+    }
+    if (plan.patch?.metadata !== undefined) changes.push(`metadata ${metadataChanges(olds.metadata, news.metadata as Record<string, unknown>).join(" ")}`);
+    if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : "changed"}`);
+    if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
+    for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`\`${name}\`: ${n}`);
+    if (plan.horizonProblem) notices.push(`\`${name}\`: **will fail**: ${plan.horizonProblem}`);
+    const expires = olds.expiresAt ? Date.parse(olds.expiresAt) : Number.NaN;
+    const newExpiry =
+      plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * epochMs).toISOString() : undefined;
+    lines.push({
+      name,
+      op: step.op,
+      changes,
+      epochs: plan.retentionIncrease,
+      keepAlive: plan.keepAliveEpochs,
+      newExpiry,
+      patch: plan.patch !== undefined,
+    });
+  }
+
+  const out: string[] = ["### Tuskr files in this change", ""];
+  if (lines.length === 0) {
+    out.push("No StoredFile changes: nothing is sent to the service and no epochs are bought.");
+  } else {
+    out.push("| File | Step | What changes | Epochs to buy | New expiry |", "|---|---|---|---|---|");
+    for (const l of lines) {
+      const epochs = l.epochs + l.keepAlive === 0 ? "—" : `${l.epochs + l.keepAlive}${l.keepAlive ? ` (keep-alive ${l.keepAlive})` : ""}`;
+      out.push(`| \`${l.name}\` | ${l.op} | ${l.changes.join("; ") || "—"} | ${epochs} | ${l.newExpiry ?? "—"} |`);
+    }
+    const count = (op: string) => lines.filter((l) => l.op === op).length;
+    const bought = lines.reduce((n, l) => n + l.epochs + l.keepAlive, 0);
+    const renews = lines.filter((l) => l.epochs + l.keepAlive > 0).length;
+    out.push(
+      "",
+      `**Totals:** ${count("create")} adopted, ${count("update")} updated, ${count("replace")} replaced, ${count("delete")} no longer managed; ` +
+        `${lines.filter((l) => l.patch).length} PATCH on existing files, ${renews} renew(s), **${bought} epoch(s) to buy**` +
+        (lines.some((l) => l.op === "create" || l.op === "replace") ? " (adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds)." : "."),
+    );
+  }
+  if (notices.length > 0) out.push("", "**Notices**", "", ...[...new Set(notices)].map((n) => `- ${n}`));
+  return `${out.join("\n")}\n`;
+}

@@ -1,0 +1,57 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { summarizePreview } from "../../provider/summary";
+import { type StackContext, stopEmulator, upload, withStack } from "./harness";
+
+const FIXTURE = "test/e2e/fixture";
+const GOLDEN = path.join(__dirname, "golden");
+afterAll(stopEmulator);
+
+/** Blob ids and times differ on every run; the golden files hold the rest exactly. */
+function normalize(markdown: string, blobIds: string[]): string {
+  let out = markdown;
+  blobIds.forEach((id, i) => (out = out.split(id).join(`<blob-${i + 1}>`)));
+  return out.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>");
+}
+
+/** `pulumi preview --json` on the stack, summarized, compared with golden/<name>.md. */
+async function expectSummary(ctx: StackContext, name: string, blobIds: string[]): Promise<void> {
+  const preview = await ctx.cli(["preview", "--json"]);
+  expect(preview.code, preview.stderr).toBe(0);
+  const markdown = normalize(summarizePreview(JSON.parse(preview.stdout)), blobIds);
+  const file = path.join(GOLDEN, `${name}.md`);
+  if (process.env.UPDATE_GOLDEN) fs.writeFileSync(file, markdown);
+  expect(markdown).toBe(fs.readFileSync(file, "utf8"));
+}
+
+describe("pulumi-tuskr summary on real preview output (golden files)", () => {
+  it("adopt, then update (name, tag, metadata keys, epochs), keep-alive due, and replace", async () => {
+    const [a, b, c] = await Promise.all([upload("sum-a"), upload("sum-b"), upload("sum-c")]);
+    await withStack(FIXTURE, async (ctx) => {
+      const { stack, emu, declare } = ctx;
+      const base = {
+        docs: { blobId: a, name: "guide.md", tag: "docs", metadata: { team: "web", draft: true }, retentionEpochs: 20 },
+        logo: { blobId: b, tag: "brand", keepAlive: { minRemainingEpochs: 3, renewEpochs: 10 } },
+      };
+      await declare(base);
+      await expectSummary(ctx, "adopt", [a, b, c]);
+      await stack.up();
+      await expectSummary(ctx, "no-change", [a, b, c]);
+
+      await declare({
+        ...base,
+        docs: { blobId: a, name: "guide-v2.md", tag: "docs-v2", metadata: { team: "web", owner: "ana" }, retentionEpochs: 27 },
+      });
+      await expectSummary(ctx, "update", [a, b, c]);
+
+      // The logo's keep-alive bought 10 at adoption (1 + 10 left); 9 epochs later 2 are left.
+      await emu.advanceEpochs(9);
+      await stack.refresh();
+      await declare({ ...base, logo: { blobId: c, tag: "brand", keepAlive: { minRemainingEpochs: 3, renewEpochs: 10 } } });
+      await expectSummary(ctx, "replace", [a, b, c]);
+      await declare(base);
+      await expectSummary(ctx, "keep-alive-due", [a, b, c]);
+    });
+  });
+});

@@ -1,0 +1,61 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { summarizePreview } from "../../provider/summary";
+
+const TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
+const urn = (name: string) => `urn:pulumi:dev::p::${TYPE}::${name}`;
+const now = Date.parse("2026-11-22T00:00:00Z");
+const DAY = 86_400_000;
+const outputs = (extra: Record<string, unknown>) => ({
+  blobId: "b1",
+  tag: "old",
+  retentionEpochs: 2,
+  expiresAt: new Date(now + 10 * DAY).toISOString(),
+  ...extra,
+});
+
+describe("summarizePreview", () => {
+  it("lists each changed file with its changes, epochs, new expiry, and totals; ignores other resources", () => {
+    const md = summarizePreview(
+      {
+        config: { "tuskr:epochSeconds": "86400" },
+        steps: [
+          { op: "same", urn: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev" },
+          { op: "update", urn: urn("a"), oldState: { type: TYPE, outputs: outputs({}) }, newState: { type: TYPE, inputs: { blobId: "b1", tag: "new", retentionEpochs: 5 } } },
+          { op: "delete", urn: urn("gone"), oldState: { type: TYPE, outputs: outputs({}) } },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md).toContain("| `a` | update | tag `old` → `new` | 3 | 2026-12-05T00:00:00.000Z |");
+    expect(md).toContain("| `gone` | delete | no longer managed; no request, the file keeps its period | — | — |");
+    expect(md).toMatch(/1 updated.*1 no longer managed; 1 PATCH on existing files, 1 renew\(s\), \*\*3 epoch\(s\) to buy\*\*/);
+  });
+
+  it("calls out a purchase that will fail at the horizon", () => {
+    const md = summarizePreview(
+      { steps: [{ op: "update", urn: urn("a"), oldState: { outputs: outputs({}) }, newState: { type: TYPE, inputs: { blobId: "b1", retentionEpochs: 60 } } }] },
+      { nowMs: now },
+    );
+    expect(md).toMatch(/\*\*will fail\*\*: buying 58 epoch\(s\) would end the storage 68 epochs ahead/);
+  });
+
+  it("refuses input that is not a preview", () => {
+    expect(() => summarizePreview({ steps: "nope" })).toThrow(/not the output of `pulumi preview --json`/);
+  });
+});
+
+describe("pulumi-tuskr summary (the CLI)", () => {
+  const cli = path.resolve(__dirname, "../../dist/provider/cli.js");
+  it("reads the preview on stdin and prints Markdown", () => {
+    const out = execFileSync(process.execPath, [cli, "summary"], { input: JSON.stringify({ steps: [] }), encoding: "utf8" });
+    expect(out).toMatch(/No StoredFile changes/);
+  });
+  it("exits 2 with a clear message on bad usage or non-JSON input", () => {
+    expect(spawnSync(process.execPath, [cli, "sumary"], { encoding: "utf8" }).status).toBe(2);
+    const bad = spawnSync(process.execPath, [cli, "summary"], { input: "not json", encoding: "utf8" });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/pipe in the output of `pulumi preview --json`/);
+  });
+});
