@@ -59,3 +59,18 @@ describe("pulumi-tuskr summary (the CLI)", () => {
     expect(bad.stderr).toMatch(/pipe in the output of `pulumi preview --json`/);
   });
 });
+
+describe("examples/gitops CI workflow", () => {
+  it("is valid YAML that previews with the summary on pull requests and applies on merge, the key as a secret", async () => {
+    const yaml = await import("js-yaml");
+    const fs = await import("node:fs");
+    const text = fs.readFileSync(path.resolve(__dirname, "../../examples/gitops/.github/workflows/tuskr.yml"), "utf8");
+    const wf = yaml.load(text) as { on: Record<string, unknown>; jobs: Record<string, { steps: Array<{ run?: string; if?: string }> }> };
+    expect(Object.keys(wf.on).sort()).toEqual(["pull_request", "push"]);
+    const runs = wf.jobs.files.steps.map((s) => `${s.if ?? ""} ${s.run ?? ""}`).join("\n");
+    expect(runs).toMatch(/pull_request.*\n?.*pulumi preview --refresh --json > preview\.json[\s\S]*npx pulumi-tuskr summary < preview\.json/);
+    expect(runs).toMatch(/push.*pulumi up --yes/);
+    expect(runs).toMatch(/pulumi config set --secret tuskr:apiKey "\$TUSKR_API_KEY"/);
+    expect(text).not.toMatch(/tsk_(live|test)_/);
+  });
+});
