@@ -111,6 +111,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       if (plan.patch?.[f] !== undefined) changes.push(`${f} ${olds[f] !== undefined ? `${code(olds[f])} ` : ""}→ ${code(news[f])}`);
     }
     if (plan.patch?.metadata !== undefined) changes.push(`metadata ${metadataChanges(olds.metadata, news.metadata as Record<string, unknown>).join(" ")}`);
+    if (plan.retentionIncrease > 0) changes.push(`retentionEpochs ${olds.retentionEpochs ?? 0} → ${String(news.retentionEpochs)}`);
     if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : "changed"}`);
     if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
     for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`\`${name}\`: ${n}`);
@@ -134,6 +135,8 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     out.push("No StoredFile changes: nothing is sent to the service and no epochs are bought.");
   } else {
     out.push("| File | Step | What changes | Epochs to buy | New expiry |", "|---|---|---|---|---|");
+    // By name: the engine's step order varies with parallelism, a review should not.
+    lines.sort((a, b) => a.name.localeCompare(b.name));
     for (const l of lines) {
       const epochs = l.epochs + l.keepAlive === 0 ? "—" : `${l.epochs + l.keepAlive}${l.keepAlive ? ` (keep-alive ${l.keepAlive})` : ""}`;
       out.push(`| \`${l.name}\` | ${l.op} | ${l.changes.join("; ") || "—"} | ${epochs} | ${l.newExpiry ?? "—"} |`);

@@ -92,9 +92,25 @@ try {
     return out.join("\n");
   };
 
+  const envVars = {
+    ...process.env,
+    PATH: `${pulumiDir}:${process.env.PATH}`,
+    PULUMI_BACKEND_URL: `file://${path.join(tmp, "state")}`,
+    PULUMI_HOME: path.join(tmp, "pulumi-home"),
+    PULUMI_CONFIG_PASSPHRASE: "demo",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+  };
+  // What a pipeline posts on the pull request: `pulumi preview --json | pulumi-tuskr summary`.
+  const prSummary = () => {
+    const json = execFileSync("pulumi", ["preview", "--json", "--stack", "demo", "--non-interactive"], { cwd: workDir, env: envVars, encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "inherit"] });
+    return execFileSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "summary"], { input: json, encoding: "utf8" });
+  };
+
   const apply = async (title, step) => {
     say(title);
     if (step) for (const f of fs.readdirSync(path.join(workDir, "steps", step))) fs.copyFileSync(path.join(workDir, "steps", step, f), path.join(workDir, f));
+    if (step) console.log(`pull-request summary (pulumi preview --json | pulumi-tuskr summary):\n\n${prSummary()}`);
     const preview = await stack.preview({ diff: true });
     console.log(diffLines(preview.stdout) || "(no changes)");
     console.log("preview:", JSON.stringify(preview.changeSummary));

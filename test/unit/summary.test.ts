@@ -28,7 +28,7 @@ describe("summarizePreview", () => {
       },
       { nowMs: now },
     );
-    expect(md).toContain("| `a` | update | tag `old` → `new` | 3 | 2026-12-05T00:00:00.000Z |");
+    expect(md).toContain("| `a` | update | tag `old` → `new`; retentionEpochs 2 → 5 | 3 | 2026-12-05T00:00:00.000Z |");
     expect(md).toContain("| `gone` | delete | no longer managed; no request, the file keeps its period | — | — |");
     expect(md).toMatch(/1 updated.*1 no longer managed; 1 PATCH on existing files, 1 renew\(s\), \*\*3 epoch\(s\) to buy\*\*/);
   });
