@@ -49,18 +49,20 @@ try {
   fs.cpSync(example, workDir, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
   fs.symlinkSync(path.join(example, "node_modules"), path.join(workDir, "node_modules"), "dir");
   fs.mkdirSync(path.join(tmp, "state"));
+  // Offline and self-contained: a file:// backend and a Pulumi home in the temp dir.
+  const pulumiEnv = {
+    PATH: `${pulumiDir}:${process.env.PATH}`,
+    PULUMI_BACKEND_URL: `file://${path.join(tmp, "state")}`,
+    PULUMI_HOME: path.join(tmp, "pulumi-home"),
+    PULUMI_CONFIG_PASSPHRASE: "demo",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+  };
   const stack = await LocalWorkspace.createOrSelectStack(
     { stackName: "demo", workDir },
     {
       pulumiCommand: await PulumiCommand.get({ root: path.dirname(pulumiDir) }),
-      envVars: {
-        PATH: `${pulumiDir}:${process.env.PATH}`,
-        PULUMI_BACKEND_URL: `file://${path.join(tmp, "state")}`,
-        PULUMI_HOME: path.join(tmp, "pulumi-home"),
-        PULUMI_CONFIG_PASSPHRASE: "demo",
-        PULUMI_SKIP_UPDATE_CHECK: "true",
-        PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-      },
+      envVars: pulumiEnv,
     },
   );
   await stack.setConfig("tuskr:apiKey", { value: EMULATOR_DEFAULT_API_KEY, secret: true });
@@ -92,18 +94,9 @@ try {
     return out.join("\n");
   };
 
-  const envVars = {
-    ...process.env,
-    PATH: `${pulumiDir}:${process.env.PATH}`,
-    PULUMI_BACKEND_URL: `file://${path.join(tmp, "state")}`,
-    PULUMI_HOME: path.join(tmp, "pulumi-home"),
-    PULUMI_CONFIG_PASSPHRASE: "demo",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-  };
   // What a pipeline posts on the pull request: `pulumi preview --json | pulumi-tuskr summary`.
   const prSummary = () => {
-    const json = execFileSync("pulumi", ["preview", "--json", "--stack", "demo", "--non-interactive"], { cwd: workDir, env: envVars, encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "inherit"] });
+    const json = execFileSync("pulumi", ["preview", "--json", "--stack", "demo", "--non-interactive"], { cwd: workDir, env: { ...process.env, ...pulumiEnv }, encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "inherit"] });
     return execFileSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "summary"], { input: json, encoding: "utf8" });
   };
 
