@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// Summarizes the CPU profiles `node bench/run.mjs --profile DIR` leaves (NODE_OPTIONS=--cpu-prof
+// for every node process of the engine run): per process, its role (the program under the
+// language host, or the dynamic provider), its busy time, and where that time went by package.
+//
+//   node bench/profile.mjs DIR [--top 15]
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+const dir = process.argv[2];
+const top = Number(process.argv[process.argv.indexOf("--top") + 1] || 15);
+if (!dir) throw new Error("usage: node bench/profile.mjs DIR [--top N]");
+
+const files = [];
+const walk = (d) => {
+  for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+    const p = path.join(d, e.name);
+    if (e.isDirectory()) walk(p);
+    else if (e.name.endsWith(".cpuprofile")) files.push(p);
+  }
+};
+walk(dir);
+
+/** Which package a script URL belongs to; "(pulumi-tuskr)" for our code wherever it is installed. */
+function owner(url) {
+  if (!url) return "(native/idle)";
+  if (url.startsWith("node:")) return "node:*";
+  const m = /.*node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (m) return m[1];
+  return url.includes("/bench/project/") || url.includes("/project/index.ts") ? "(bench program)" : "(other)";
+}
+
+// What pulumi-tuskr brings that the floor does not load at all.
+const OUR_DEPENDENCIES = new Set(["pulumi-tuskr", "axios", "zod", "form-data", "follow-redirects", "proxy-from-env", "combined-stream", "asynckit", "mime-types", "mime-db", "delayed-stream"]);
+const byGroup = new Map();
+for (const file of files) {
+  const prof = JSON.parse(fs.readFileSync(file, "utf8"));
+  const nodes = new Map(prof.nodes.map((n) => [n.id, n]));
+  const dt = new Map();
+  for (let i = 0; i < prof.samples.length; i++) dt.set(prof.samples[i], (dt.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
+  const urls = prof.nodes.map((n) => n.callFrame.url);
+  const role = urls.some((u) => u.includes("cmd/dynamic-provider")) ? "dynamic provider" : urls.some((u) => u.includes("cmd/run")) ? "program" : "other";
+  if (role === "other") continue;
+  const parent = new Map();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  /** Inside our code: a pulumi-tuskr frame on the stack, or a package only we load. */
+  const ours = (id) => {
+    if (OUR_DEPENDENCIES.has(owner(nodes.get(id).callFrame.url))) return true;
+    for (let at = id; at !== undefined; at = parent.get(at)) if (nodes.get(at).callFrame.url.includes("/pulumi-tuskr/")) return true;
+    return false;
+  };
+  let busy = 0;
+  let oursUs = 0;
+  const perPackage = new Map();
+  const perFunction = new Map();
+  for (const [id, us] of dt) {
+    const n = nodes.get(id);
+    const name = n.callFrame.functionName;
+    if (name === "(idle)") continue;
+    busy += us;
+    if (ours(id)) oursUs += us;
+    const pkg = name === "(garbage collector)" ? "(gc)" : name === "(program)" ? "(native)" : owner(n.callFrame.url);
+    perPackage.set(pkg, (perPackage.get(pkg) ?? 0) + us);
+    const fn = `${name || "(anonymous)"} ${n.callFrame.url.replace(/.*node_modules\//, "")}:${n.callFrame.lineNumber + 1}`;
+    perFunction.set(fn, (perFunction.get(fn) ?? 0) + us);
+  }
+  const group = path.relative(dir, path.dirname(file));
+  const g = byGroup.get(group) ?? [];
+  g.push({ file: path.basename(file), role, wallMs: (prof.endTime - prof.startTime) / 1000, busyMs: busy / 1000, oursMs: oursUs / 1000, perPackage, perFunction });
+  byGroup.set(group, g);
+}
+
+const ms = (us) => `${Math.round(us / 1000)} ms`;
+for (const [group, procs] of [...byGroup].sort()) {
+  console.log(`\n## ${group}`);
+  for (const role of ["program", "dynamic provider"]) {
+    const ps = procs.filter((p) => p.role === role);
+    if (!ps.length) continue;
+    const busy = ps.reduce((s, p) => s + p.busyMs, 0);
+    const wall = ps.reduce((s, p) => s + p.wallMs, 0);
+    const oursMs = ps.reduce((s, p) => s + p.oursMs, 0);
+    console.log(`\n${role}: ${ps.length} process(es), busy ${Math.round(busy)} ms of ${Math.round(wall)} ms alive; in pulumi-tuskr and its dependencies: ${Math.round(oursMs)} ms`);
+    const merge = (key) => {
+      const m = new Map();
+      for (const p of ps) for (const [k, v] of p[key]) m.set(k, (m.get(k) ?? 0) + v);
+      return [...m].sort((a, b) => b[1] - a[1]).slice(0, top);
+    };
+    console.log("  by package:", merge("perPackage").map(([k, v]) => `${k} ${ms(v)}`).join(", "));
+    console.log("  top functions (self time):");
+    for (const [k, v] of merge("perFunction")) console.log(`    ${ms(v).padStart(8)}  ${k}`);
+  }
+}

@@ -1,0 +1,386 @@
+// Figures and Markdown of `npm run bench`, from the raw measurements bench/run.mjs collects.
+// Re-render the report without re-running: node bench/report.mjs [BENCHMARKS.json] > BENCHMARKS.md
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const TARGETS = { ratio: 1.2, stateBytesPerResource: 4096, providerBytes: 2048, linearR2: 0.99 };
+
+const STEP_LABELS = {
+  adopt: "`up` from empty (adopt)",
+  preview: "`preview`, nothing changed",
+  tags: "`up`, every tag changed",
+  epochs: "`up`, every retentionEpochs raised",
+  refresh: "`refresh`",
+  destroy: "`destroy`",
+};
+const STEP_KEYS = Object.keys(STEP_LABELS);
+const UP_STEPS = ["adopt", "tags", "epochs"];
+const WRITING_STEPS = ["adopt", "tags", "epochs", "destroy"];
+
+export function stats(values) {
+  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return undefined;
+  const mid = Math.floor(v.length / 2);
+  const median = v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+  return { median, min: v[0], max: v[v.length - 1], count: v.length };
+}
+
+/** Least squares y = a + b·x, with R². */
+function fit(points) {
+  if (points.length < 2) return undefined;
+  const n = points.length;
+  const mx = points.reduce((s, [x]) => s + x, 0) / n;
+  const my = points.reduce((s, [, y]) => s + y, 0) / n;
+  const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  const sxy = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
+  const slope = sxy / sxx;
+  const intercept = my - slope * mx;
+  const ssTot = points.reduce((s, [, y]) => s + (y - my) ** 2, 0);
+  const ssRes = points.reduce((s, [x, y]) => s + (y - (intercept + slope * x)) ** 2, 0);
+  return { slopeMsPerResource: slope, interceptMs: intercept, r2: ssTot === 0 ? 1 : 1 - ssRes / ssTot, points };
+}
+
+/** Per N and step: each variant's wall and CPU times, the ratios, and the requests sent. */
+function summarizeRuns(allRuns) {
+  const ns = [...new Set(allRuns.map((r) => r.n))].sort((a, b) => a - b);
+  const variants = [...new Set(allRuns.map((r) => r.variant))];
+  const runsOf = (variant, n) => allRuns.filter((r) => r.variant === variant && r.n === n).sort((a, b) => a.rep - b.rep);
+  const stepOf = (run, key) => run.steps.find((s) => s.step === key);
+  const steps = [];
+  for (const n of ns) {
+    for (const key of STEP_KEYS) {
+      const row = { n, step: key, wall: {}, cpu: {}, contention: {} };
+      for (const variant of variants) {
+        const rs = runsOf(variant, n).map((r) => stepOf(r, key)).filter(Boolean);
+        row.wall[variant] = stats(rs.map((s) => s.cliMs));
+        row.cpu[variant] = stats(rs.map((s) => s.pulumiCpuMs));
+        row.contention[variant] = stats(rs.map((s) => s.contention));
+      }
+      const sf = runsOf("storedfile", n);
+      const noop = runsOf("noop", n);
+      if (row.wall.storedfile && row.wall.noop) {
+        row.ratio = row.wall.storedfile.median / row.wall.noop.median;
+        const paired = stats(sf.map((r, i) => (noop[i] ? stepOf(r, key)?.cliMs / stepOf(noop[i], key)?.cliMs : NaN)));
+        if (paired) row.pairedRatio = { min: paired.min, max: paired.max };
+        if (row.cpu.storedfile && row.cpu.noop) row.cpuRatio = row.cpu.storedfile.median / row.cpu.noop.median;
+      }
+      if (sf.length) {
+        const seen = sf.map((r) => stepOf(r, key)).filter(Boolean);
+        row.min = seen[0]?.min;
+        row.requests = seen.map((s) => s.requests);
+        row.non2xx = seen.reduce((t, s) => t + s.non2xx, 0);
+        row.requestsAtMinimum = seen.every(
+          (s) => ["get", "patch", "renew"].every((k) => s.requests[k] === row.min[k]) && s.requests.other === 0 && s.non2xx === 0,
+        );
+      }
+      steps.push(row);
+    }
+  }
+  const linearity = {};
+  for (const variant of variants) {
+    linearity[variant] = {};
+    for (const key of STEP_KEYS) {
+      const points = ns.map((n) => [n, steps.find((s) => s.n === n && s.step === key)?.wall[variant]?.median]).filter(([, y]) => Number.isFinite(y));
+      linearity[variant][key] = fit(points);
+    }
+  }
+  return { ns, variants, steps, linearity, runsOf };
+}
+
+export function summarize(results) {
+  const main = summarizeRuns(results.runs);
+  const { ns, variants, steps, linearity, runsOf } = main;
+  const requestMisses = steps
+    .filter((s) => s.requests && !s.requestsAtMinimum)
+    .map((s) => `N=${s.n} ${s.step}: sent ${s.requests.map(fmtRequests).join(" / ")}${s.non2xx ? ` (${s.non2xx} non-2xx)` : ""}, minimum ${fmtRequests(s.min)}`);
+
+  const largest = (run) => Math.max(...run.steps.filter((s) => s.step !== "destroy").map((s) => s.checkpointBytes));
+  const state = [];
+  for (const variant of variants) {
+    for (const n of ns) {
+      const runs = runsOf(variant, n);
+      state.push({
+        variant,
+        n,
+        // The largest checkpoint any step left (destroy leaves an empty stack), over N.
+        checkpointBytesPerResource: stats(runs.map((r) => largest(r) / n)),
+        providerBytes: runs[0]?.providerBytes,
+        providerCopiesPerResource: runs[0]?.providerCopiesPerResource,
+        resourceBytes: runs[0]?.resourceBytes,
+      });
+    }
+  }
+  const marginal = {};
+  if (ns.length >= 2) {
+    for (const variant of variants) {
+      const size = (n) => stats(runsOf(variant, n).map(largest))?.median;
+      marginal[variant] = (size(ns.at(-1)) - size(ns[0])) / (ns.at(-1) - ns[0]);
+    }
+  }
+
+  const load = [];
+  for (const route of ["get", "patch", "renew"]) {
+    for (const c of [...new Set((results.load ?? []).map((l) => l.concurrency))]) {
+      const rows = results.load.filter((l) => l.route === route && l.concurrency === c);
+      if (!rows.length) continue;
+      load.push({
+        route,
+        concurrency: c,
+        rps: stats(rows.map((l) => l.rps)),
+        p50Ms: stats(rows.map((l) => l.p50Ms)),
+        p99Ms: stats(rows.map((l) => l.p99Ms)),
+        requests: stats(rows.map((l) => l.requests)),
+        allOk: rows.every((l) => l.ok === l.requests),
+        stoppedBy: [...new Set(rows.map((l) => l.stoppedBy))].join("/"),
+      });
+    }
+  }
+
+  const diagRuns = results.diagnostics?.skipCheckpoints ?? [];
+  const diagnostic = diagRuns.length ? summarizeRuns(diagRuns) : undefined;
+
+  // Targets, judged at the largest N measured (the brief names N = 500).
+  const nMax = ns.at(-1);
+  const targets = [];
+  if (nMax !== undefined && variants.includes("storedfile") && variants.includes("noop")) {
+    const at = steps.filter((s) => s.n === nMax);
+    targets.push({
+      id: "ratio",
+      target: `wall-time ratio StoredFile / floor ≤ ${TARGETS.ratio} for every step at N=${nMax}`,
+      measured: at.map((s) => `${s.step} ${s.ratio?.toFixed(2)}`).join(", "),
+      met: at.every((s) => s.ratio !== undefined && s.ratio <= TARGETS.ratio),
+      failing: at.filter((s) => !(s.ratio <= TARGETS.ratio)).map((s) => s.step),
+    });
+  }
+  if (variants.includes("storedfile")) {
+    targets.push({
+      id: "requests",
+      target: "requests per step = the minimum, exactly (every N, every repetition)",
+      measured: requestMisses.length ? `${requestMisses.length} cell(s) off: ${requestMisses.join("; ")}` : `all ${steps.filter((s) => s.requests).length} step × N cells exact`,
+      met: requestMisses.length === 0,
+    });
+    const st = state.find((s) => s.variant === "storedfile" && s.n === nMax);
+    const floor = state.find((s) => s.variant === "noop" && s.n === nMax);
+    targets.push({
+      id: "state",
+      target: `state per resource ≤ ${TARGETS.stateBytesPerResource} B (checkpoint bytes / N at N=${nMax})`,
+      measured: st?.checkpointBytesPerResource
+        ? `${fmtBytes(st.checkpointBytesPerResource.median)}${floor?.checkpointBytesPerResource ? ` (floor: ${fmtBytes(floor.checkpointBytesPerResource.median)})` : ""}`
+        : "n/a",
+      met: (st?.checkpointBytesPerResource?.median ?? Infinity) <= TARGETS.stateBytesPerResource,
+    });
+    targets.push({
+      id: "provider",
+      target: `serialized provider (\`__provider\`) ≤ ${TARGETS.providerBytes} B`,
+      measured: st?.providerBytes !== undefined ? `${fmtBytes(st.providerBytes)}${floor?.providerBytes ? ` (floor's 5-method inline provider: ${fmtBytes(floor.providerBytes)})` : ""}` : "n/a",
+      met: (st?.providerBytes ?? Infinity) <= TARGETS.providerBytes,
+    });
+    if (ns.length >= 3) {
+      const lin = UP_STEPS.map((k) => [k, linearity.storedfile[k], linearity.noop?.[k]]);
+      targets.push({
+        id: "linear",
+        target: `\`up\` time linear in N (least squares over N = ${ns.join(", ")}, R² ≥ ${TARGETS.linearR2})`,
+        measured: lin
+          .map(([k, f, g]) => `${k}: ${f.slopeMsPerResource.toFixed(1)} ms/resource, R² ${f.r2.toFixed(3)}${g ? ` (floor ${g.slopeMsPerResource.toFixed(1)} ms, R² ${g.r2.toFixed(3)})` : ""}`)
+          .join("; "),
+        met: lin.every(([, f]) => f.r2 >= TARGETS.linearR2),
+      });
+    }
+  }
+  return {
+    ns,
+    variants,
+    steps,
+    requestMisses,
+    state,
+    marginalBytesPerResource: marginal,
+    linearity,
+    load,
+    diagnostic: diagnostic && { ns: diagnostic.ns, steps: diagnostic.steps, linearity: diagnostic.linearity },
+    targets,
+  };
+}
+
+const fmtRequests = (r) => `${r.get} GET + ${r.patch} PATCH + ${r.renew} renew${r.other ? ` + ${r.other} other` : ""}`;
+const sec = (ms) => (ms / 1000).toFixed(2);
+const fmtTime = (s) => (s ? (s.count > 1 ? `${sec(s.median)} s (${sec(s.min)}–${sec(s.max)})` : `${sec(s.median)} s`) : "—");
+const fmtBytes = (b) => (b === undefined || !Number.isFinite(b) ? "—" : `${Math.round(b).toLocaleString("en-US")} B`);
+const pct = (s) => (s ? `${Math.round(s.median * 100)}%` : "—");
+
+/** The report as Markdown; `findings` (hand-written analysis) is appended when given. */
+export function render(results, { findings } = {}) {
+  const s = results.summary ?? summarize(results);
+  const m = results.machine;
+  const lines = [];
+  const p = (...l) => lines.push(...l);
+  const reps = Object.entries(results.settings.reps).map(([n, r]) => `N=${n}: ${r}`).join(", ");
+  p(
+    "# Benchmarks",
+    "",
+    `Generated by \`${results.generatedBy}\` (bench/run.mjs; re-render with \`node bench/report.mjs\`). ` +
+      "Do not edit by hand: the analysis at the end is bench/FINDINGS.md.",
+    "",
+    `**Machine:** ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB RAM, ${m.os}; Node ${m.node}; Pulumi CLI ${m.pulumi} ` +
+      `(@pulumi/pulumi ${m.pulumiNodejsSdk}); commit ${m.commit}${m.dirty ? " with uncommitted changes in provider/ or emulator/" : ""}; ` +
+      `${m.date}. The whole run took ${(results.wallSeconds / 60).toFixed(1)} min.`,
+    "",
+    "**How:** one emulator, in memory, on loopback; each repetition is a fresh stack (its own temp `file://` backend and " +
+      "PULUMI_HOME) over N freshly uploaded files, driven through the Automation API. A time is the `pulumi <op>` process " +
+      "alone (what you wait for at the CLI, without the Automation API's follow-up `stack output`/`history`): median of the " +
+      `repetitions, min–max in brackets. Repetitions: ${reps}; the two variants alternate which goes first` +
+      `${results.settings.warmup ? ", after one unrecorded warm-up pass of each at N=10" : ""}. ` +
+      `Engine parallelism: ${typeof results.settings.parallel === "number" ? `\`--parallel ${results.settings.parallel}\`` : `not set, i.e. the CLI's ${results.settings.parallel}`}. ` +
+      "`PULUMI_NODEJS_TRANSPILE_ONLY=true`, as in the e2e harness (no type check inside the engine). " +
+      "**The floor** is the same program with each StoredFile replaced by a `pulumi.dynamic.Resource` with the same inputs " +
+      "whose inline provider does nothing (create returns an id, diff/update compare inputs, read returns the state): same " +
+      "engine, backend, config and number of resources, so the ratio isolates pulumi-tuskr's cost.",
+    "",
+    "**CPU and contention:** each step also records the CPU time of the whole pulumi process tree (engine, language host, " +
+      "program, provider; from the reaped children's rusage) and how much of the machine *other* processes used meanwhile " +
+      "(from /proc/stat, minus ours). When others load the machine, wall times stretch and so do ratios: read them with the " +
+      "contention column. Before each step the runner waits (≤ 15 s, ≤ 4 min in all) for a quiet moment.",
+    "",
+  );
+
+  if (s.targets.length) {
+    p("## Targets", "", "| Target | Measured | Met |", "|---|---|---|");
+    for (const t of s.targets) p(`| ${t.target} | ${t.measured} | ${t.met ? "yes" : "**no**"} |`);
+    p("");
+  }
+
+  const timeTable = (steps, ns, { cpu = true } = {}) => {
+    for (const n of ns) {
+      p(`### N = ${n}`, "");
+      p(
+        `| Step | StoredFile | Floor (no-op) | Ratio (paired min–max) |${cpu ? " CPU ratio | Others' load (SF / floor) |" : ""}`,
+        `|---|---|---|---|${cpu ? "---|---|" : ""}`,
+      );
+      for (const row of steps.filter((r) => r.n === n)) {
+        const ratio = row.ratio === undefined ? "—" : `${row.ratio.toFixed(2)}${row.pairedRatio && row.wall.storedfile?.count > 1 ? ` (${row.pairedRatio.min.toFixed(2)}–${row.pairedRatio.max.toFixed(2)})` : ""}`;
+        const extra = cpu ? ` ${row.cpuRatio?.toFixed(2) ?? "—"} | ${pct(row.contention.storedfile)} / ${pct(row.contention.noop)} |` : "";
+        p(`| ${STEP_LABELS[row.step]} | ${fmtTime(row.wall.storedfile)} | ${fmtTime(row.wall.noop)} | ${ratio} |${extra}`);
+      }
+      p("");
+    }
+  };
+  p("## Wall time per step: StoredFile next to the no-op floor", "");
+  timeTable(s.steps, s.ns);
+
+  if (s.steps.some((r) => r.requests)) {
+    p(
+      "## Requests per step (StoredFile), from the emulator's log",
+      "",
+      "The minimum used: **adopt** = N GET (each file must be read once) + what the declaration requires — here the " +
+        "declared tag (`v1`) and metadata differ from the upload's and the name is equal, so one PATCH per file (every " +
+        "changed field in one body), and `retentionEpochs: 0`, so no renew; **preview**, nothing changed = 0; **every tag " +
+        "changed** = N PATCH; **every retentionEpochs raised** = N renews; **refresh** = N GET; **destroy** = 0 (blobs " +
+        "cannot be deleted through the API). Any other request, or any non-2xx answer, also counts as a miss.",
+      "",
+      "| N | Step | Sent (every repetition) | Minimum | Exact |",
+      "|---|---|---|---|---|",
+    );
+    for (const row of s.steps.filter((r) => r.requests)) {
+      const sent = [...new Set(row.requests.map(fmtRequests))].join(" / ");
+      p(`| ${row.n} | ${STEP_LABELS[row.step]} | ${sent}${row.non2xx ? ` (${row.non2xx} non-2xx)` : ""} | ${fmtRequests(row.min)} | ${row.requestsAtMinimum ? "yes" : "**no**"} |`);
+    }
+    p("");
+  }
+
+  p(
+    "## State",
+    "",
+    "Checkpoint bytes / N = the stack's checkpoint file in the `file://` backend (`.pulumi/stacks/<project>/<stack>.json`, the " +
+      "largest any step left) divided by N; it includes the stack's fixed part (Stack resource, default provider with the " +
+      "encrypted config, secrets provider), which weighs most at N=10. One resource = that resource's JSON in the " +
+      "checkpoint. `__provider` = the serialized provider; the engine stores it in each resource's inputs *and* outputs.",
+    "",
+    "| Variant | N | Checkpoint bytes / N | One resource | `__provider` | Copies per resource |",
+    "|---|---|---|---|---|---|",
+  );
+  for (const st of s.state) {
+    const c = st.checkpointBytesPerResource;
+    const spread = c && c.count > 1 ? ` (${Math.round(c.min)}–${Math.round(c.max)})` : "";
+    p(`| ${st.variant === "noop" ? "floor (no-op)" : "StoredFile"} | ${st.n} | ${c ? `${fmtBytes(c.median)}${spread}` : "—"} | ${fmtBytes(st.resourceBytes)} | ${fmtBytes(st.providerBytes)} | ${st.providerCopiesPerResource ?? "—"} |`);
+  }
+  if (Object.keys(s.marginalBytesPerResource).length) {
+    p("", `Marginal checkpoint bytes per added resource (N=${s.ns[0]} → N=${s.ns.at(-1)}): ` + Object.entries(s.marginalBytesPerResource).map(([v, b]) => `${v === "noop" ? "floor" : "StoredFile"} ${fmtBytes(b)}`).join(", ") + ".");
+  }
+  p("");
+
+  if (s.ns.length >= 2) {
+    p(
+      "## Time against N (least squares over the medians)",
+      "",
+      "| Step | StoredFile: per resource + fixed, R² | Floor: per resource + fixed, R² |",
+      "|---|---|---|",
+    );
+    const cell = (f) => (f ? `${f.slopeMsPerResource.toFixed(1)} ms + ${sec(f.interceptMs)} s, R² ${f.r2.toFixed(3)}` : "—");
+    for (const key of STEP_KEYS) p(`| ${STEP_LABELS[key]} | ${cell(s.linearity.storedfile?.[key])} | ${cell(s.linearity.noop?.[key])} |`);
+    p("");
+  }
+
+  if (s.diagnostic) {
+    p(
+      "## Diagnostic: the same steps without the engine's intermediate checkpoint writes",
+      "",
+      "One repetition per variant with `PULUMI_SKIP_CHECKPOINTS=true` (an engine setting that writes the checkpoint only at " +
+        "the end of an operation; *not* a recommendation — an interrupted `up` then loses its record). The difference from " +
+        "the tables above is the `file://` backend rewriting the whole checkpoint after each resource operation, which makes " +
+        "writing steps quadratic in N.",
+      "",
+    );
+    timeTable(s.diagnostic.steps, s.diagnostic.ns);
+    if (s.diagnostic.ns.length >= 2) {
+      const lo = s.diagnostic.ns[0];
+      const hi = s.diagnostic.ns.at(-1);
+      p(`Per added resource between N=${lo} and N=${hi}, without checkpoint writes → with them (main tables):`, "");
+      p("| Step | StoredFile | Floor |", "|---|---|---|");
+      for (const key of WRITING_STEPS) {
+        const per = (steps, v) => {
+          const a = steps.find((r) => r.n === lo && r.step === key)?.wall[v]?.median;
+          const b = steps.find((r) => r.n === hi && r.step === key)?.wall[v]?.median;
+          return Number.isFinite(a) && Number.isFinite(b) ? ((b - a) / (hi - lo)).toFixed(1) : "—";
+        };
+        p(`| ${STEP_LABELS[key]} | ${per(s.diagnostic.steps, "storedfile")} → ${per(s.steps, "storedfile")} ms | ${per(s.diagnostic.steps, "noop")} → ${per(s.steps, "noop")} ms |`);
+      }
+      p("");
+    }
+  }
+
+  if (s.load.length) {
+    const l = results.settings.load;
+    p(
+      "## The emulator alone",
+      "",
+      "Requests per second from a second process (bench/load.mjs: node:http, keep-alive, loopback only), each run bounded to " +
+        `${l.maxRequests} requests or ${l.maxSeconds} s, ${l.reps} repetition(s); the emulator in memory, request log on, no ` +
+        "faults. Each PATCH changes the tag; each renew buys 1 epoch with its own Idempotency-Key. On " +
+        `${m.cpus} cores the load generator and the emulator share the CPU.`,
+      "",
+      "| Route | In flight | Requests/s | p50 latency | p99 latency | All 2xx |",
+      "|---|---|---|---|---|---|",
+    );
+    for (const r of s.load) {
+      const f = (x) => (x.count > 1 ? `${x.median.toFixed(0)} (${x.min.toFixed(0)}–${x.max.toFixed(0)})` : x.median.toFixed(0));
+      p(`| ${r.route === "renew" ? "POST renew" : r.route.toUpperCase()} | ${r.concurrency} | ${f(r.rps)} | ${r.p50Ms.median.toFixed(2)} ms | ${r.p99Ms.median.toFixed(2)} ms | ${r.allOk ? "yes" : "**no**"} |`);
+    }
+    p("");
+  }
+
+  if (results.problems?.length) p("## Problems", "", ...results.problems.map((x) => `- ${x}`), "");
+  p(
+    `Phases: ${Object.entries(results.phasesMs).map(([k, v]) => `${k} ${(v / 60000).toFixed(1)} min`).join(", ")}. ` +
+      "Raw figures (every repetition, CPU, contention, engine change summaries): BENCHMARKS.json.",
+    "",
+  );
+  if (findings) p(findings.trim(), "");
+  return `${lines.join("\n")}\n`;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const results = JSON.parse(fs.readFileSync(process.argv[2] ?? path.join(here, "..", "BENCHMARKS.json"), "utf8"));
+  const findings = path.join(here, "FINDINGS.md");
+  process.stdout.write(render({ ...results, summary: summarize(results) }, { findings: fs.existsSync(findings) ? fs.readFileSync(findings, "utf8") : undefined }));
+}

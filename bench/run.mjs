@@ -1,0 +1,521 @@
+#!/usr/bin/env node
+// `npm run bench`: the provider's cost next to the engine's floor, measured side by side.
+//
+// In one run, on this machine, against the emulator (in memory, on loopback):
+//   - for each N, six steps (up from empty = adopt, preview with nothing changed, up with every
+//     tag changed, up with every retentionEpochs raised, refresh, destroy) on N StoredFiles, and
+//     the same six on N no-op dynamic resources (the floor: same engine, backend and inputs);
+//   - the requests each step sent, from the emulator's log, next to the minimum possible;
+//   - checkpoint bytes per resource and the size of the serialized provider (`__provider`);
+//   - the emulator alone under load from a second process (bench/load.mjs).
+// Writes BENCHMARKS.md (bench/report.mjs renders it) and BENCHMARKS.json.
+//
+//   node bench/run.mjs                       # the full run (N = 10, 100, 500; 3, 3, 2 repetitions)
+//   node bench/run.mjs --ci                  # N = 10, 1 repetition, to a temp file; exit 1 if
+//                                            # any step's requests differ from the minimum
+//   node bench/run.mjs --n 500 --reps 1 --variants storedfile --profile /tmp/prof
+//                                            # CPU profiles of the program and provider processes
+//                                            # (summarize: node bench/profile.mjs /tmp/prof)
+//   --keep-checkpoints DIR                   # a copy of the checkpoint after every step
+//   --parallel P                             # pass --parallel P to every pulumi op (default: none)
+import { execFileSync, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as os from "node:os";
+import * as path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { render, summarize } from "./report.mjs";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const projectDir = path.join(repoRoot, "bench", "project");
+const log = (text) => process.stderr.write(`bench: ${text}\n`);
+
+const { values: cli } = parseArgs({
+  options: {
+    ci: { type: "boolean", default: false },
+    n: { type: "string" },
+    reps: { type: "string" },
+    variants: { type: "string" },
+    out: { type: "string" },
+    json: { type: "string" },
+    check: { type: "boolean" },
+    parallel: { type: "string" },
+    profile: { type: "string" },
+    "keep-checkpoints": { type: "string" },
+    "engine-env": { type: "string", multiple: true },
+    "skip-install": { type: "boolean", default: false },
+    "no-warmup": { type: "boolean", default: false },
+    "no-load": { type: "boolean", default: false },
+    "no-engine": { type: "boolean", default: false },
+    "no-diagnostics": { type: "boolean", default: false },
+  },
+});
+
+const ci = cli.ci;
+const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-"));
+// Where --ci and --profile runs write their report unless told otherwise (kept after the run).
+const reportTmp = () => (reportTmp.dir ??= fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-report-")));
+const options = {
+  ns: (cli.n ?? (ci ? "10" : "10,100,500")).split(",").map(Number),
+  // "3" for every N, or per N: "10:3,100:3,500:2".
+  // N=500 gets 2 repetitions by default: a pair of them takes ~8 minutes on 2 cores, and the
+  // whole run has to stay near 30 minutes.
+  reps: parseReps(cli.reps ?? (ci ? "1" : "10:3,100:3,500:2")),
+  variants: (cli.variants ?? "noop,storedfile").split(","),
+  out: cli.out ?? (ci || cli.profile ? path.join(reportTmp(), "BENCHMARKS.md") : path.join(repoRoot, "BENCHMARKS.md")),
+  json: cli.json ?? (ci || cli.profile ? path.join(reportTmp(), "BENCHMARKS.json") : path.join(repoRoot, "BENCHMARKS.json")),
+  check: cli.check ?? ci,
+  parallel: cli.parallel ? Number(cli.parallel) : undefined,
+  profile: cli.profile ? path.resolve(cli.profile) : undefined,
+  // Extra environment for every pulumi op, e.g. PULUMI_SKIP_CHECKPOINTS=true (a diagnostic).
+  engineEnv: Object.fromEntries((cli["engine-env"] ?? []).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])),
+  keepCheckpoints: cli["keep-checkpoints"] ? path.resolve(cli["keep-checkpoints"]) : undefined,
+  warmup: !ci && !cli["no-warmup"],
+  load: cli["no-load"]
+    ? undefined
+    : ci
+      ? { reps: 1, concurrency: [8], maxRequests: 1000, maxSeconds: 2 }
+      : { reps: 3, concurrency: [8, 32], maxRequests: 10000, maxSeconds: 5 },
+  engine: !cli["no-engine"],
+  // One more pass, with the engine's intermediate checkpoint writes switched off, at these N: it
+  // tells how much of each step is the file backend rewriting the whole checkpoint per resource.
+  diagnostics: ci || cli["no-diagnostics"] ? [] : [100, 500],
+};
+for (const v of options.variants) if (v !== "noop" && v !== "storedfile") throw new Error(`unknown variant ${v}`);
+
+function parseReps(text) {
+  if (/^\d+$/.test(text)) return () => Number(text);
+  const map = Object.fromEntries(text.split(",").map((p) => p.split(":").map(Number)));
+  return (n) => map[n] ?? 1;
+}
+
+function tryGit(args) {
+  try {
+    return sh("git", args, { cwd: repoRoot, stdio: ["ignore", "pipe", "ignore"] });
+  } catch {
+    return undefined;
+  }
+}
+const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], ...opts }).trim();
+
+// ---------------------------------------------------------------------------------------------
+// Install what the run needs, as on a fresh clone.
+// ---------------------------------------------------------------------------------------------
+const startedAt = performance.now();
+const phases = {};
+let phaseStart = performance.now();
+const phaseDone = (name) => {
+  phases[name] = Math.round(performance.now() - phaseStart);
+  phaseStart = performance.now();
+};
+
+if (!fs.existsSync(path.join(repoRoot, "node_modules", ".bin", "tsc"))) {
+  log("root node_modules missing: npm ci");
+  execFileSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
+}
+log("npm run build");
+execFileSync("npm", ["run", "--silent", "build"], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
+const pulumiDir = sh("bash", [path.join(repoRoot, "scripts", "ensure-pulumi")]);
+if (!cli["skip-install"] || !fs.existsSync(path.join(projectDir, "node_modules", "pulumi-tuskr"))) {
+  log("installing bench/project (pulumi-tuskr packed from this checkout, --install-links)");
+  // npm sees the same version as "up to date" and would keep a stale copy of the package.
+  fs.rmSync(path.join(projectDir, "node_modules", "pulumi-tuskr"), { recursive: true, force: true });
+  execFileSync("npm", ["install", "--install-links", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd: projectDir,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+}
+phaseDone("install");
+
+// The Automation API of the very @pulumi/pulumi the program and the dynamic provider use.
+const projectRequire = createRequire(path.join(projectDir, "package.json"));
+const { LocalWorkspace, PulumiCommand } = projectRequire("@pulumi/pulumi/automation");
+const { startEmulator, EMULATOR_DEFAULT_API_KEY } = await import(path.join(repoRoot, "dist", "emulator", "index.js"));
+
+const pulumiEnv = { PULUMI_SKIP_UPDATE_CHECK: "true", PATH: `${pulumiDir}:${process.env.PATH}` };
+const machine = {
+  date: new Date().toISOString(),
+  cpus: os.cpus().length,
+  cpuModel: os.cpus()[0]?.model ?? "unknown",
+  memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+  os: `${os.type()} ${os.release()} ${os.arch()}`,
+  node: process.version,
+  pulumi: sh(path.join(pulumiDir, "pulumi"), ["version"], { env: { ...process.env, ...pulumiEnv } }),
+  pulumiNodejsSdk: projectRequire("@pulumi/pulumi/package.json").version,
+  defaultParallel: Number(/--parallel int32[^\n]*\(default (\d+)\)/.exec(sh(path.join(pulumiDir, "pulumi"), ["up", "--help"], { env: { ...process.env, ...pulumiEnv } }))?.[1]),
+  commit: tryGit(["rev-parse", "--short", "HEAD"]) ?? "unknown",
+  dirty: (tryGit(["status", "--porcelain", "--", "provider", "emulator", "bench/project"]) ?? "") !== "",
+  loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
+};
+log(`machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, node ${machine.node}, pulumi ${machine.pulumi}`);
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting. Wall time is the figure asked for, but this machine may be shared: so each step
+// also records the CPU time of the pulumi process tree (its reaped descendants: engine, language
+// host, program, provider), this process's own (the emulator), and how busy the whole machine
+// was meanwhile — what is left is other people's load, reported as contention.
+// ---------------------------------------------------------------------------------------------
+const clockTick = 1000 / Number(sh("getconf", ["CLK_TCK"]) || 100);
+function cpuSnapshot() {
+  const self = process.cpuUsage();
+  let childrenMs = NaN;
+  let machineBusyMs = NaN;
+  try {
+    const fields = fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+    childrenMs = (Number(fields[13]) + Number(fields[14])) * clockTick; // cutime + cstime
+    const cpu = fs.readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+    machineBusyMs = (cpu.reduce((a, b) => a + b, 0) - cpu[3] - cpu[4]) * clockTick; // all but idle, iowait
+  } catch {
+    // Not Linux: wall time only.
+  }
+  return { selfMs: (self.user + self.system) / 1000, childrenMs, machineBusyMs, at: performance.now() };
+}
+function cpuDelta(a, b) {
+  const pulumiCpuMs = b.childrenMs - a.childrenMs;
+  const emulatorCpuMs = b.selfMs - a.selfMs;
+  const otherCpuMs = Math.max(0, b.machineBusyMs - a.machineBusyMs - pulumiCpuMs - emulatorCpuMs);
+  // Share of the machine others used while the step ran (0 = we had it to ourselves).
+  const contention = otherCpuMs / ((b.at - a.at) * os.cpus().length);
+  return { pulumiCpuMs: Math.round(pulumiCpuMs), emulatorCpuMs: Math.round(emulatorCpuMs), otherCpuMs: Math.round(otherCpuMs), contention: Math.round(contention * 100) / 100 };
+}
+
+/**
+ * Before a step, waits (bounded) for a moment when others use little of the machine, so a step
+ * less often starts inside someone else's burst. Gives up after `maxMs`, or when the run's
+ * budget for waiting is spent; returns how long it waited.
+ */
+const quiet = { budgetMs: ci ? 0 : 240_000, maxMs: 15_000, threshold: 0.15, windowMs: 500 };
+async function waitForQuiet() {
+  const started = performance.now();
+  while (quiet.budgetMs > 0) {
+    const a = cpuSnapshot();
+    await new Promise((r) => setTimeout(r, quiet.windowMs));
+    const b = cpuSnapshot();
+    if (!Number.isFinite(a.machineBusyMs) || cpuDelta(a, b).contention < quiet.threshold) break;
+    const waited = performance.now() - started;
+    if (waited >= quiet.maxMs || waited >= quiet.budgetMs) break;
+  }
+  const waited = performance.now() - started;
+  quiet.budgetMs = Math.max(0, quiet.budgetMs - waited);
+  return Math.round(waited);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine steps.
+// ---------------------------------------------------------------------------------------------
+
+/** The six steps; `min` is the fewest requests the service could possibly get for N files. */
+const STEPS = [
+  { key: "adopt", op: "up", config: { tag: "v1", epochs: 0 }, min: (n) => ({ get: n, patch: n, renew: 0 }) },
+  { key: "preview", op: "preview", min: () => ({ get: 0, patch: 0, renew: 0 }) },
+  { key: "tags", op: "up", config: { tag: "v2" }, min: (n) => ({ get: 0, patch: n, renew: 0 }) },
+  { key: "epochs", op: "up", config: { epochs: 1 }, min: (n) => ({ get: 0, patch: 0, renew: n }) },
+  { key: "refresh", op: "refresh", min: (n) => ({ get: n, patch: 0, renew: 0 }) },
+  { key: "destroy", op: "destroy", min: () => ({ get: 0, patch: 0, renew: 0 }) },
+];
+
+/** What the engine must report for each step, or the run is not measuring what it says. */
+function engineProblems(step, changes, n) {
+  const c = changes ?? {};
+  const want = {
+    adopt: { create: n + 1 }, // + the Stack resource
+    preview: { same: n + 1 },
+    tags: { update: n },
+    epochs: { update: n },
+    destroy: { delete: n + 1 },
+  }[step];
+  if (!want) return [];
+  return Object.entries(want)
+    .filter(([k, v]) => c[k] !== v)
+    .map(([k, v]) => `${step}: engine reported ${k}=${c[k] ?? 0}, expected ${v} (${JSON.stringify(c)})`);
+}
+
+/** What the emulator must hold after each StoredFile step. */
+function emulatorProblems(step, files, blobIds) {
+  const byId = new Map(files.map((f) => [f.blobId, f]));
+  const want = { adopt: { tag: "v1", epochsBought: 0 }, tags: { tag: "v2", epochsBought: 0 }, epochs: { tag: "v2", epochsBought: 1 } }[step];
+  if (!want) return [];
+  const wrong = blobIds.filter((id, i) => {
+    const f = byId.get(id);
+    return !f || f.tag !== want.tag || f.epochsBought !== want.epochsBought || f.metadata?.index !== i || f.name !== `file-${i}.txt`;
+  });
+  return wrong.length ? [`${step}: ${wrong.length} file(s) on the emulator differ from the declaration`] : [];
+}
+
+function findCheckpoint(stateDir, stackName) {
+  const stacks = path.join(stateDir, ".pulumi", "stacks");
+  const walk = (dir) =>
+    fs.existsSync(dir)
+      ? fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]))
+      : [];
+  return walk(stacks).find((f) => path.basename(f) === `${stackName}.json`);
+}
+
+/** Runs the six steps on a fresh stack of N resources of one variant; returns its measurements. */
+async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } = {}) {
+  const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-${n}-`));
+  const stateDir = path.join(tmp, "state");
+  fs.mkdirSync(stateDir);
+  const workDir = path.join(tmp, "project");
+  fs.cpSync(projectDir, workDir, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
+  fs.symlinkSync(path.join(projectDir, "node_modules"), path.join(workDir, "node_modules"), "dir");
+
+  await emu.reset();
+  const blobIds = [];
+  for (let i = 0; i < n; i++) {
+    const file = await emu.uploadFile({ content: `bench ${variant} ${n} ${rep} ${i}`, filename: `file-${i}.txt`, tag: "uploaded" });
+    blobIds.push(file.blobId);
+  }
+  fs.writeFileSync(path.join(workDir, "blobs.json"), JSON.stringify(blobIds));
+
+  const envVars = {
+    PATH: `${pulumiDir}:${process.env.PATH}`,
+    PULUMI_BACKEND_URL: `file://${stateDir}`,
+    PULUMI_HOME: path.join(tmp, "home"),
+    PULUMI_CONFIG_PASSPHRASE: "bench-passphrase",
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    // As the e2e harness: type checking belongs to `npm run build`, the engine needs only JS.
+    PULUMI_NODEJS_TRANSPILE_ONLY: "true",
+    TUSKR_API_KEY: "",
+    TUSKR_BASE_URL: "",
+    ...options.engineEnv,
+    ...extraEnv,
+  };
+  if (options.profile) {
+    const dir = path.join(options.profile, `${variant}-${n}-${rep}`);
+    fs.mkdirSync(dir, { recursive: true });
+    // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the profiler instead.
+    envVars.NODE_OPTIONS = `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`;
+    envVars.BENCH_CPU_PROF_DIR = dir;
+  }
+
+  // Time the `pulumi <op>` process itself (what a user waits for at the CLI), apart from the
+  // Automation API's own follow-up commands (stack output, stack history).
+  const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
+  const run = pulumiCommand.run.bind(pulumiCommand);
+  let lastCliMs = NaN;
+  let lastCpu = {};
+  pulumiCommand.run = async (args, ...rest) => {
+    const before = cpuSnapshot();
+    try {
+      return await run(args, ...rest);
+    } finally {
+      const after = cpuSnapshot();
+      if (["up", "preview", "refresh", "destroy"].includes(args[0])) {
+        lastCliMs = after.at - before.at;
+        lastCpu = cpuDelta(before, after);
+      }
+    }
+  };
+
+  const stackName = `bench-${variant}-${n}-${rep}`;
+  const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir }, { envVars, pulumiCommand });
+  const out = { variant, n, rep, steps: [], problems: [] };
+  let destroyed = false;
+  const opOpts = options.parallel ? { parallel: options.parallel } : {};
+  try {
+    // The same config for both variants (the floor ignores tuskr:*), so the state carries the same.
+    await stack.setAllConfig({
+      "tuskr:apiKey": { value: EMULATOR_DEFAULT_API_KEY, secret: true },
+      "tuskr:baseUrl": { value: emu.url },
+      "bench:variant": { value: variant },
+      "bench:tag": { value: "v1" },
+      "bench:epochs": { value: "0" },
+    });
+    for (const step of STEPS) {
+      if (step.config) {
+        await stack.setAllConfig(Object.fromEntries(Object.entries(step.config).map(([k, v]) => [`bench:${k}`, { value: String(v) }])));
+      }
+      if (options.profile) stack.workspace.envVars.BENCH_CPU_PROF_DIR = path.join(options.profile, `${variant}-${n}-${rep}`, step.key);
+      const quietWaitMs = await waitForQuiet();
+      emu.clearRequests();
+      lastCliMs = NaN;
+      lastCpu = {};
+      const t0 = performance.now();
+      let result;
+      if (step.op === "up") result = await stack.up(opOpts);
+      else if (step.op === "preview") result = await stack.preview(opOpts);
+      else if (step.op === "refresh") result = await stack.refresh(opOpts);
+      else result = await stack.destroy(opOpts);
+      const apiMs = performance.now() - t0;
+      if (step.op === "destroy") destroyed = true;
+
+      const fileRequests = emu.requests().filter((r) => r.path.startsWith("/v1/"));
+      const requests = { get: 0, patch: 0, renew: 0, other: 0 };
+      for (const r of fileRequests) requests[r.route in requests ? r.route : "other"]++;
+      const non2xx = fileRequests.filter((r) => r.status < 200 || r.status >= 300).length;
+      const changes = step.op === "preview" ? result.changeSummary : result.summary?.resourceChanges;
+      const checkpoint = findCheckpoint(stateDir, stackName);
+      const checkpointBytes = checkpoint ? fs.statSync(checkpoint).size : 0;
+      if (options.keepCheckpoints && checkpoint && !warmup) {
+        fs.mkdirSync(options.keepCheckpoints, { recursive: true });
+        fs.copyFileSync(checkpoint, path.join(options.keepCheckpoints, `${variant}-${n}-${rep}-${step.key}.json`));
+      }
+      const record = { step: step.key, cliMs: Math.round(lastCliMs), apiMs: Math.round(apiMs), ...lastCpu, quietWaitMs, requests, non2xx, min: step.min(n), checkpointBytes, changes };
+      out.steps.push(record);
+      out.problems.push(...engineProblems(step.key, changes, n));
+      if (variant === "storedfile") out.problems.push(...emulatorProblems(step.key, emu.files(), blobIds));
+
+      if (step.key === "adopt" && checkpoint) {
+        // The serialized provider, as stored: the same text sits in each resource's inputs and outputs.
+        const deployment = JSON.parse(fs.readFileSync(checkpoint, "utf8")).checkpoint?.latest;
+        const resources = deployment?.resources ?? [];
+        const mine = resources.filter((r) => r.type?.startsWith("pulumi-nodejs:dynamic"));
+        const provider = mine[0]?.outputs?.__provider ?? "";
+        out.providerBytes = Buffer.byteLength(provider, "utf8");
+        out.providerCopiesPerResource = ["inputs", "outputs"].filter((k) => mine[0]?.[k]?.__provider !== undefined).length;
+        out.resourceBytes = mine.length ? Math.round(mine.reduce((s, r) => s + Buffer.byteLength(JSON.stringify(r)), 0) / mine.length) : 0;
+        out.resourceType = mine[0]?.type;
+      }
+      log(
+        `${warmup ? "(warm-up) " : ""}${Object.keys(extraEnv).length ? "(diagnostic) " : ""}${variant.padEnd(10)} N=${String(n).padEnd(3)} rep ${rep} ${step.key.padEnd(7)} ` +
+          `${String(record.cliMs).padStart(6)} ms (cpu ${record.pulumiCpuMs}, emu ${record.emulatorCpuMs}, others ${Math.round(record.contention * 100)}%)  get ${requests.get} patch ${requests.patch} renew ${requests.renew}` +
+          `${requests.other ? ` other ${requests.other}` : ""}${non2xx ? ` non-2xx ${non2xx}` : ""}  state ${checkpointBytes} B`,
+      );
+    }
+  } finally {
+    try {
+      if (!destroyed) await stack.destroy();
+    } catch (e) {
+      log(`cleanup destroy failed: ${e?.message ?? e}`);
+    } finally {
+      await stack.workspace.removeStack(stackName, { force: true }).catch(() => undefined);
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The emulator alone.
+// ---------------------------------------------------------------------------------------------
+
+function runLoad(spec) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, "bench", "load.mjs"), JSON.stringify(spec)], { stdio: ["ignore", "pipe", "inherit"] });
+    let text = "";
+    child.stdout.on("data", (d) => (text += d));
+    child.on("error", reject);
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(text)) : reject(new Error(`load generator exited with ${code}`))));
+  });
+}
+
+async function loadTest(load) {
+  const results = [];
+  const emu = await startEmulator({ port: 0 });
+  try {
+    for (let rep = 0; rep < load.reps; rep++) {
+      for (const concurrency of load.concurrency) {
+        for (const route of ["get", "patch", "renew"]) {
+          await emu.reset();
+          // Renews: at most 50 one-epoch renews per file keeps every file under the 53-epoch horizon.
+          const files = route === "renew" ? Math.ceil(load.maxRequests / 50) : 100;
+          const blobIds = [];
+          for (let i = 0; i < files; i++) blobIds.push((await emu.uploadFile({ content: `load ${rep} ${i}`, filename: `l${i}.txt` })).blobId);
+          const r = await runLoad({
+            url: emu.url,
+            apiKey: EMULATOR_DEFAULT_API_KEY,
+            route,
+            blobIds,
+            concurrency,
+            maxRequests: load.maxRequests,
+            maxSeconds: load.maxSeconds,
+          });
+          r.emulatorLogged = emu.requests().filter((x) => x.route === route && x.status >= 200 && x.status < 300).length;
+          r.rep = rep;
+          results.push(r);
+          log(`load ${route.padEnd(5)} c=${concurrency} rep ${rep}: ${Math.round(r.rps)} req/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.ok}/${r.requests} ok (${r.stoppedBy})`);
+        }
+      }
+    }
+  } finally {
+    await emu.close();
+  }
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const runs = [];
+const diagnostics = [];
+const problems = [];
+let loadResults = [];
+try {
+  if (options.engine) {
+    const emu = await startEmulator({ port: 0 });
+    try {
+      if (options.warmup) {
+        log("warm-up: one unrecorded pass of each variant at N=10 (disk caches, first compiles)");
+        for (const variant of options.variants) await runStack(emu, variant, 10, -1, { warmup: true });
+        phaseDone("warmup");
+      }
+      for (const n of options.ns) {
+        for (let rep = 0; rep < options.reps(n); rep++) {
+          // Alternate which variant goes first, so drift in the machine lands on both alike.
+          const order = rep % 2 === 0 ? options.variants : [...options.variants].reverse();
+          for (const variant of order) {
+            const r = await runStack(emu, variant, n, rep);
+            runs.push(r);
+            problems.push(...r.problems.map((p) => `${variant} N=${n} rep ${rep}: ${p}`));
+          }
+        }
+        phaseDone(`engine N=${n}`);
+      }
+      for (const n of options.diagnostics.filter((d) => d <= Math.max(...options.ns))) {
+        for (const variant of options.variants) {
+          const r = await runStack(emu, variant, n, 0, { extraEnv: { PULUMI_SKIP_CHECKPOINTS: "true" } });
+          diagnostics.push(r);
+          problems.push(...r.problems.map((p) => `diagnostic ${variant} N=${n}: ${p}`));
+        }
+      }
+      if (diagnostics.length) phaseDone("diagnostic (PULUMI_SKIP_CHECKPOINTS)");
+    } finally {
+      await emu.close();
+    }
+  }
+  if (options.load) {
+    loadResults = await loadTest(options.load);
+    phaseDone("emulator load");
+  }
+} finally {
+  fs.rmSync(tmpRoot, { recursive: true, force: true, maxRetries: 2 });
+}
+
+const results = {
+  generatedBy: ci ? "npm run bench:ci" : "npm run bench",
+  machine,
+  settings: {
+    ns: options.ns,
+    reps: Object.fromEntries(options.ns.map((n) => [n, options.reps(n)])),
+    variants: options.variants,
+    parallel: options.parallel ?? `default (${machine.defaultParallel} on this machine)`,
+    engineEnv: options.engineEnv,
+    transpileOnly: true,
+    warmup: options.warmup,
+    load: options.load,
+    profiled: Boolean(options.profile),
+    quietGate: { threshold: quiet.threshold, maxMsPerStep: quiet.maxMs, budgetMs: ci ? 0 : 240_000 },
+  },
+  wallSeconds: Math.round((performance.now() - startedAt) / 100) / 10,
+  phasesMs: phases,
+  problems,
+  runs,
+  diagnostics: { skipCheckpoints: diagnostics },
+  load: loadResults,
+};
+results.summary = summarize(results);
+
+for (const f of [options.out, options.json]) fs.mkdirSync(path.dirname(f), { recursive: true });
+fs.writeFileSync(options.json, `${JSON.stringify(results, null, 2)}\n`);
+const findings = path.join(repoRoot, "bench", "FINDINGS.md");
+fs.writeFileSync(options.out, render(results, { findings: !ci && fs.existsSync(findings) ? fs.readFileSync(findings, "utf8") : undefined }));
+log(`wrote ${options.out} and ${options.json} (${results.wallSeconds} s)`);
+
+const requestMisses = results.summary.requestMisses;
+for (const p of problems) log(`PROBLEM ${p}`);
+for (const m of requestMisses) log(`REQUESTS ≠ MINIMUM: ${m}`);
+if (problems.length > 0) process.exit(1);
+if (options.check && requestMisses.length > 0) process.exit(1);
