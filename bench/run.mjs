@@ -50,6 +50,7 @@ const { values: cli } = parseArgs({
     "no-load": { type: "boolean", default: false },
     "no-engine": { type: "boolean", default: false },
     "no-diagnostics": { type: "boolean", default: false },
+    faults: { type: "string" },
   },
 });
 
@@ -445,7 +446,9 @@ const problems = [];
 let loadResults = [];
 try {
   if (options.engine) {
-    const emu = await startEmulator({ port: 0 });
+    // --faults (emulator fault config, JSON) exists to prove the --check gate: a retried request
+    // is one more than the minimum, e.g. --faults '{"script":[{"route":"patch","fault":"5xx"}]}'.
+    const emu = await startEmulator({ port: 0, faults: cli.faults ? JSON.parse(cli.faults) : undefined });
     try {
       if (options.warmup) {
         log("warm-up: one unrecorded pass of each variant at N=10 (disk caches, first compiles)");
