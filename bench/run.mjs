@@ -259,9 +259,12 @@ async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } 
   const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-${n}-`));
   const stateDir = path.join(tmp, "state");
   fs.mkdirSync(stateDir);
-  const workDir = path.join(tmp, "project");
-  fs.cpSync(projectDir, workDir, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
-  fs.symlinkSync(path.join(projectDir, "node_modules"), path.join(workDir, "node_modules"), "dir");
+  // The stack runs in bench/project itself, not in a copy with node_modules linked: the engine
+  // records each resource's source position and stack trace as paths relative to the project,
+  // and a linked node_modules would make every one of them (so the state) longer than a user's.
+  const stackName = `bench-${variant}-${n}-${rep}-${Math.random().toString(36).slice(2, 8)}`;
+  const workDir = projectDir;
+  const blobsFile = `.bench-blobs-${stackName}.json`;
 
   await emu.reset();
   const blobIds = [];
@@ -269,7 +272,7 @@ async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } 
     const file = await emu.uploadFile({ content: `bench ${variant} ${n} ${rep} ${i}`, filename: `file-${i}.txt`, tag: "uploaded" });
     blobIds.push(file.blobId);
   }
-  fs.writeFileSync(path.join(workDir, "blobs.json"), JSON.stringify(blobIds));
+  fs.writeFileSync(path.join(workDir, blobsFile), JSON.stringify(blobIds));
 
   const envVars = {
     PATH: `${pulumiDir}:${process.env.PATH}`,
@@ -312,7 +315,6 @@ async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } 
     }
   };
 
-  const stackName = `bench-${variant}-${n}-${rep}`;
   const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir }, { envVars, pulumiCommand });
   const out = { variant, n, rep, steps: [], problems: [] };
   let destroyed = false;
@@ -323,6 +325,7 @@ async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } 
       "tuskr:apiKey": { value: EMULATOR_DEFAULT_API_KEY, secret: true },
       "tuskr:baseUrl": { value: emu.url },
       "bench:variant": { value: variant },
+      "bench:blobsFile": { value: blobsFile },
       "bench:tag": { value: "v1" },
       "bench:epochs": { value: "0" },
     });
@@ -384,6 +387,7 @@ async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } 
       log(`cleanup destroy failed: ${e?.message ?? e}`);
     } finally {
       await stack.workspace.removeStack(stackName, { force: true }).catch(() => undefined);
+      for (const f of [blobsFile, `Pulumi.${stackName}.yaml`]) fs.rmSync(path.join(workDir, f), { force: true });
       fs.rmSync(tmp, { recursive: true, force: true });
     }
   }

@@ -9,7 +9,7 @@ const variant = config.require("variant"); // "storedfile" | "noop"
 const tag = config.require("tag");
 const retentionEpochs = config.requireNumber("epochs");
 // One blobId per file, written by the runner (a file rather than config: 500 ids are 22 KB).
-const blobIds: string[] = JSON.parse(fs.readFileSync("blobs.json", "utf8"));
+const blobIds: string[] = JSON.parse(fs.readFileSync(config.require("blobsFile"), "utf8"));
 
 const args = (i: number) => ({
   blobId: blobIds[i],
