@@ -228,8 +228,9 @@ export function render(results, { findings } = {}) {
     "**How:** one emulator, in memory, on loopback; each repetition is a fresh stack (its own temp `file://` backend and " +
       "PULUMI_HOME) over N freshly uploaded files, driven through the Automation API. A time is the `pulumi <op>` process " +
       "alone (what you wait for at the CLI, without the Automation API's follow-up `stack output`/`history`): median of the " +
-      `repetitions, min–max in brackets. Repetitions: ${reps}; the two variants alternate which goes first` +
-      `${results.settings.warmup ? ", after one unrecorded warm-up pass of each at N=10" : ""}. ` +
+      `repetitions, min–max in brackets. Repetitions: ${reps}. In each repetition the two stacks run in lockstep (step 1 ` +
+      "of each, then step 2 of each, …), and which variant goes first alternates between repetitions" +
+      `${results.settings.warmup ? "; one unrecorded warm-up repetition at N=10 comes first" : ""}. ` +
       `Engine parallelism: ${typeof results.settings.parallel === "number" ? `\`--parallel ${results.settings.parallel}\`` : `not set, i.e. the CLI's ${results.settings.parallel}`}. ` +
       "`PULUMI_NODEJS_TRANSPILE_ONLY=true`, as in the e2e harness (no type check inside the engine). " +
       "**The floor** is the same program with each StoredFile replaced by a `pulumi.dynamic.Resource` with the same inputs " +

@@ -254,8 +254,11 @@ function findCheckpoint(stateDir, stackName) {
   return walk(stacks).find((f) => path.basename(f) === `${stackName}.json`);
 }
 
-/** Runs the six steps on a fresh stack of N resources of one variant; returns its measurements. */
-async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } = {}) {
+/**
+ * Opens a fresh stack of N resources of one variant: uploads its files to the emulator, gives it
+ * its own temp backend and PULUMI_HOME, sets its config. Returns what the steps need.
+ */
+async function openStack(emu, variant, n, rep, { warmup, extraEnv }) {
   const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-${n}-`));
   const stateDir = path.join(tmp, "state");
   fs.mkdirSync(stateDir);
@@ -265,8 +268,6 @@ async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } 
   const stackName = `bench-${variant}-${n}-${rep}-${Math.random().toString(36).slice(2, 8)}`;
   const workDir = projectDir;
   const blobsFile = `.bench-blobs-${stackName}.json`;
-
-  await emu.reset();
   const blobIds = [];
   for (let i = 0; i < n; i++) {
     const file = await emu.uploadFile({ content: `bench ${variant} ${n} ${rep} ${i}`, filename: `file-${i}.txt`, tag: "uploaded" });
@@ -289,19 +290,16 @@ async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } 
     ...extraEnv,
   };
   if (options.profile) {
-    const dir = path.join(options.profile, `${variant}-${n}-${rep}`);
-    fs.mkdirSync(dir, { recursive: true });
     // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the profiler instead.
     envVars.NODE_OPTIONS = `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`;
-    envVars.BENCH_CPU_PROF_DIR = dir;
   }
 
+  const ctx = { variant, n, rep, warmup, extraEnv, tmp, stateDir, stackName, workDir, blobsFile, blobIds, destroyed: false };
+  ctx.out = { variant, n, rep, steps: [], problems: [] };
   // Time the `pulumi <op>` process itself (what a user waits for at the CLI), apart from the
   // Automation API's own follow-up commands (stack output, stack history).
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const run = pulumiCommand.run.bind(pulumiCommand);
-  let lastCliMs = NaN;
-  let lastCpu = {};
   pulumiCommand.run = async (args, ...rest) => {
     const before = cpuSnapshot();
     try {
@@ -309,89 +307,116 @@ async function runStack(emu, variant, n, rep, { warmup = false, extraEnv = {} } 
     } finally {
       const after = cpuSnapshot();
       if (["up", "preview", "refresh", "destroy"].includes(args[0])) {
-        lastCliMs = after.at - before.at;
-        lastCpu = cpuDelta(before, after);
+        ctx.lastCliMs = after.at - before.at;
+        ctx.lastCpu = cpuDelta(before, after);
       }
     }
   };
+  ctx.stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir }, { envVars, pulumiCommand });
+  // The same config for both variants (the floor ignores tuskr:*), so the state carries the same.
+  await ctx.stack.setAllConfig({
+    "tuskr:apiKey": { value: EMULATOR_DEFAULT_API_KEY, secret: true },
+    "tuskr:baseUrl": { value: emu.url },
+    "bench:variant": { value: variant },
+    "bench:blobsFile": { value: blobsFile },
+    "bench:tag": { value: "v1" },
+    "bench:epochs": { value: "0" },
+  });
+  return ctx;
+}
 
-  const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir }, { envVars, pulumiCommand });
-  const out = { variant, n, rep, steps: [], problems: [] };
-  let destroyed = false;
+/** Runs one step on an open stack and records it. */
+async function runStep(emu, ctx, step) {
+  const { stack, variant, n, rep, warmup, extraEnv, out } = ctx;
   const opOpts = options.parallel ? { parallel: options.parallel } : {};
-  try {
-    // The same config for both variants (the floor ignores tuskr:*), so the state carries the same.
-    await stack.setAllConfig({
-      "tuskr:apiKey": { value: EMULATOR_DEFAULT_API_KEY, secret: true },
-      "tuskr:baseUrl": { value: emu.url },
-      "bench:variant": { value: variant },
-      "bench:blobsFile": { value: blobsFile },
-      "bench:tag": { value: "v1" },
-      "bench:epochs": { value: "0" },
-    });
-    for (const step of STEPS) {
-      if (step.config) {
-        await stack.setAllConfig(Object.fromEntries(Object.entries(step.config).map(([k, v]) => [`bench:${k}`, { value: String(v) }])));
-      }
-      if (options.profile) stack.workspace.envVars.BENCH_CPU_PROF_DIR = path.join(options.profile, `${variant}-${n}-${rep}`, step.key);
-      const quietWaitMs = await waitForQuiet();
-      emu.clearRequests();
-      lastCliMs = NaN;
-      lastCpu = {};
-      const t0 = performance.now();
-      let result;
-      if (step.op === "up") result = await stack.up(opOpts);
-      else if (step.op === "preview") result = await stack.preview(opOpts);
-      else if (step.op === "refresh") result = await stack.refresh(opOpts);
-      else result = await stack.destroy(opOpts);
-      const apiMs = performance.now() - t0;
-      if (step.op === "destroy") destroyed = true;
-
-      const fileRequests = emu.requests().filter((r) => r.path.startsWith("/v1/"));
-      const requests = { get: 0, patch: 0, renew: 0, other: 0 };
-      for (const r of fileRequests) requests[r.route in requests ? r.route : "other"]++;
-      const non2xx = fileRequests.filter((r) => r.status < 200 || r.status >= 300).length;
-      const changes = step.op === "preview" ? result.changeSummary : result.summary?.resourceChanges;
-      const checkpoint = findCheckpoint(stateDir, stackName);
-      const checkpointBytes = checkpoint ? fs.statSync(checkpoint).size : 0;
-      if (options.keepCheckpoints && checkpoint && !warmup) {
-        fs.mkdirSync(options.keepCheckpoints, { recursive: true });
-        fs.copyFileSync(checkpoint, path.join(options.keepCheckpoints, `${variant}-${n}-${rep}-${step.key}.json`));
-      }
-      const record = { step: step.key, cliMs: Math.round(lastCliMs), apiMs: Math.round(apiMs), ...lastCpu, quietWaitMs, requests, non2xx, min: step.min(n), checkpointBytes, changes };
-      out.steps.push(record);
-      out.problems.push(...engineProblems(step.key, changes, n));
-      if (variant === "storedfile") out.problems.push(...emulatorProblems(step.key, emu.files(), blobIds));
-
-      if (step.key === "adopt" && checkpoint) {
-        // The serialized provider, as stored: the same text sits in each resource's inputs and outputs.
-        const deployment = JSON.parse(fs.readFileSync(checkpoint, "utf8")).checkpoint?.latest;
-        const resources = deployment?.resources ?? [];
-        const mine = resources.filter((r) => r.type?.startsWith("pulumi-nodejs:dynamic"));
-        const provider = mine[0]?.outputs?.__provider ?? "";
-        out.providerBytes = Buffer.byteLength(provider, "utf8");
-        out.providerCopiesPerResource = ["inputs", "outputs"].filter((k) => mine[0]?.[k]?.__provider !== undefined).length;
-        out.resourceBytes = mine.length ? Math.round(mine.reduce((s, r) => s + Buffer.byteLength(JSON.stringify(r)), 0) / mine.length) : 0;
-        out.resourceType = mine[0]?.type;
-      }
-      log(
-        `${warmup ? "(warm-up) " : ""}${Object.keys(extraEnv).length ? "(diagnostic) " : ""}${variant.padEnd(10)} N=${String(n).padEnd(3)} rep ${rep} ${step.key.padEnd(7)} ` +
-          `${String(record.cliMs).padStart(6)} ms (cpu ${record.pulumiCpuMs}, emu ${record.emulatorCpuMs}, others ${Math.round(record.contention * 100)}%)  get ${requests.get} patch ${requests.patch} renew ${requests.renew}` +
-          `${requests.other ? ` other ${requests.other}` : ""}${non2xx ? ` non-2xx ${non2xx}` : ""}  state ${checkpointBytes} B`,
-      );
-    }
-  } finally {
-    try {
-      if (!destroyed) await stack.destroy();
-    } catch (e) {
-      log(`cleanup destroy failed: ${e?.message ?? e}`);
-    } finally {
-      await stack.workspace.removeStack(stackName, { force: true }).catch(() => undefined);
-      for (const f of [blobsFile, `Pulumi.${stackName}.yaml`]) fs.rmSync(path.join(workDir, f), { force: true });
-      fs.rmSync(tmp, { recursive: true, force: true });
-    }
+  if (step.config) {
+    await stack.setAllConfig(Object.fromEntries(Object.entries(step.config).map(([k, v]) => [`bench:${k}`, { value: String(v) }])));
   }
-  return out;
+  if (options.profile) stack.workspace.envVars.BENCH_CPU_PROF_DIR = path.join(options.profile, `${variant}-${n}-${rep}`, step.key);
+  const quietWaitMs = await waitForQuiet();
+  emu.clearRequests();
+  ctx.lastCliMs = NaN;
+  ctx.lastCpu = {};
+  const t0 = performance.now();
+  let result;
+  if (step.op === "up") result = await stack.up(opOpts);
+  else if (step.op === "preview") result = await stack.preview(opOpts);
+  else if (step.op === "refresh") result = await stack.refresh(opOpts);
+  else result = await stack.destroy(opOpts);
+  const apiMs = performance.now() - t0;
+  if (step.op === "destroy") ctx.destroyed = true;
+
+  const fileRequests = emu.requests().filter((r) => r.path.startsWith("/v1/"));
+  const requests = { get: 0, patch: 0, renew: 0, other: 0 };
+  for (const r of fileRequests) requests[r.route in requests ? r.route : "other"]++;
+  const non2xx = fileRequests.filter((r) => r.status < 200 || r.status >= 300).length;
+  const changes = step.op === "preview" ? result.changeSummary : result.summary?.resourceChanges;
+  const checkpoint = findCheckpoint(ctx.stateDir, ctx.stackName);
+  const checkpointBytes = checkpoint ? fs.statSync(checkpoint).size : 0;
+  if (options.keepCheckpoints && checkpoint && !warmup) {
+    fs.mkdirSync(options.keepCheckpoints, { recursive: true });
+    fs.copyFileSync(checkpoint, path.join(options.keepCheckpoints, `${variant}-${n}-${rep}-${step.key}.json`));
+  }
+  const record = {
+    step: step.key,
+    cliMs: Math.round(ctx.lastCliMs),
+    apiMs: Math.round(apiMs),
+    ...ctx.lastCpu,
+    quietWaitMs,
+    requests,
+    non2xx,
+    min: step.min(n),
+    checkpointBytes,
+    changes,
+  };
+  out.steps.push(record);
+  out.problems.push(...engineProblems(step.key, changes, n));
+  if (variant === "storedfile") out.problems.push(...emulatorProblems(step.key, emu.files(), ctx.blobIds));
+
+  if (step.key === "adopt" && checkpoint) {
+    // The serialized provider, as stored: the same text sits in each resource's inputs and outputs.
+    const deployment = JSON.parse(fs.readFileSync(checkpoint, "utf8")).checkpoint?.latest;
+    const mine = (deployment?.resources ?? []).filter((r) => r.type?.startsWith("pulumi-nodejs:dynamic"));
+    out.providerBytes = Buffer.byteLength(mine[0]?.outputs?.__provider ?? "", "utf8");
+    out.providerCopiesPerResource = ["inputs", "outputs"].filter((k) => mine[0]?.[k]?.__provider !== undefined).length;
+    out.resourceBytes = mine.length ? Math.round(mine.reduce((sum, r) => sum + Buffer.byteLength(JSON.stringify(r)), 0) / mine.length) : 0;
+    out.resourceType = mine[0]?.type;
+  }
+  log(
+    `${warmup ? "(warm-up) " : ""}${Object.keys(extraEnv).length ? "(diagnostic) " : ""}${variant.padEnd(10)} N=${String(n).padEnd(3)} rep ${rep} ${step.key.padEnd(7)} ` +
+      `${String(record.cliMs).padStart(6)} ms (cpu ${record.pulumiCpuMs}, emu ${record.emulatorCpuMs}, others ${Math.round(record.contention * 100)}%)` +
+      `  get ${requests.get} patch ${requests.patch} renew ${requests.renew}` +
+      `${requests.other ? ` other ${requests.other}` : ""}${non2xx ? ` non-2xx ${non2xx}` : ""}  state ${checkpointBytes} B`,
+  );
+}
+
+async function closeStack(ctx) {
+  try {
+    if (ctx.stack && !ctx.destroyed) await ctx.stack.destroy();
+  } catch (e) {
+    log(`cleanup destroy failed: ${e?.message ?? e}`);
+  } finally {
+    await ctx.stack?.workspace.removeStack(ctx.stackName, { force: true }).catch(() => undefined);
+    for (const f of [ctx.blobsFile, `Pulumi.${ctx.stackName}.yaml`]) fs.rmSync(path.join(ctx.workDir, f), { force: true });
+    fs.rmSync(ctx.tmp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * One repetition: a fresh stack per variant, run in lockstep — step 1 of each, then step 2 of
+ * each, … — so the variants' same step is measured minutes apart at most, and a burst of load
+ * on the machine is more likely to hit both. `order` says which variant goes first.
+ */
+async function runRepetition(emu, order, n, rep, { warmup = false, extraEnv = {} } = {}) {
+  await emu.reset();
+  const ctxs = [];
+  try {
+    for (const variant of order) ctxs.push(await openStack(emu, variant, n, rep, { warmup, extraEnv }));
+    for (const step of STEPS) for (const ctx of ctxs) await runStep(emu, ctx, step);
+  } finally {
+    for (const ctx of ctxs) await closeStack(ctx);
+  }
+  return ctxs.map((c) => c.out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -455,27 +480,25 @@ try {
     const emu = await startEmulator({ port: 0, faults: cli.faults ? JSON.parse(cli.faults) : undefined });
     try {
       if (options.warmup) {
-        log("warm-up: one unrecorded pass of each variant at N=10 (disk caches, first compiles)");
-        for (const variant of options.variants) await runStack(emu, variant, 10, -1, { warmup: true });
+        log("warm-up: one unrecorded repetition at N=10 (disk caches, first compiles)");
+        await runRepetition(emu, options.variants, 10, -1, { warmup: true });
         phaseDone("warmup");
       }
       for (const n of options.ns) {
         for (let rep = 0; rep < options.reps(n); rep++) {
           // Alternate which variant goes first, so drift in the machine lands on both alike.
           const order = rep % 2 === 0 ? options.variants : [...options.variants].reverse();
-          for (const variant of order) {
-            const r = await runStack(emu, variant, n, rep);
+          for (const r of await runRepetition(emu, order, n, rep)) {
             runs.push(r);
-            problems.push(...r.problems.map((p) => `${variant} N=${n} rep ${rep}: ${p}`));
+            problems.push(...r.problems.map((p) => `${r.variant} N=${n} rep ${rep}: ${p}`));
           }
         }
         phaseDone(`engine N=${n}`);
       }
       for (const n of options.diagnostics.filter((d) => d <= Math.max(...options.ns))) {
-        for (const variant of options.variants) {
-          const r = await runStack(emu, variant, n, 0, { extraEnv: { PULUMI_SKIP_CHECKPOINTS: "true" } });
+        for (const r of await runRepetition(emu, options.variants, n, 0, { extraEnv: { PULUMI_SKIP_CHECKPOINTS: "true" } })) {
           diagnostics.push(r);
-          problems.push(...r.problems.map((p) => `diagnostic ${variant} N=${n}: ${p}`));
+          problems.push(...r.problems.map((p) => `diagnostic ${r.variant} N=${n}: ${p}`));
         }
       }
       if (diagnostics.length) phaseDone("diagnostic (PULUMI_SKIP_CHECKPOINTS)");
