@@ -1,0 +1,148 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startEmulator, type Emulator } from "../../emulator";
+import { reliabilityStack, resourceName } from "../reliability/engine";
+import { recordResult } from "../reliability/results";
+
+/**
+ * A failed `up` leaves state the next `up` completes from: what was done is recorded, nothing
+ * declared is dropped, and the epochs end exactly as declared. The failures are scripted, so
+ * each test knows which request fails and how.
+ */
+
+const KEY = `tsk_live_failed_up_${randomBytes(12).toString("hex")}`;
+let emu: Emulator;
+const results: Record<string, unknown> = {};
+
+beforeAll(async () => {
+  emu = await startEmulator({ port: 0, apiKeys: [KEY] });
+});
+afterAll(async () => {
+  recordResult("failed-up", results);
+  await emu?.close();
+});
+
+const upload = async (label: string) => (await emu.uploadFile({ content: `${label} ${randomBytes(8).toString("hex")}`, epochs: 5 })).blobId;
+const stored = (blobId: string) => emu.files().find((f) => f.blobId === blobId)!;
+const writes = () => emu.requests().filter((r) => r.route === "patch" || r.route === "renew");
+
+describe("a failed up, then the next one", () => {
+  it("renew refused after the PATCH on create: the create is recorded as done so far; the next up buys exactly the declared epochs", async () => {
+    const [x, y, z] = await Promise.all([upload("x"), upload("y"), upload("z")]);
+    const rs = await reliabilityStack(emu, KEY);
+    try {
+      const declared = {
+        x: { blobId: x, tag: "plain-x" },
+        y: { blobId: y, tag: "plain-y", metadata: { k: 1 } },
+        z: { blobId: z, tag: "patched-then-renew-fails", metadata: { owner: "ops" }, retentionEpochs: 3 },
+      };
+      await rs.declare(declared);
+      // Every renew round answers 503 (not applied) and the read-back shows no move: the client
+      // gives up after its 5 rounds with RENEW_OUTCOME_UNKNOWN.
+      emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 5 }] });
+      emu.clearRequests();
+      const failed = await rs.up();
+      emu.setFaults({});
+      expect(failed.ok).toBe(false);
+      expect(failed.output).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not have been applied/);
+      expect(failed.output).toContain(z);
+
+      // Recorded: all three; z with its PATCH done and no epochs counted.
+      const afterFail = await rs.resources();
+      const byName = Object.fromEntries(afterFail.map((r) => [resourceName(r.urn), r]));
+      expect(Object.keys(byName).sort()).toEqual(["x", "y", "z"]);
+      expect(byName.z.outputs).toMatchObject({ blobId: z, tag: "patched-then-renew-fails", metadata: { owner: "ops" } });
+      expect(byName.z.outputs.retentionEpochs ?? 0).toBe(0);
+      expect(stored(z)).toMatchObject({ tag: "patched-then-renew-fails", epochsBought: 0 });
+
+      emu.clearRequests();
+      const next = await rs.up();
+      expect(next.ok).toBe(true);
+      // Only what is left: one renew of z, nothing else.
+      expect(writes().map((r) => [r.route, r.blobId, r.requestBody])).toEqual([["renew", z, { epochs: 3 }]]);
+      expect(stored(z).epochsBought).toBe(3);
+      expect(stored(x).tag).toBe("plain-x");
+      expect(stored(y).metadata).toEqual({ k: 1 });
+      expect((await rs.resources()).find((r) => resourceName(r.urn) === "z")!.outputs.retentionEpochs).toBe(3);
+      expect((await rs.preview()).changeSummary).toEqual({ same: 4 });
+      results.refusedRenewOnCreate = {
+        script: "renew: 5xx × 5",
+        firstUp: "failed (RENEW_OUTCOME_UNKNOWN)",
+        recordedAfterFailure: Object.keys(byName).sort(),
+        secondUp: "ok, one renew of 3",
+        epochsBought: stored(z).epochsBought,
+        declared: 3,
+      };
+    } finally {
+      await rs.dispose();
+    }
+  });
+
+  it("renew applied but its answer lost and the read-back impossible: the next up replays the same purchase, bought once", async () => {
+    const w = await upload("w");
+    const rs = await reliabilityStack(emu, KEY);
+    try {
+      await rs.declare({ w: { blobId: w, tag: "t", retentionEpochs: 4 } });
+      // The create's GET passes (a no-op script entry), the renew is applied and its connection
+      // cut, and every read-back GET fails (5 attempts): the outcome cannot be known.
+      emu.setFaults({
+        script: [
+          { route: "get", fault: "latency", latencyMs: 0 },
+          { route: "renew", fault: "apply-then-drop" },
+          { route: "get", fault: "5xx", times: 5 },
+        ],
+      });
+      emu.clearRequests();
+      const failed = await rs.up();
+      emu.setFaults({});
+      expect(failed.ok).toBe(false);
+      expect(failed.output).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not have been applied/);
+      expect(stored(w).epochsBought).toBe(4); // bought, though nobody was told
+      const recorded = (await rs.resources()).map((r) => resourceName(r.urn));
+      expect(recorded).toEqual(["w"]);
+
+      emu.clearRequests();
+      const next = await rs.up();
+      expect(next.ok).toBe(true);
+      const renews = emu.requests().filter((r) => r.route === "renew");
+      expect(renews).toHaveLength(1);
+      expect(stored(w).epochsBought).toBe(4); // replayed by its Idempotency-Key, not bought again
+      expect((await rs.resources())[0].outputs.retentionEpochs).toBe(4);
+      results.lostAnswerOnCreate = {
+        script: "get: pass; renew: apply-then-drop; get: 5xx × 5",
+        firstUp: "failed (RENEW_OUTCOME_UNKNOWN), renew applied",
+        secondUp: "ok, the same Idempotency-Key replayed",
+        epochsBought: stored(w).epochsBought,
+        declared: 4,
+      };
+    } finally {
+      await rs.dispose();
+    }
+  });
+
+  it("an update whose renew fails after its PATCH keeps the PATCH; raising again later still ends exact", async () => {
+    const v = await upload("v");
+    const rs = await reliabilityStack(emu, KEY);
+    try {
+      await rs.declare({ v: { blobId: v, tag: "one", retentionEpochs: 1 } });
+      expect((await rs.up()).ok).toBe(true);
+      await rs.declare({ v: { blobId: v, tag: "two", retentionEpochs: 6 } });
+      emu.setFaults({ script: [{ route: "renew", fault: "429", times: 5, retryAfterSeconds: 1 }] });
+      const failed = await rs.up();
+      emu.setFaults({});
+      expect(failed.ok).toBe(false);
+      expect(failed.output).toMatch(/429|RATE_LIMIT/);
+      const rec = (await rs.resources())[0];
+      expect(rec.outputs).toMatchObject({ tag: "two", retentionEpochs: 1 });
+      expect(stored(v)).toMatchObject({ tag: "two", epochsBought: 1 });
+      expect((await rs.up()).ok).toBe(true);
+      expect(stored(v).epochsBought).toBe(6);
+      await rs.declare({ v: { blobId: v, tag: "two", retentionEpochs: 9 } });
+      expect((await rs.up()).ok).toBe(true);
+      expect(stored(v).epochsBought).toBe(9);
+      results.refusedRenewOnUpdate = { script: "renew: 429 × 5", secondUp: "ok", thirdUp: "raise to 9, ok", epochsBought: stored(v).epochsBought, declared: 9 };
+    } finally {
+      await rs.dispose();
+    }
+  });
+});
