@@ -12,6 +12,8 @@ export const LIMITS = {
   metadataMaxKeys: 64,
   /** Maximum size of `metadata` serialized as JSON, in bytes (UTF-8). */
   metadataMaxBytes: 16 * 1024,
+  /** Maximum nesting depth of `metadata` (the object itself is depth 1). */
+  metadataMaxDepth: 32,
   /** Maximum length of a blobId, in characters. */
   blobIdMaxLength: 512,
   /** Walrus lets storage be bought at most this many epochs ahead of the current epoch. */

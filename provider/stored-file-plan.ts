@@ -146,14 +146,17 @@ export function metadataMergePatch(recorded: unknown, declared: Record<string, u
 }
 
 function withRemovals(recorded: Record<string, unknown>, declared: Record<string, unknown>): Record<string, unknown> {
+  // Own keys only, and members defined rather than assigned: a metadata key may be named like
+  // an Object.prototype member ("constructor", "toString") and must be treated as data.
   const out: Record<string, unknown> = {};
+  const set = (key: string, value: unknown) => Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
   for (const [key, value] of Object.entries(declared)) {
-    const before = recorded[key];
+    const before = Object.hasOwn(recorded, key) ? recorded[key] : undefined;
     // A nested object is merged by the service, so its removed keys need nulls too.
-    out[key] = isPlainObject(value) && isPlainObject(before) ? withRemovals(before, value) : value;
+    set(key, isPlainObject(value) && isPlainObject(before) ? withRemovals(before, value) : value);
   }
   for (const key of Object.keys(recorded)) {
-    if (!(key in declared)) out[key] = null;
+    if (!Object.hasOwn(declared, key)) set(key, null);
   }
   return out;
 }
@@ -171,7 +174,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (isPlainObject(a) && isPlainObject(b)) {
     const ka = Object.keys(a);
     const kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
+    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
   }
   return false;
 }

@@ -135,6 +135,25 @@ export const StoredFileStateSchema = z
   .loose();
 export type StoredFileState = z.infer<typeof StoredFileStateSchema>;
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Depth and key-name problems of a metadata value, found without recursion. */
+function metadataShapeProblem(metadata: Record<string, unknown>): string | undefined {
+  const stack: Array<[unknown, number, string]> = [[metadata, 1, "metadata"]];
+  while (stack.length > 0) {
+    const [value, depth, at] = stack.pop()!;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > LIMITS.metadataMaxDepth) {
+      return `metadata must be nested at most ${LIMITS.metadataMaxDepth} levels deep (${at} is deeper)`;
+    }
+    for (const key of Object.keys(value)) {
+      if (key === "__proto__") return `${at}.__proto__: a key named __proto__ cannot be stored safely; rename it`;
+      stack.push([(value as Record<string, unknown>)[key], depth + 1, Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`]);
+    }
+  }
+  return undefined;
+}
+
 export interface CheckFailure {
   property: string;
   reason: string;
@@ -156,6 +175,14 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
     if (value === undefined || value === null) continue;
     if (isUnknown(value)) inputs[field] = value;
     else candidate[field] = value;
+  }
+  // Shapes the schema cannot be trusted with are refused first: a metadata nested deeper than
+  // the limit (deep recursion would overflow the stack before a size check ran) and keys named
+  // __proto__ (an object built from them loses them silently).
+  const shapeProblem = isPlainObject(candidate.metadata) ? metadataShapeProblem(candidate.metadata) : undefined;
+  if (shapeProblem) {
+    failures.push({ property: "metadata", reason: shapeProblem });
+    delete candidate.metadata;
   }
   // Unknown values are validated once known (at apply time, check runs again).
   const schema = StoredFileInputsSchema.partial();

@@ -54,10 +54,10 @@ function metadataChanges(before: unknown, after: Record<string, unknown>): strin
   const old = isPlainObject(before) ? before : {};
   const out: string[] = [];
   for (const key of Object.keys(after)) {
-    if (!(key in old)) out.push(`+${key}`);
+    if (!Object.hasOwn(old, key)) out.push(`+${key}`);
     else if (!jsonEqual(old[key], after[key])) out.push(`~${key}`);
   }
-  for (const key of Object.keys(old)) if (!(key in after)) out.push(`-${key}`);
+  for (const key of Object.keys(old)) if (!Object.hasOwn(after, key)) out.push(`-${key}`);
   return out;
 }
 
