@@ -23,6 +23,19 @@ const FAULTS: FaultConfig = {
   routes: { "*": { error5xxRate: 0.06, resetRate: 0.04, rateLimitRate: 0.04, applyThenDropRate: 0.06 } },
 };
 
+/**
+ * At 20% the client's own retries absorb nearly everything, so a third phase fails reads and
+ * renews far more often: ups do fail, and the next ones must finish from what was recorded.
+ */
+const HOSTILE: FaultConfig = {
+  seed: SEED + 1,
+  routes: {
+    get: { error5xxRate: 0.35, resetRate: 0.25 },
+    patch: { applyThenDropRate: 0.25, error5xxRate: 0.15 },
+    renew: { applyThenDropRate: 0.35, error5xxRate: 0.15, resetRate: 0.1 },
+  },
+};
+
 let emu: Emulator;
 let rs: ReliabilityStack;
 const log: RequestLogEntry[] = [];
@@ -53,7 +66,8 @@ async function upUntilSuccess(): Promise<{ runs: number; failedRuns: number; sec
     harvest();
     runSeconds.push(result.seconds);
     if (result.ok) return { runs: run, failedRuns: run - 1, seconds: (Date.now() - t0) / 1000, runSeconds, firstErrors };
-    const line = result.output.split("\n").find((l) => /error:|failed/.test(l));
+    const lines = result.output.split("\n");
+    const line = lines.find((l) => /StoredFile ".*failed/.test(l)) ?? lines.find((l) => /error:/.test(l));
     if (firstErrors.length < 5 && line) firstErrors.push(line.trim().slice(0, 300));
     if (Date.now() - t0 > PHASE_LIMIT_MS) break;
   }
@@ -96,9 +110,9 @@ describe(`soak: ${FILES} StoredFiles, 20% faults on every route, up until it suc
     for (let i = 0; i < FILES; i++) ids.push((await emu.uploadFile({ content: `soak ${i} ${randomBytes(8).toString("hex")}`, filename: `f${i}.txt`, epochs: 5 })).blobId);
 
     const phases: Record<string, unknown>[] = [];
-    const runPhase = async (phase: string, declared: Record<string, Decl>) => {
+    const runPhase = async (phase: string, declared: Record<string, Decl>, faults: FaultConfig = FAULTS) => {
       await rs.declare(declared);
-      emu.setFaults(FAULTS);
+      emu.setFaults(faults);
       const from = log.length;
       const result = await upUntilSuccess();
       emu.setFaults({});
@@ -109,6 +123,7 @@ describe(`soak: ${FILES} StoredFiles, 20% faults on every route, up until it suc
       phases.push({
         phase,
         files: FILES,
+        faults,
         ...result,
         requests: summary.requests,
         byRoute: summary.byRoute,
@@ -148,6 +163,13 @@ describe(`soak: ${FILES} StoredFiles, 20% faults on every route, up until it suc
       };
     });
     await runPhase("update", second);
+
+    const third: Record<string, Decl> = {};
+    ids.forEach((blobId, i) => {
+      const before = second[`f${i}`];
+      third[`f${i}`] = { ...before, tag: `${before.tag}-v3`, retentionEpochs: before.retentionEpochs + 1 + (i % 5) };
+    });
+    await runPhase("hostile update (GET 60%, renew 60%, PATCH 40% faults)", third, HOSTILE);
 
     // The key, unique to this test, is nowhere: not in what any run printed (failed ones too),
     // not in the backend's files, not in `pulumi stack export` without --show-secrets.
