@@ -116,6 +116,18 @@ push(
 const r = data.renew ?? {};
 const soakPhases = data.soak?.phases ?? [];
 const gaps = data.knownGaps ?? {};
+// Whether each gap is still open is read from its own measurement, so a gap fixed since it was
+// found (its test turned into a plain regression test) moves to "found and fixed" by itself.
+const sameJson = (a, b) => JSON.stringify(a, Object.keys(a ?? {}).sort()) === JSON.stringify(b, Object.keys(b ?? {}).sort());
+const stillOpen = {
+  staleExpiryRenew: (g) => g.epochsLost !== 0,
+  unmanagedMetadata: (g) => !sameJson(g.declared, g.storedAfterOneUp),
+  prototypeKeys: (g) => Boolean(g.counterexample) || !(g.example?.plannedPatch?.metadata && Object.hasOwn(g.example.plannedPatch.metadata, "constructor")),
+  protoKeyDropped: (g) => (g.failures ?? []).length === 0 && !(g.keysKept ?? []).includes("__proto__"),
+  deepMetadataCheck: (g) => Object.values(g.outcomes ?? {}).some((o) => String(o).startsWith("threw")),
+  deepMetadataEmulator: (g) => g.patchStatus >= 500 || g.getAfterStatus !== 200,
+  rateLimitBudget: (g) => !g.upOk,
+};
 const verdict = [];
 if (r.random) verdict.push(["Randomized renew sequences (random fault mixes)", `${n(r.random.sequences)} sequences, ${n(r.random.renewsSent)} renews sent`, r.random.violations?.length ? `**${r.random.violations.length} violations**` : "epochs bought = declared in every sequence, after every step"]);
 if (r.scripted) verdict.push(["Renew sequences with scripted faults (fast-check)", `${n(r.scripted.sequences)} sequences, ${n(r.scripted.renewsSent)} renews sent`, "epochs bought = declared (property held)"]);
@@ -131,7 +143,7 @@ if (data.secrets) verdict.push(["API key in outputs, state, export, config, logs
 if (data.soak?.placesSearched) verdict.push(["API key after the soak", `${data.soak.placesSearched.length} places`, data.soak.keyFoundIn?.length ? `**found in ${data.soak.keyFoundIn.join(", ")}**` : "not found anywhere"]);
 
 push("## What was lost", "");
-const lostCount = Object.keys(gaps).filter((k) => !["mode", "writtenAt"].includes(k)).length;
+const lostCount = Object.entries(gaps).filter(([k, g]) => !["mode", "writtenAt"].includes(k) && (stillOpen[k] ?? (() => true))(g)).length;
 // Computed from the measurements, never assumed: any violation, difference or leak shows here.
 const problems = [
   ...(r.random ? [] : ["the randomized renew sequences did not report"]),
@@ -260,10 +272,21 @@ const gapText = {
   rateLimitBudget: (g) => `**The client's retry budget is too small for a rate-limited service.** ${g.scenario}: ${g.upOk ? "succeeded" : "the up failed"} after ${secs(g.upSeconds)} with ${code((g.error ?? "").replace(/^.*error: /, "").slice(0, 300))}; ${n(g.status429)} answers 429, every wait ≥ the Retry-After asked (shortest ${n(g.minWaitMs)} ms), ${n(g.epochsBought)} of ${n(g.declaredEpochs)} declared epochs bought (none twice); a re-run continues. At ${n(rl.rateLimit?.requestsPerSecond)} requests/s the same kind of up succeeds. Fix belongs in provider/client/client.ts and provider/client/retry.ts.`,
 };
 const gapEntries = Object.entries(gaps).filter(([k]) => !["mode", "writtenAt"].includes(k));
-if (gapEntries.length) {
-  push("## Known gaps (tests marked `it.fails`)", "", "Each is a test that fails today and is marked `it.fails`, so `npm test` stays green and turns red the day the gap is closed (then drop the `.fails`).", "");
-  for (const [k, g] of gapEntries) push(`- ${(gapText[k] ?? ((x) => code(JSON.stringify(x))))(g)} (${code(g.test)})`);
-  push("");
+const openGaps = gapEntries.filter(([k, g]) => (stillOpen[k] ?? (() => true))(g));
+const fixedGaps = gapEntries.filter(([k, g]) => !(stillOpen[k] ?? (() => true))(g));
+const describeGap = ([k, g]) => `- ${(gapText[k] ?? ((x) => code(JSON.stringify(x))))(g)} (${code(g.test)})`;
+if (openGaps.length) {
+  push("## Known gaps (tests marked `it.fails`)", "", "Each is a test that fails today and is marked `it.fails`, so `npm test` stays green and turns red the day the gap is closed (then drop the `.fails`). The numbers are this run's.", "");
+  push(...openGaps.map(describeGap), "");
+}
+if (fixedGaps.length) {
+  const fixedText = {
+    prototypeKeys: "Metadata keys named like Object.prototype members (`constructor`, `toString`…) are now removed like any other.",
+    protoKeyDropped: 'A metadata key named "__proto__" is now refused by check, naming it, instead of vanishing.',
+    deepMetadataCheck: `Deeply nested metadata is now a failure of check, not a stack overflow (${Object.entries(gaps.deepMetadataCheck?.outcomes ?? {}).map(([d, o]) => `${d} levels → ${String(o).slice(0, 50)}`).join("; ")}).`,
+  };
+  push("## Found by these tests and fixed since", "", "Their tests now run as plain regression tests.", "");
+  push(...fixedGaps.map(([k, g]) => `- ${fixedText[k] ?? (gapText[k] ? gapText[k](g) : k)} (${code(g.test)})`), "");
 }
 
 // --- Test run --------------------------------------------------------------------------------
