@@ -75,6 +75,8 @@ export const ERRORS = {
     `field "metadata" would have ${count} keys after the merge; at most ${LIMITS.metadataMaxKeys} keys are allowed`),
   metadataTooLarge: entry(422, C.validation, (bytes: number) =>
     `field "metadata" would be ${bytes} bytes as JSON after the merge; at most ${LIMITS.metadataMaxBytes} bytes are allowed`),
+  metadataTooDeep: entry(422, C.validation, () =>
+    `field "metadata" must be nested at most ${LIMITS.metadataMaxDepth} levels deep`),
   integerOutOfRange: entry(422, C.validation, (field: string, value: string, min: number, max: number) =>
     `field "${field}" must be an integer from ${min} to ${max}, got ${value}`),
   renewBeyondHorizon: entry(422, C.validation, (epochs: number, ahead: number, currentEpoch: number, endEpoch: number) =>

@@ -267,6 +267,17 @@ interface PatchBody {
   metadata?: JsonObject | null;
 }
 
+function depthExceeds(root: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > max) return true;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 function parsePatchBody(body: unknown): PatchBody {
   const object = requireObject(body, PATCH_FIELDS);
   const patch: PatchBody = {};
@@ -281,6 +292,8 @@ function parsePatchBody(body: unknown): PatchBody {
     if (value !== null && !isJsonObject(value)) {
       throw emulatorError(ERRORS.wrongType, "metadata", "an object or null", jsonKind(value));
     }
+    // Checked without recursion, before anything recursive (merge, clone) touches the value.
+    if (value !== null && depthExceeds(value, LIMITS.metadataMaxDepth)) throw emulatorError(ERRORS.metadataTooDeep);
     patch.metadata = value;
   }
   return patch;

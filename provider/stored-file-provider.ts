@@ -102,6 +102,7 @@ async function applyPlan(
     const result = await client.renewFile(blobId, plan.renewEpochs, {
       idempotencyKey: renewIdempotencyKey(state.renewKeySeed ?? blobId, blobId, ...counters),
       expiresAtBefore: state.expiresAt,
+      epochMs: planClock().epochMs,
     });
     state.retentionEpochs = target;
     if (keptTarget > 0) state.keepAliveEpochs = keptTarget;
@@ -251,9 +252,19 @@ export const storedFileProvider = {
     // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
     state.keepAlive = (news.keepAlive as StoredFileState["keepAlive"]) ?? undefined;
+    const client = getClient();
+    // A field declared now but not managed before is not in the state: read the file once, so
+    // the PATCH is planned against what the service holds (metadata keys it has must go too).
+    const newlyManaged = PATCH_FIELDS.filter((f) => news[f] !== undefined && news[f] !== null && before[f] === undefined);
+    if (newlyManaged.length > 0) {
+      try {
+        Object.assign(before, observed(await client.getFile(blobId), new Set(newlyManaged)));
+      } catch (e) {
+        throw describe(e, blobId, "reading the file");
+      }
+    }
     const plan = planChange(before, news, planClock());
     if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
-    const client = getClient();
     const unchanged = JSON.stringify(compact(state));
     try {
       await applyPlan(client, blobId, state, news, plan);

@@ -74,6 +74,12 @@ export interface RenewOptions {
    * reads the file back and treats the renew as applied if the expiry moved past this value.
    */
   expiresAtBefore?: string | null;
+  /**
+   * Length of one epoch. With it, the read-back counts the renew as applied only if the expiry
+   * moved by at least the epochs asked for, so a renewal made elsewhere since `expiresAtBefore`
+   * is not mistaken for ours.
+   */
+  epochMs?: number;
 }
 
 export interface RenewResult {
@@ -207,7 +213,8 @@ export class TuskrClient {
       } catch {
         break;
       }
-      if (expiryMoved(options.expiresAtBefore, after.expiresAt)) return { file: after, confirmedBy: "read-back" };
+      const minimumMoveMs = options.epochMs ? epochs * options.epochMs : 1;
+      if (expiryMoved(options.expiresAtBefore, after.expiresAt, minimumMoveMs)) return { file: after, confirmedBy: "read-back" };
       // Not applied: safe to send again (same key, so a server that did apply it replays).
     }
     throw new TuskrApiError({
@@ -237,7 +244,10 @@ export class TuskrClient {
         error = e instanceof TuskrApiError ? e : this.transportError(method, path, e);
       }
       const retryable = error.retryable && (opts.retryAmbiguous || !isAmbiguous(error));
-      if (!retryable || attempt >= this.policy.maxAttempts) throw error;
+      // A 429 is the server pacing us, not failing: it is bounded by the time budget only, so a
+      // rate-limited run slows down instead of failing after a handful of attempts.
+      const outOfAttempts = attempt >= this.policy.maxAttempts && error.status !== 429;
+      if (!retryable || outOfAttempts) throw error;
       const serverWaitMs = error.retryAfterSeconds !== undefined ? Math.ceil(error.retryAfterSeconds * 1000) : undefined;
       const waitMs = serverWaitMs ?? backoffDelayMs(attempt, this.policy, this.random);
       if (Date.now() - started + waitMs > this.policy.maxTotalMs) throw error;
@@ -346,11 +356,11 @@ export function isAmbiguous(error: TuskrApiError): boolean {
   return error.mayHaveBeenApplied;
 }
 
-function expiryMoved(before: string, after: string | null | undefined): boolean {
+function expiryMoved(before: string, after: string | null | undefined, minimumMoveMs: number): boolean {
   if (!after) return false;
   const b = Date.parse(before);
   const a = Date.parse(after);
-  return !Number.isNaN(a) && !Number.isNaN(b) && a > b;
+  return !Number.isNaN(a) && !Number.isNaN(b) && a - b >= minimumMoveMs;
 }
 
 function parseBody<S extends z.ZodType>(schema: S, body: unknown, method: string, path: string): z.infer<S> {

@@ -301,7 +301,7 @@ describe("what a failure must never lose", () => {
   // them, and no later up buys them. Fix: read the expiry fresh before the purchase (one GET), or
   // after an ambiguous failure simply resend with the same Idempotency-Key, or accept a read-back
   // only if the expiry moved by exactly `epochs` epochs from a fresh pre-renew read.
-  it.fails("an ambiguous renew after someone else renewed the file still buys the declared epochs", async () => {
+  it("an ambiguous renew after someone else renewed the file still buys the declared epochs", async () => {
     retries = 0;
     configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
     await emu.reset();
@@ -336,7 +336,7 @@ describe("what a failure must never lose", () => {
   // promises; a second up does (the PATCH answer recorded the extra keys). Fix: when a merge
   // field becomes managed, read the file (GET) first and plan the merge patch against what the
   // service holds, as create does.
-  it.fails("declaring metadata that was unmanaged makes the stored metadata exactly the declared one in one up", async () => {
+  it("declaring metadata that was unmanaged makes the stored metadata exactly the declared one in one up", async () => {
     configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
     await emu.reset();
     const file = await emu.uploadFile({ content: `meta ${Math.random()}`, epochs: UPLOAD_EPOCHS });

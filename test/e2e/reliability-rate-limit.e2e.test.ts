@@ -108,7 +108,7 @@ describe("concurrency and rate limits through the engine", () => {
   // Fix: retry 429 until maxTotalMs rather than maxAttempts; add jitter on top of a
   // server-requested wait; and hold every request of the client (not only the refused one)
   // until the Retry-After / X-RateLimit-Reset time, so the client as a whole slows to the rate.
-  it.fails("an up of 30 files against a service limited to 3 requests per second succeeds", async () => {
+  it("an up of 30 files against a service limited to 3 requests per second succeeds", async () => {
     const r = await rateLimitedUp(3, 30);
     results.rateLimitLow = r;
     recordResult("known-gaps", {
