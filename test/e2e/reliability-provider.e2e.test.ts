@@ -292,8 +292,9 @@ describe("what a failure must never lose", () => {
     expect(res.status).toBe(200);
   };
 
-  // BUG (provider/client/client.ts, renewFile's read-back; fed by provider/stored-file-provider.ts
-  // applyPlan, `expiresAtBefore: state.expiresAt`): after an ambiguous renew failure the client
+  // Regression test; a bug fixed in f819051 for a renewal elsewhere smaller than ours (see the next
+  // test for one as large or larger). (provider/client/client.ts, renewFile's read-back; fed by
+  // provider/stored-file-provider.ts applyPlan, `expiresAtBefore: state.expiresAt`): after an ambiguous renew failure the client
   // decides "applied" when the file's expiry moved past the *recorded* expiry. The recorded
   // expiry is as of the last up; if anything else renewed the file since (another stack managing
   // the same blob, as examples/gitops does, a keep-alive elsewhere, a person), a renew that was
@@ -326,6 +327,39 @@ describe("what a failure must never lose", () => {
       },
     });
     expect(bought).toBe(9);
+  });
+
+  // BUG, still open after f819051 (provider/client/client.ts renewFile, read-back test
+  // `expiryMoved(expiresAtBefore, after, epochs * epochMs)`): the read-back now needs the expiry to
+  // have moved by at least the epochs asked for, but it still measures from the expiry *recorded
+  // at the last up*. When the other party renewed by as much as this purchase or more, a renew
+  // refused with 503 still passes that test and is recorded as bought: here 4 epochs. Fix: take
+  // `expiresAtBefore` from a fresh GET just before the purchase (one request per renew), or after
+  // an ambiguous failure resend with the same Idempotency-Key and trust the service's replay.
+  it.fails("an ambiguous renew after someone else renewed the file by MORE than this purchase still buys the declared epochs", async () => {
+    configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
+    await emu.reset();
+    const file = await emu.uploadFile({ content: `stale-large ${Math.random()}`, epochs: UPLOAD_EPOCHS });
+    const resource: EngineResource = { initErrors: false };
+    expect((await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 2 }, 1)).done).toBe(true);
+    await renewDirectly(file.blobId, 5); // out of band, and more than the 4 this stack will buy
+    emu.setFaults({ script: [{ route: "renew", fault: "5xx" }] }); // refused, not applied
+    const { done } = await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 6 }, MAX_RUNS);
+    emu.setFaults({});
+    expect(done).toBe(true);
+    // This stack declared 6 and the other party bought 5: 11 in all.
+    const bought = emu.files()[0].epochsBought;
+    recordResult("known-gaps", {
+      staleExpiryRenewLarger: {
+        test: "test/e2e/reliability-provider.e2e.test.ts",
+        scenario: "file renewed out of band by 5, then this stack raises 2 → 6 (a renew of 4) and its renew gets a 503 (not applied)",
+        expectedEpochsBought: 11,
+        epochsBought: bought,
+        epochsLost: 11 - bought,
+        recordedRetentionEpochs: resource.state?.retentionEpochs,
+      },
+    });
+    expect(bought).toBe(11);
   });
 
   // BUG (provider/stored-file-provider.ts, update(): the plan is made from `before`, the recorded
