@@ -240,7 +240,8 @@ export function render(results, { findings } = {}) {
     "**CPU and contention:** each step also records the CPU time of the whole pulumi process tree (engine, language host, " +
       "program, provider; from the reaped children's rusage) and how much of the machine *other* processes used meanwhile " +
       "(from /proc/stat, minus ours). When others load the machine, wall times stretch and so do ratios: read them with the " +
-      "contention column. Before each step the runner waits (≤ 15 s, ≤ 4 min in all) for a quiet moment.",
+      "contention column. Before each step the runner waits (≤ " +
+      `${results.settings.quietGate.maxMsPerStep / 1000} s, ≤ ${results.settings.quietGate.budgetMs / 60000} min in all) for a quiet moment.`,
     "",
   );
 
