@@ -105,9 +105,11 @@ export function summarize(results) {
         n,
         // The largest checkpoint any step left (destroy leaves an empty stack), over N.
         checkpointBytesPerResource: stats(runs.map((r) => largest(r) / n)),
+        gzipBytesPerResource: stats(runs.map((r) => r.checkpointGzipBytes / n)),
         providerBytes: runs[0]?.providerBytes,
         providerCopiesPerResource: runs[0]?.providerCopiesPerResource,
         resourceBytes: runs[0]?.resourceBytes,
+        resourceBreakdown: runs[0]?.resourceBreakdown,
       });
     }
   }
@@ -295,15 +297,37 @@ export function render(results, { findings } = {}) {
     "Checkpoint bytes / N = the stack's checkpoint file in the `file://` backend (`.pulumi/stacks/<project>/<stack>.json`, the " +
       "largest any step left) divided by N; it includes the stack's fixed part (Stack resource, default provider with the " +
       "encrypted config, secrets provider), which weighs most at N=10. One resource = that resource's JSON in the " +
-      "checkpoint. `__provider` = the serialized provider; the engine stores it in each resource's inputs *and* outputs.",
+      "checkpoint. Gzipped = that checkpoint gzipped, as the file backend stores it with `PULUMI_SELF_MANAGED_STATE_GZIP=true`. " +
+      "`__provider` = the serialized provider; the engine stores it in each resource's inputs *and* outputs.",
     "",
-    "| Variant | N | Checkpoint bytes / N | One resource | `__provider` | Copies per resource |",
-    "|---|---|---|---|---|---|",
+    "| Variant | N | Checkpoint bytes / N | Gzipped / N | One resource | `__provider` | Copies per resource |",
+    "|---|---|---|---|---|---|---|",
   );
+  const variantName = (v) => (v === "noop" ? "floor (no-op)" : "StoredFile");
   for (const st of s.state) {
     const c = st.checkpointBytesPerResource;
     const spread = c && c.count > 1 ? ` (${Math.round(c.min)}–${Math.round(c.max)})` : "";
-    p(`| ${st.variant === "noop" ? "floor (no-op)" : "StoredFile"} | ${st.n} | ${c ? `${fmtBytes(c.median)}${spread}` : "—"} | ${fmtBytes(st.resourceBytes)} | ${fmtBytes(st.providerBytes)} | ${st.providerCopiesPerResource ?? "—"} |`);
+    p(
+      `| ${variantName(st.variant)} | ${st.n} | ${c ? `${fmtBytes(c.median)}${spread}` : "—"} | ${fmtBytes(st.gzipBytesPerResource?.median)} | ` +
+        `${fmtBytes(st.resourceBytes)} | ${fmtBytes(st.providerBytes)} | ${st.providerCopiesPerResource ?? "—"} |`,
+    );
+  }
+  const breakdowns = s.state.filter((st) => st.n === s.ns.at(-1) && st.resourceBreakdown);
+  if (breakdowns.length) {
+    p(
+      "",
+      `What one resource's record is made of (N=${s.ns.at(-1)}, after the last \`up\`; JSON bytes as stored, so the provider's text is escaped): ` +
+        "both copies of `__provider`; the engine's own fields (URN, type, id, parent, provider reference, property " +
+        "dependencies, timestamps); the stack trace and source position the engine records at registration; the inputs " +
+        "and outputs without `__provider`.",
+      "",
+      "| Variant | Total | `__provider` × 2 | Engine fields | Stack trace | Inputs | Outputs |",
+      "|---|---|---|---|---|---|---|",
+    );
+    for (const st of breakdowns) {
+      const b = st.resourceBreakdown;
+      p(`| ${variantName(st.variant)} | ${fmtBytes(st.resourceBytes)} | ${fmtBytes(b.providerCopies)} | ${fmtBytes(b.engineRecord)} | ${fmtBytes(b.stackTrace)} | ${fmtBytes(b.inputs)} | ${fmtBytes(b.outputs)} |`);
+    }
   }
   if (Object.keys(s.marginalBytesPerResource).length) {
     p("", `Marginal checkpoint bytes per added resource (N=${s.ns[0]} → N=${s.ns.at(-1)}): ` + Object.entries(s.marginalBytesPerResource).map(([v, b]) => `${v === "noop" ? "floor" : "StoredFile"} ${fmtBytes(b)}`).join(", ") + ".");

@@ -26,6 +26,7 @@ import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import * as zlib from "node:zlib";
 import { render, summarize } from "./report.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -57,6 +58,16 @@ const { values: cli } = parseArgs({
 const ci = cli.ci;
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-"));
 // Where --ci and --profile runs write their report unless told otherwise (kept after the run).
+// Interrupted (Ctrl-C, kill): leave no stack files or temp backends behind.
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    for (const f of fs.readdirSync(projectDir)) {
+      if (/^(\.bench-blobs-bench-.*\.json|Pulumi\.bench-.*\.yaml)$/.test(f)) fs.rmSync(path.join(projectDir, f), { force: true });
+    }
+    fs.rmSync(tmpRoot, { recursive: true, force: true });
+    process.exit(130);
+  });
+}
 const reportTmp = () => (reportTmp.dir ??= fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-report-")));
 const options = {
   ns: (cli.n ?? (ci ? "10" : "10,100,500")).split(",").map(Number),
@@ -377,13 +388,27 @@ async function runStep(emu, ctx, step) {
   out.problems.push(...engineProblems(step.key, changes, n));
   if (variant === "storedfile") out.problems.push(...emulatorProblems(step.key, emu.files(), ctx.blobIds));
 
-  if (step.key === "adopt" && checkpoint) {
-    // The serialized provider, as stored: the same text sits in each resource's inputs and outputs.
-    const deployment = JSON.parse(fs.readFileSync(checkpoint, "utf8")).checkpoint?.latest;
+  if (step.key === "epochs" && checkpoint) {
+    // After the last `up`, every output is there. What one resource's bytes are made of, on
+    // average; the serialized provider as stored (the same text in inputs and in outputs); and
+    // the checkpoint gzipped, as the file backend would keep it with PULUMI_SELF_MANAGED_STATE_GZIP.
+    const text = fs.readFileSync(checkpoint);
+    out.checkpointGzipBytes = zlib.gzipSync(text).length;
+    const deployment = JSON.parse(text.toString("utf8")).checkpoint?.latest;
     const mine = (deployment?.resources ?? []).filter((r) => r.type?.startsWith("pulumi-nodejs:dynamic"));
+    const size = (v) => (v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v)));
+    const without = (o) => Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => k !== "__provider"));
+    const avg = (f) => (mine.length ? Math.round(mine.reduce((sum, r) => sum + f(r), 0) / mine.length) : 0);
     out.providerBytes = Buffer.byteLength(mine[0]?.outputs?.__provider ?? "", "utf8");
     out.providerCopiesPerResource = ["inputs", "outputs"].filter((k) => mine[0]?.[k]?.__provider !== undefined).length;
-    out.resourceBytes = mine.length ? Math.round(mine.reduce((sum, r) => sum + Buffer.byteLength(JSON.stringify(r)), 0) / mine.length) : 0;
+    out.resourceBytes = avg(size);
+    out.resourceBreakdown = {
+      providerCopies: avg((r) => size(r.inputs?.__provider) + size(r.outputs?.__provider)),
+      inputs: avg((r) => size(without(r.inputs))),
+      outputs: avg((r) => size(without(r.outputs))),
+      stackTrace: avg((r) => size(r.stackTrace) + size(r.sourcePosition)),
+    };
+    out.resourceBreakdown.engineRecord = out.resourceBytes - Object.values(out.resourceBreakdown).reduce((a, b) => a + b, 0);
     out.resourceType = mine[0]?.type;
   }
   log(
