@@ -71,13 +71,13 @@ export interface RenewOptions {
   idempotencyKey: string;
   /**
    * The file's expiry as last seen before this renew. After an ambiguous failure the client
-   * reads the file back and treats the renew as applied if the expiry moved past this value.
+   * reads the file back and compares its expiry with this one (see `readBackVerdict`).
    */
   expiresAtBefore?: string | null;
   /**
    * Length of one epoch. With it, the read-back counts the renew as applied only if the expiry
-   * moved by at least the epochs asked for, so a renewal made elsewhere since `expiresAtBefore`
-   * is not mistaken for ours.
+   * moved by exactly the epochs asked for, so a renewal made elsewhere since `expiresAtBefore`
+   * is not mistaken for ours. Without it, any move counts as applied.
    */
   epochMs?: number;
 }
@@ -187,8 +187,8 @@ export class TuskrClient {
   /**
    * `POST /v1/files/:blobId/renew`. Never retried blindly: the same Idempotency-Key goes with
    * every attempt, and after an ambiguous failure the file is read back; the renew is sent again
-   * only if the expiry did not move. If that cannot be decided, it fails with
-   * RENEW_OUTCOME_UNKNOWN rather than risk buying twice.
+   * unless the expiry moved by exactly this purchase (`readBackVerdict`). Without a prior expiry
+   * to compare with, it fails with RENEW_OUTCOME_UNKNOWN rather than risk buying twice.
    */
   async renewFile(blobId: string, epochs: number, options: RenewOptions): Promise<RenewResult> {
     const path = filePath(blobId, "/renew");
@@ -213,9 +213,12 @@ export class TuskrClient {
       } catch {
         break;
       }
-      const minimumMoveMs = options.epochMs ? epochs * options.epochMs : 1;
-      if (expiryMoved(options.expiresAtBefore, after.expiresAt, minimumMoveMs)) return { file: after, confirmedBy: "read-back" };
-      // Not applied: safe to send again (same key, so a server that did apply it replays).
+      const verdict = readBackVerdict(options.expiresAtBefore, after.expiresAt, epochs, options.epochMs);
+      if (verdict === "applied") return { file: after, confirmedBy: "read-back" };
+      // "not-applied": safe to send again. "unattributable": the expiry moved by more than this
+      // purchase, so someone else renewed the file since it was last seen and the move cannot
+      // tell whether ours is in it. Sent again with the same Idempotency-Key either way: a
+      // service that applied it replays the purchase instead of making it twice.
     }
     throw new TuskrApiError({
       code: "RENEW_OUTCOME_UNKNOWN",
@@ -356,11 +359,31 @@ export function isAmbiguous(error: TuskrApiError): boolean {
   return error.mayHaveBeenApplied;
 }
 
-function expiryMoved(before: string, after: string | null | undefined, minimumMoveMs: number): boolean {
-  if (!after) return false;
+/**
+ * What a read-back after an ambiguous renew failure says about that renew, from how far the
+ * expiry moved since it was last seen. Expiry only grows, by whole epochs, so with the epoch
+ * length known:
+ * - moved less than this purchase: ours is not in it ("not-applied");
+ * - moved by this purchase (within half an epoch): ours ("applied");
+ * - moved by more: someone else renewed too, and ours may or may not be part of it
+ *   ("unattributable"). Taking that as applied would record epochs never bought.
+ * Without the epoch length, any move counts as applied.
+ */
+export function readBackVerdict(
+  before: string,
+  after: string | null | undefined,
+  epochs: number,
+  epochMs?: number,
+): "applied" | "not-applied" | "unattributable" {
   const b = Date.parse(before);
-  const a = Date.parse(after);
-  return !Number.isNaN(a) && !Number.isNaN(b) && a - b >= minimumMoveMs;
+  const a = after ? Date.parse(after) : NaN;
+  if (Number.isNaN(a) || Number.isNaN(b)) return "not-applied";
+  const moved = a - b;
+  if (!epochMs) return moved > 0 ? "applied" : "not-applied";
+  const expected = epochs * epochMs;
+  if (moved < expected - epochMs / 2) return "not-applied";
+  if (moved <= expected + epochMs / 2) return "applied";
+  return "unattributable";
 }
 
 function parseBody<S extends z.ZodType>(schema: S, body: unknown, method: string, path: string): z.infer<S> {

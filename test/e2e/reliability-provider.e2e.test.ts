@@ -329,14 +329,13 @@ describe("what a failure must never lose", () => {
     expect(bought).toBe(9);
   });
 
-  // BUG, still open after f819051 (provider/client/client.ts renewFile, read-back test
-  // `expiryMoved(expiresAtBefore, after, epochs * epochMs)`): the read-back now needs the expiry to
-  // have moved by at least the epochs asked for, but it still measures from the expiry *recorded
-  // at the last up*. When the other party renewed by as much as this purchase or more, a renew
-  // refused with 503 still passes that test and is recorded as bought: here 4 epochs. Fix: take
-  // `expiresAtBefore` from a fresh GET just before the purchase (one request per renew), or after
-  // an ambiguous failure resend with the same Idempotency-Key and trust the service's replay.
-  it.fails("an ambiguous renew after someone else renewed the file by MORE than this purchase still buys the declared epochs", async () => {
+  // Regression test; a bug fixed after cf9e8e1 (provider/client/client.ts, readBackVerdict): the
+  // read-back measured from the expiry *recorded at the last up* and took any move of at least the
+  // epochs asked for as ours. When the other party renewed by as much as this purchase or more, a
+  // renew refused with 503 passed that test and was recorded as bought (7 of 11 epochs). Now a
+  // move larger than the purchase is "unattributable" and the renew is resent under the same
+  // Idempotency-Key, which the service replays if it had applied it.
+  it("an ambiguous renew after someone else renewed the file by MORE than this purchase still buys the declared epochs", async () => {
     configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
     await emu.reset();
     const file = await emu.uploadFile({ content: `stale-large ${Math.random()}`, epochs: UPLOAD_EPOCHS });

@@ -199,6 +199,48 @@ describe("client ↔ emulator: renew never buys twice", () => {
     expect(epochsBought(blobId)).toBe(4);
   });
 
+  // Someone else renews the file after this client last saw its expiry, then our renew fails
+  // ambiguously: the expiry moved by more than our purchase whether or not ours was applied.
+  const renewAfterOutOfBand = async (fault: string, outOfBand: number) => {
+    const before = await client().getFile(blobId);
+    const res = await fetch(`${emu.url}/v1/files/${encodeURIComponent(blobId)}/renew`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ epochs: outOfBand }),
+    });
+    expect(res.status).toBe(200);
+    const boughtBefore = epochsBought(blobId)!;
+    emu.setFaults({ script: [{ route: "renew", fault, times: 1 }] });
+    emu.clearRequests();
+    const result = await client().renewFile(blobId, 4, {
+      idempotencyKey: `oob-${fault}`,
+      expiresAtBefore: before.expiresAt,
+      epochMs: 86_400_000,
+    });
+    return { result, routes: v1().map((r) => r.route), added: epochsBought(blobId)! - boughtBefore };
+  };
+
+  it("5xx after a larger renewal elsewhere: the move is not taken for ours; resent once, bought once", async () => {
+    const { result, routes, added } = await renewAfterOutOfBand("5xx", 5);
+    expect(routes).toEqual(["renew", "get", "renew"]);
+    expect(result.confirmedBy).toBe("response");
+    expect(added).toBe(4);
+  });
+
+  it("apply-then-drop after a larger renewal elsewhere: resent under the same key, replayed, not bought twice", async () => {
+    const { routes, added } = await renewAfterOutOfBand("apply-then-drop", 5);
+    expect(routes).toEqual(["renew", "get", "renew"]);
+    const keys = emu.requests().filter((r) => r.route === "renew").map((r) => r.idempotencyKey);
+    expect(new Set(keys)).toEqual(new Set(["oob-apply-then-drop"]));
+    expect(added).toBe(4);
+  });
+
+  it("5xx after a smaller renewal elsewhere: a move short of our purchase means not applied; bought once", async () => {
+    const { routes, added } = await renewAfterOutOfBand("5xx", 2);
+    expect(routes).toEqual(["renew", "get", "renew"]);
+    expect(added).toBe(4);
+  });
+
   it("429 is not ambiguous: retried directly without a read-back", async () => {
     const { routes } = await renewOnce("429");
     expect(routes).toEqual(["renew", "renew"]);

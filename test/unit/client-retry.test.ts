@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TuskrApiError, redactString, redactValue } from "../../provider/client/errors";
 import { DEFAULT_RETRY_POLICY, Semaphore, backoffDelayMs, serverRequestedWaitSeconds } from "../../provider/client/retry";
-import { assertSafeBlobId, filePath } from "../../provider/client/client";
+import { assertSafeBlobId, filePath, readBackVerdict } from "../../provider/client/client";
 
 describe("backoff", () => {
   it("grows exponentially under full jitter and stays under the ceiling", () => {
@@ -74,5 +74,33 @@ describe("blobId path encoding", () => {
   });
   it.each([".", "..", "", "a\u0000b"])("refuses %j before any request", (id) => {
     expect(() => assertSafeBlobId(id)).toThrow(TuskrApiError);
+  });
+});
+
+describe("readBackVerdict: what a read-back says about an ambiguous renew", () => {
+  const day = 86_400_000;
+  const before = "2026-11-22T00:00:00.000Z";
+  const plus = (epochs: number, extraMs = 0) => new Date(Date.parse(before) + epochs * day + extraMs).toISOString();
+
+  it("a move of exactly the purchase is ours", () => {
+    expect(readBackVerdict(before, plus(4), 4, day)).toBe("applied");
+    expect(readBackVerdict(before, plus(4, 1000), 4, day)).toBe("applied");
+  });
+
+  it("no move, or a move short of the purchase, is not ours", () => {
+    expect(readBackVerdict(before, before, 4, day)).toBe("not-applied");
+    expect(readBackVerdict(before, plus(3), 4, day)).toBe("not-applied");
+    expect(readBackVerdict(before, null, 4, day)).toBe("not-applied");
+    expect(readBackVerdict(before, "not a date", 4, day)).toBe("not-applied");
+  });
+
+  it("a move larger than the purchase cannot be attributed (someone else renewed too)", () => {
+    expect(readBackVerdict(before, plus(5), 4, day)).toBe("unattributable");
+    expect(readBackVerdict(before, plus(9), 4, day)).toBe("unattributable");
+  });
+
+  it("without the epoch length, any move counts as applied", () => {
+    expect(readBackVerdict(before, plus(1), 4)).toBe("applied");
+    expect(readBackVerdict(before, before, 4)).toBe("not-applied");
   });
 });
