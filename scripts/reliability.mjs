@@ -100,7 +100,9 @@ const code = (s) => `\`${String(s).replace(/`/g, "'")}\``;
 const out = [];
 const push = (...lines) => out.push(...lines);
 const mode = quick ? "quick (the sizes `npm test` runs)" : "full";
-const dirty = git("status", "--porcelain", "--untracked-files=no") !== "";
+// Only what the measured code and tests are made of: a change to bench/ or a generated report
+// does not make this run's figures any less the committed code's.
+const dirty = git("status", "--porcelain", "--untracked-files=no", "--", "provider", "emulator", "test", "scripts", "tools", "package.json", "package-lock.json", "tsconfig.json", "vitest.config.ts") !== "";
 
 push(
   "# Reliability report",
