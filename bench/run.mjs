@@ -95,7 +95,7 @@ const options = {
   engine: !cli["no-engine"],
   // One more pass, with the engine's intermediate checkpoint writes switched off, at these N: it
   // tells how much of each step is the file backend rewriting the whole checkpoint per resource.
-  diagnostics: ci || cli["no-diagnostics"] ? [] : [10, 500],
+  diagnostics: ci || cli["no-diagnostics"] ? [] : [10, 100, 500],
 };
 for (const v of options.variants) if (v !== "noop" && v !== "storedfile") throw new Error(`unknown variant ${v}`);
 
