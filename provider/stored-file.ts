@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import storedFileProviderStub = require("./stored-file-stub");
+import storedFileProviderStub from "./stored-file-stub";
 
 /** Arguments of a StoredFile. Every field but `blobId` is optional; an omitted field is unmanaged. */
 export interface StoredFileArgs {
