@@ -27,6 +27,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
+import { offlineEngineEnv } from "../scripts/offline-engine.mjs";
 import { render, summarize } from "./report.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -274,7 +275,6 @@ function findCheckpoint(stateDir, stackName) {
 async function openStack(emu, variant, n, rep, { warmup, extraEnv }) {
   const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-${n}-`));
   const stateDir = path.join(tmp, "state");
-  fs.mkdirSync(stateDir);
   // The stack runs in bench/project itself, not in a copy with node_modules linked: the engine
   // records each resource's source position and stack trace as paths relative to the project,
   // and a linked node_modules would make every one of them (so the state) longer than a user's.
@@ -291,16 +291,7 @@ async function openStack(emu, variant, n, rep, { warmup, extraEnv }) {
   fs.writeFileSync(path.join(workDir, blobsFile), JSON.stringify(blobIds));
 
   const envVars = {
-    PATH: `${pulumiDir}:${process.env.PATH}`,
-    PULUMI_BACKEND_URL: `file://${stateDir}`,
-    PULUMI_HOME: path.join(tmp, "home"),
-    PULUMI_CONFIG_PASSPHRASE: "bench-passphrase",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    // As the e2e harness: type checking belongs to `npm run build`, the engine needs only JS.
-    PULUMI_NODEJS_TRANSPILE_ONLY: "true",
-    TUSKR_API_KEY: "",
-    TUSKR_BASE_URL: "",
+    ...offlineEngineEnv({ pulumiDir, tmp, passphrase: "bench-passphrase", isolated: true }),
     ...options.engineEnv,
     ...extraEnv,
   };

@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { copyProject, offlineEngineEnv } from "./offline-engine.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const example = path.join(repoRoot, "examples", "basic");
@@ -46,18 +47,9 @@ try {
 
   // A copy of the example, so applying its steps never edits the repository.
   const workDir = path.join(tmp, "basic");
-  fs.cpSync(example, workDir, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
-  fs.symlinkSync(path.join(example, "node_modules"), path.join(workDir, "node_modules"), "dir");
-  fs.mkdirSync(path.join(tmp, "state"));
+  copyProject(example, workDir);
   // Offline and self-contained: a file:// backend and a Pulumi home in the temp dir.
-  const pulumiEnv = {
-    PATH: `${pulumiDir}:${process.env.PATH}`,
-    PULUMI_BACKEND_URL: `file://${path.join(tmp, "state")}`,
-    PULUMI_HOME: path.join(tmp, "pulumi-home"),
-    PULUMI_CONFIG_PASSPHRASE: "demo",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-  };
+  const pulumiEnv = offlineEngineEnv({ pulumiDir, tmp, passphrase: "demo" });
   const stack = await LocalWorkspace.createOrSelectStack(
     { stackName: "demo", workDir },
     {

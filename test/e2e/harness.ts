@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { randomBytes } from "node:crypto";
 import { type EngineEvent, LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { inject } from "vitest";
+import { copyProject, offlineEngineEnv } from "../../scripts/offline-engine.mjs";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
 
 export const repoRoot = path.resolve(__dirname, "../..");
@@ -82,23 +83,10 @@ export async function withStack(
   let workDir = source;
   if (options.copy) {
     workDir = path.join(tmp, "project");
-    fs.cpSync(source, workDir, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
-    fs.symlinkSync(path.join(source, "node_modules"), path.join(workDir, "node_modules"), "dir");
+    copyProject(source, workDir);
   }
   const pulumiDir = inject("pulumiDir");
-  const envVars: Record<string, string> = {
-    PATH: `${pulumiDir}:${process.env.PATH}`,
-    PULUMI_BACKEND_URL: `file://${tmp}/state`,
-    PULUMI_HOME: path.join(tmp, "home"),
-    PULUMI_CONFIG_PASSPHRASE: "e2e-passphrase",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    // Type checking belongs to `npm run build`; the engine only needs the JavaScript.
-    PULUMI_NODEJS_TRANSPILE_ONLY: "true",
-    TUSKR_API_KEY: "",
-    TUSKR_BASE_URL: "",
-  };
-  fs.mkdirSync(path.join(tmp, "state"), { recursive: true });
+  const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "e2e-passphrase", isolated: true });
   const stackName = options.stackName ?? `e2e-${randomBytes(4).toString("hex")}`;
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const stack = await LocalWorkspace.createOrSelectStack(

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator, type FaultConfig, type RequestLogEntry, type ScriptedFault } from "../../emulator";
 import { applyConfig, getClient } from "../../provider/settings";
 import { storedFileProvider as provider } from "../../provider/stored-file-provider";
+import { patchFile, renewFile } from "../helpers/emulator";
 import { type EngineResource, type StepRecord, upUntilDone } from "../reliability/driver";
 import { recordResult, sized, summarizeLog } from "../reliability/results";
 
@@ -283,92 +284,69 @@ describe("renew sequences under faults: epochs bought equal the declared retenti
 });
 
 describe("what a failure must never lose", () => {
-  const renewDirectly = async (blobId: string, epochs: number) => {
-    const res = await fetch(`${emu.url}/v1/files/${encodeURIComponent(blobId)}/renew`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ epochs }),
-    });
-    expect(res.status).toBe(200);
+  /**
+   * Someone else renews the file by `outOfBand` epochs after this stack's last up; then the
+   * stack raises retentionEpochs 2 → 6 (a renew of 4) and that renew is refused with a 503 (not
+   * applied). Ups until done; returns the epochs the service sold in all and what was recorded.
+   */
+  const renewAfterOutOfBandRenewal = async (outOfBand: number) => {
+    configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
+    await emu.reset();
+    const file = await emu.uploadFile({ content: `stale ${outOfBand} ${Math.random()}`, epochs: UPLOAD_EPOCHS });
+    const resource: EngineResource = { initErrors: false };
+    expect((await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 2 }, 1)).done).toBe(true);
+    expect((await renewFile(emu, file.blobId, { epochs: outOfBand })).status).toBe(200);
+    emu.setFaults({ script: [{ route: "renew", fault: "5xx" }] });
+    const { done } = await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 6 }, MAX_RUNS);
+    emu.setFaults({});
+    expect(done).toBe(true);
+    // This stack declared 6 and the other party bought `outOfBand`.
+    const expected = 6 + outOfBand;
+    const bought = emu.files()[0].epochsBought;
+    return {
+      test: "test/e2e/reliability-provider.e2e.test.ts",
+      expectedEpochsBought: expected,
+      epochsBought: bought,
+      epochsLost: expected - bought,
+      recordedRetentionEpochs: resource.state?.retentionEpochs,
+    };
   };
 
-  // Regression test; a bug fixed in f819051 for a renewal elsewhere smaller than ours (see the next
-  // test for one as large or larger). (provider/client/client.ts, renewFile's read-back; fed by
-  // provider/stored-file-provider.ts applyPlan, `expiresAtBefore: state.expiresAt`): after an ambiguous renew failure the client
-  // decides "applied" when the file's expiry moved past the *recorded* expiry. The recorded
-  // expiry is as of the last up; if anything else renewed the file since (another stack managing
-  // the same blob, as examples/gitops does, a keep-alive elsewhere, a person), a renew that was
-  // NOT applied (503) is taken as bought: the state records the epochs, the service never sold
-  // them, and no later up buys them. Fix: read the expiry fresh before the purchase (one GET), or
-  // after an ambiguous failure simply resend with the same Idempotency-Key, or accept a read-back
-  // only if the expiry moved by exactly `epochs` epochs from a fresh pre-renew read.
+  // Regression test for a bug fixed in f819051 (provider/client/client.ts, renewFile's
+  // read-back): after an ambiguous renew failure the client took any move of the file's expiry
+  // past the one *recorded at the last up* as its own purchase. If anything else renewed the file
+  // since (another stack managing the same blob, as examples/gitops does, a keep-alive elsewhere,
+  // a person), a renew that was NOT applied (503) was recorded as bought and never bought later.
   it("an ambiguous renew after someone else renewed the file still buys the declared epochs", async () => {
     retries = 0;
-    configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
-    await emu.reset();
-    const file = await emu.uploadFile({ content: `stale ${Math.random()}`, epochs: UPLOAD_EPOCHS });
-    const resource: EngineResource = { initErrors: false };
-    expect((await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 2 }, 1)).done).toBe(true);
-    await renewDirectly(file.blobId, 3); // out of band: not this stack's purchase
-    emu.setFaults({ script: [{ route: "renew", fault: "5xx" }] }); // refused, not applied
-    const { done } = await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 6 }, MAX_RUNS);
-    emu.setFaults({});
-    expect(done).toBe(true);
-    // This stack declared 6 and the other party bought 3: 9 in all.
-    const bought = emu.files()[0].epochsBought;
+    const result = await renewAfterOutOfBandRenewal(3);
     recordResult("known-gaps", {
-      staleExpiryRenew: {
-        test: "test/e2e/reliability-provider.e2e.test.ts",
-        scenario: "file renewed out of band by 3, then this stack raises 2 → 6 and its renew gets a 503 (not applied)",
-        expectedEpochsBought: 9,
-        epochsBought: bought,
-        epochsLost: 9 - bought,
-        recordedRetentionEpochs: resource.state?.retentionEpochs,
-      },
+      staleExpiryRenew: { ...result, scenario: "file renewed out of band by 3, then this stack raises 2 → 6 and its renew gets a 503 (not applied)" },
     });
-    expect(bought).toBe(9);
+    expect(result.epochsBought).toBe(9);
   });
 
-  // Regression test; a bug fixed after cf9e8e1 (provider/client/client.ts, readBackVerdict): the
-  // read-back measured from the expiry *recorded at the last up* and took any move of at least the
-  // epochs asked for as ours. When the other party renewed by as much as this purchase or more, a
-  // renew refused with 503 passed that test and was recorded as bought (7 of 11 epochs). Now a
-  // move larger than the purchase is "unattributable" and the renew is resent under the same
-  // Idempotency-Key, which the service replays if it had applied it.
+  // Regression test for a bug fixed after cf9e8e1 (provider/client/client.ts, readBackVerdict):
+  // the read-back took any move of at least the epochs asked for as ours, so when the other party
+  // renewed by as much as this purchase or more, a renew refused with 503 still passed and was
+  // recorded as bought (7 of 11 epochs). Now a larger move is "unattributable" and the renew is
+  // resent under the same Idempotency-Key, which the service replays if it had applied it.
   it("an ambiguous renew after someone else renewed the file by MORE than this purchase still buys the declared epochs", async () => {
-    configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
-    await emu.reset();
-    const file = await emu.uploadFile({ content: `stale-large ${Math.random()}`, epochs: UPLOAD_EPOCHS });
-    const resource: EngineResource = { initErrors: false };
-    expect((await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 2 }, 1)).done).toBe(true);
-    await renewDirectly(file.blobId, 5); // out of band, and more than the 4 this stack will buy
-    emu.setFaults({ script: [{ route: "renew", fault: "5xx" }] }); // refused, not applied
-    const { done } = await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 6 }, MAX_RUNS);
-    emu.setFaults({});
-    expect(done).toBe(true);
-    // This stack declared 6 and the other party bought 5: 11 in all.
-    const bought = emu.files()[0].epochsBought;
+    const result = await renewAfterOutOfBandRenewal(5);
     recordResult("known-gaps", {
       staleExpiryRenewLarger: {
-        test: "test/e2e/reliability-provider.e2e.test.ts",
+        ...result,
         scenario: "file renewed out of band by 5, then this stack raises 2 → 6 (a renew of 4) and its renew gets a 503 (not applied)",
-        expectedEpochsBought: 11,
-        epochsBought: bought,
-        epochsLost: 11 - bought,
-        recordedRetentionEpochs: resource.state?.retentionEpochs,
       },
     });
-    expect(bought).toBe(11);
+    expect(result.epochsBought).toBe(11);
   });
 
-  // BUG (provider/stored-file-provider.ts, update(): the plan is made from `before`, the recorded
-  // state, which holds no metadata while metadata was unmanaged; provider/stored-file-plan.ts
-  // metadataMergePatch(undefined, declared) then sends the declared object without removals):
-  // when `metadata` goes from omitted (unmanaged) to declared, keys the service already holds
-  // stay, so one up does not make the stored metadata equal to the declared one as the README
-  // promises; a second up does (the PATCH answer recorded the extra keys). Fix: when a merge
-  // field becomes managed, read the file (GET) first and plan the merge patch against what the
-  // service holds, as create does.
+  // Regression test for a bug fixed in f819051 (provider/stored-file-provider.ts, update()): the
+  // plan was made from the recorded state, which holds no metadata while metadata is unmanaged,
+  // so when `metadata` went from omitted to declared the merge patch carried no removals and keys
+  // the service already held stayed for one up. update now reads the file first when a merge
+  // field becomes managed, and plans against what the service holds, as create does.
   it("declaring metadata that was unmanaged makes the stored metadata exactly the declared one in one up", async () => {
     configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
     await emu.reset();
@@ -376,11 +354,7 @@ describe("what a failure must never lose", () => {
     const resource: EngineResource = { initErrors: false };
     expect((await upUntilDone(resource, { blobId: file.blobId, tag: "t" }, 1)).done).toBe(true);
     // Metadata set outside the stack while the stack does not manage it.
-    await fetch(`${emu.url}/v1/files/${encodeURIComponent(file.blobId)}`, {
-      method: "PATCH",
-      headers: { authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ metadata: { legacy: true } }),
-    });
+    await patchFile(emu, file.blobId, { metadata: { legacy: true } });
     const declared = { team: "web" };
     expect((await upUntilDone(resource, { blobId: file.blobId, tag: "t", metadata: declared }, 1)).done).toBe(true);
     const stored = emu.files()[0].metadata;

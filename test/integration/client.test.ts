@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TuskrClient } from "../../provider/client/client";
 import { TuskrApiError } from "../../provider/client/errors";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
+import { renewFile } from "../helpers/emulator";
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 const KEY = EMULATOR_DEFAULT_API_KEY;
@@ -203,12 +204,7 @@ describe("client ↔ emulator: renew never buys twice", () => {
   // ambiguously: the expiry moved by more than our purchase whether or not ours was applied.
   const renewAfterOutOfBand = async (fault: string, outOfBand: number) => {
     const before = await client().getFile(blobId);
-    const res = await fetch(`${emu.url}/v1/files/${encodeURIComponent(blobId)}/renew`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ epochs: outOfBand }),
-    });
-    expect(res.status).toBe(200);
+    expect((await renewFile(emu, blobId, { epochs: outOfBand })).status).toBe(200);
     const boughtBefore = epochsBought(blobId)!;
     emu.setFaults({ script: [{ route: "renew", fault, times: 1 }] });
     emu.clearRequests();

@@ -5,6 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
 import { inject } from "vitest";
+import { copyProject, offlineEngineEnv } from "../../scripts/offline-engine.mjs";
 import type { Emulator } from "../../emulator";
 
 /**
@@ -60,22 +61,10 @@ export async function reliabilityStack(emu: Emulator, apiKey: string, config: Re
   // A copy of the fixture (its node_modules linked), so the stack's config file never lands in
   // the repository.
   const workDir = path.join(tmp, "project");
-  fs.cpSync(FIXTURE, workDir, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
-  fs.symlinkSync(path.join(FIXTURE, "node_modules"), path.join(workDir, "node_modules"), "dir");
+  copyProject(FIXTURE, workDir);
   const stateDir = path.join(tmp, "state");
-  fs.mkdirSync(stateDir, { recursive: true });
   const pulumiDir = inject("pulumiDir");
-  const envVars: Record<string, string> = {
-    PATH: `${pulumiDir}:${process.env.PATH}`,
-    PULUMI_BACKEND_URL: `file://${stateDir}`,
-    PULUMI_HOME: path.join(tmp, "home"),
-    PULUMI_CONFIG_PASSPHRASE: "reliability-passphrase",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    PULUMI_NODEJS_TRANSPILE_ONLY: "true",
-    TUSKR_API_KEY: "",
-    TUSKR_BASE_URL: "",
-  };
+  const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "reliability-passphrase", isolated: true });
   const name = `rel-${randomBytes(4).toString("hex")}`;
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const stack = await LocalWorkspace.createOrSelectStack({ stackName: name, workDir }, { envVars, pulumiCommand });
