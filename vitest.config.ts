@@ -1,25 +1,43 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The engine tier's set-up: the Pulumi CLI found or built, each Pulumi project installed with
+ * this checkout packed as `pulumi-tuskr` (test/helpers/engine-setup.ts).
+ */
+const engine = {
+  globalSetup: ["test/helpers/engine-setup.ts"],
+  // Every step drives the real engine (CLI, language host, provider process): seconds each.
+  testTimeout: 600_000,
+  hookTimeout: 900_000,
+  // The engine is CPU-heavy; on 2 cores, files run one at a time.
+  fileParallelism: false,
+};
+
+/**
+ * The reliability and security set: `npm test` runs these in their tiers at bounded sizes;
+ * `npm run reliability` runs just these (`--project reliability`) at full size and writes
+ * RELIABILITY.md from what they measured.
+ */
+const RELIABILITY = [
+  "test/unit/stored-file-property.test.ts",
+  "test/integration/security-auth.test.ts",
+  "test/integration/security-inputs.test.ts",
+  "test/integration/reliability-provider.test.ts",
+  "test/e2e/reliability-failed-up.e2e.test.ts",
+  "test/e2e/reliability-rate-limit.e2e.test.ts",
+  "test/e2e/reliability-secrets.e2e.test.ts",
+  "test/e2e/reliability-soak.e2e.test.ts",
+];
+
 export default defineConfig({
   test: {
-    // Child processes, not threads: the e2e tier spawns the Pulumi CLI.
+    // Child processes, not threads: the engine tier spawns the Pulumi CLI.
     pool: "forks",
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
       { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000 } },
-      {
-        extends: true,
-        test: {
-          name: "e2e",
-          include: ["test/e2e/**/*.test.ts"],
-          globalSetup: ["test/e2e/global-setup.ts"],
-          // Every step drives the real engine (CLI, language host, provider process): seconds each.
-          testTimeout: 600_000,
-          hookTimeout: 900_000,
-          // The engine is CPU-heavy; on 2 cores, files run one at a time.
-          fileParallelism: false,
-        },
-      },
+      { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], ...engine } },
+      { extends: true, test: { name: "reliability", include: RELIABILITY, ...engine } },
     ],
   },
 });

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import * as path from "node:path";
+import { parseArgs } from "node:util";
 import { addFaultFlag, type FaultConfig } from "./faults";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type EmulatorOptions } from "./index";
 
@@ -28,78 +29,60 @@ Options:
 
 class UsageError extends Error {}
 
-function parseArgs(argv: string[], env: NodeJS.ProcessEnv): EmulatorOptions | "help" {
-  const options: EmulatorOptions = { port: 4010 };
-  const apiKeys: string[] = [];
-  const readOnlyApiKeys: string[] = [];
-  let faults: FaultConfig = {};
-  let dataDir: string | undefined;
-  let inMemory = false;
+const FLAGS = {
+  port: { type: "string" },
+  host: { type: "string" },
+  data: { type: "string" },
+  "in-memory": { type: "boolean" },
+  "api-key": { type: "string", multiple: true },
+  "read-only-api-key": { type: "string", multiple: true },
+  "epoch-seconds": { type: "string" },
+  seed: { type: "string" },
+  fault: { type: "string", multiple: true },
+  "rate-limit": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
-    const value = (): string => {
-      const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`${flag} needs a value`);
-      return v;
-    };
-    const number = (): number => {
-      const raw = value();
-      const n = Number(raw);
-      if (raw.trim() === "" || !Number.isFinite(n)) throw new UsageError(`${flag}: ${JSON.stringify(raw)} is not a number`);
-      return n;
-    };
-    switch (flag) {
-      case "-h":
-      case "--help":
-        return "help";
-      case "--port":
-        options.port = number();
-        break;
-      case "--host":
-        options.host = value();
-        break;
-      case "--data":
-        dataDir = value();
-        break;
-      case "--in-memory":
-        inMemory = true;
-        break;
-      case "--api-key":
-        apiKeys.push(value());
-        break;
-      case "--read-only-api-key":
-        readOnlyApiKeys.push(value());
-        break;
-      case "--epoch-seconds":
-        options.epochSeconds = number();
-        break;
-      case "--seed":
-        options.seed = number();
-        break;
-      case "--fault":
-        try {
-          faults = addFaultFlag(faults, value());
-        } catch (error) {
-          throw new UsageError((error as Error).message);
-        }
-        break;
-      case "--rate-limit":
-        options.rateLimit = { requestsPerSecond: number() };
-        break;
-      default:
-        throw new UsageError(`unknown option ${JSON.stringify(arg)}`);
+function parseFlags(argv: string[], env: NodeJS.ProcessEnv): EmulatorOptions | "help" {
+  let values: ReturnType<typeof parseArgs<{ options: typeof FLAGS; args: string[] }>>["values"];
+  try {
+    ({ values } = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }));
+  } catch (error) {
+    const message = (error as Error).message;
+    const unknown = /Unknown option '([^']+)'/.exec(message);
+    throw new UsageError(unknown ? `unknown option ${JSON.stringify(unknown[1])}` : message.split(". ")[0]);
+  }
+  if (values.help) return "help";
+  const number = (flag: keyof typeof FLAGS): number | undefined => {
+    const raw = values[flag];
+    if (typeof raw !== "string") return undefined;
+    const n = Number(raw);
+    if (raw.trim() === "" || !Number.isFinite(n)) throw new UsageError(`--${flag}: ${JSON.stringify(raw)} is not a number`);
+    return n;
+  };
+  let faults: FaultConfig = {};
+  for (const flag of values.fault ?? []) {
+    try {
+      faults = addFaultFlag(faults, flag);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
     }
   }
-
-  if (inMemory && dataDir !== undefined) throw new UsageError("--data and --in-memory exclude each other");
-  options.dataDir = inMemory ? undefined : path.resolve(dataDir ?? ".tuskr-emulator");
+  if (values["in-memory"] && values.data !== undefined) throw new UsageError("--data and --in-memory exclude each other");
   const envKey = env.TUSKR_API_KEY?.trim();
-  options.apiKeys = apiKeys.length > 0 ? apiKeys : envKey ? [envKey] : [EMULATOR_DEFAULT_API_KEY];
-  if (readOnlyApiKeys.length > 0) options.readOnlyApiKeys = readOnlyApiKeys;
-  if (faults.routes !== undefined) options.faults = faults;
-  return options;
+  const apiKeys = values["api-key"] ?? [];
+  const rate = number("rate-limit");
+  return {
+    port: number("port") ?? 4010,
+    ...(values.host !== undefined ? { host: values.host } : {}),
+    dataDir: values["in-memory"] ? undefined : path.resolve(values.data ?? ".tuskr-emulator"),
+    apiKeys: apiKeys.length > 0 ? apiKeys : envKey ? [envKey] : [EMULATOR_DEFAULT_API_KEY],
+    ...(values["read-only-api-key"]?.length ? { readOnlyApiKeys: values["read-only-api-key"] } : {}),
+    ...(number("epoch-seconds") !== undefined ? { epochSeconds: number("epoch-seconds") } : {}),
+    ...(number("seed") !== undefined ? { seed: number("seed") } : {}),
+    ...(faults.routes !== undefined ? { faults } : {}),
+    ...(rate !== undefined ? { rateLimit: { requestsPerSecond: rate } } : {}),
+  };
 }
 
 /** `tsk_…_key`: enough to tell keys apart, never enough to use one. */
@@ -110,7 +93,7 @@ export function maskKey(key: string): string {
 async function main(): Promise<void> {
   let options: EmulatorOptions | "help";
   try {
-    options = parseArgs(process.argv.slice(2), process.env);
+    options = parseFlags(process.argv.slice(2), process.env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     process.stderr.write(`tuskr-emulator: ${error.message}\n\n${USAGE}`);

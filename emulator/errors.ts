@@ -1,8 +1,8 @@
-import { ERROR_CODES, LIMITS, type ErrorCode } from "../provider/limits";
+import { LIMITS, type ErrorCode } from "../api";
 
 /**
  * The one error catalogue of the emulator: every error it can answer is an entry here, with its
- * status, its code from the shared `ERROR_CODES`, and the builder of its message. Routes raise
+ * status, its code from the contract's catalogue (api/errors.ts), and the builder of its message. Routes raise
  * entries, never ad-hoc statuses, and the tests assert against these same entries.
  *
  * Messages name the field and the limit involved. They never contain an API key: nothing here is
@@ -19,7 +19,7 @@ function entry<A extends unknown[]>(status: number, code: ErrorCode, message: (.
 }
 
 /** Quotes caller-supplied text for a message, cut short so a huge input never makes a huge message. */
-export function quote(text: string, max = 80): string {
+function quote(text: string, max = 80): string {
   return JSON.stringify(text.length > max ? `${text.slice(0, max)}…` : text);
 }
 
@@ -30,70 +30,68 @@ export function jsonKind(value: unknown): string {
   return typeof value;
 }
 
-const C = ERROR_CODES;
-
 export const ERRORS = {
   // 400: the request cannot be read at all.
-  malformedJson: entry(400, C.badRequest, (detail: string) => `request body is not valid JSON: ${detail}`),
-  bodyNotObject: entry(400, C.badRequest, (got: string) => `request body must be a JSON object, got ${got}`),
-  malformedMultipart: entry(400, C.badRequest, (detail: string) => `request body is not valid multipart/form-data: ${detail}`),
-  malformedPath: entry(400, C.badRequest, () => "request path contains invalid percent-encoding"),
+  malformedJson: entry(400, "BAD_REQUEST", (detail: string) => `request body is not valid JSON: ${detail}`),
+  bodyNotObject: entry(400, "BAD_REQUEST", (got: string) => `request body must be a JSON object, got ${got}`),
+  malformedMultipart: entry(400, "BAD_REQUEST", (detail: string) => `request body is not valid multipart/form-data: ${detail}`),
+  malformedPath: entry(400, "BAD_REQUEST", () => "request path contains invalid percent-encoding"),
   // 405 and 415 keep the BAD_REQUEST code: the shared catalogue has no code of their own.
-  methodNotAllowed: entry(405, C.badRequest, (method: string, allowed: readonly string[]) =>
+  methodNotAllowed: entry(405, "BAD_REQUEST", (method: string, allowed: readonly string[]) =>
     `method ${method} is not allowed on this path; allowed: ${allowed.join(", ")}`),
-  unsupportedMediaType: entry(415, C.badRequest, (expected: string, got: string | undefined) =>
+  unsupportedMediaType: entry(415, "BAD_REQUEST", (expected: string, got: string | undefined) =>
     `Content-Type must be ${expected}, got ${got === undefined ? "no Content-Type" : quote(got)}`),
 
   // 401 / 403
-  missingApiKey: entry(401, C.unauthorized, () => "missing API key: send the header 'Authorization: Bearer <API key>'"),
-  malformedAuthorization: entry(401, C.unauthorized, () =>
+  missingApiKey: entry(401, "UNAUTHORIZED", () => "missing API key: send the header 'Authorization: Bearer <API key>'"),
+  malformedAuthorization: entry(401, "UNAUTHORIZED", () =>
     "the Authorization header must use the Bearer scheme: 'Authorization: Bearer <API key>'"),
-  invalidApiKey: entry(401, C.unauthorized, () => "the API key is not valid"),
-  readOnlyApiKey: entry(403, C.forbidden, (action: string) => `this API key is read-only and cannot ${action}`),
+  invalidApiKey: entry(401, "UNAUTHORIZED", () => "the API key is not valid"),
+  readOnlyApiKey: entry(403, "FORBIDDEN", (action: string) => `this API key is read-only and cannot ${action}`),
 
   // 404 / 410
-  routeNotFound: entry(404, C.notFound, (method: string, path: string) => `no route for ${method} ${quote(path, 200)}`),
-  fileNotFound: entry(404, C.notFound, (blobId: string) => `no file with blobId ${quote(blobId)}`),
-  blobIdTooLong: entry(404, C.notFound, (length: number) =>
+  routeNotFound: entry(404, "NOT_FOUND", (method: string, path: string) => `no route for ${method} ${quote(path, 200)}`),
+  fileNotFound: entry(404, "NOT_FOUND", (blobId: string) => `no file with blobId ${quote(blobId)}`),
+  blobIdTooLong: entry(404, "NOT_FOUND", (length: number) =>
     `no file can have this blobId: it is ${length} characters long and a blobId is at most ${LIMITS.blobIdMaxLength}`),
-  fileExpired: entry(410, C.expired, (blobId: string, endEpoch: number, currentEpoch: number) =>
+  fileExpired: entry(410, "FILE_EXPIRED", (blobId: string, endEpoch: number, currentEpoch: number) =>
     `file ${quote(blobId)} expired when epoch ${endEpoch} began (current epoch ${currentEpoch}); ` +
     "an expired file cannot be read, updated or renewed"),
 
   // 413
-  payloadTooLarge: entry(413, C.payloadTooLarge, (limit: number) => `request body is larger than ${limit} bytes, the most this route accepts`),
+  payloadTooLarge: entry(413, "PAYLOAD_TOO_LARGE", (limit: number) => `request body is larger than ${limit} bytes, the most this route accepts`),
 
   // 422: the request is readable but its content is not acceptable.
-  unknownField: entry(422, C.validation, (field: string, allowed: readonly string[]) =>
+  unknownField: entry(422, "VALIDATION_ERROR", (field: string, allowed: readonly string[]) =>
     `unknown field ${quote(field)}; allowed fields: ${allowed.join(", ")}`),
-  duplicateField: entry(422, C.validation, (field: string) => `field ${quote(field)} is given more than once`),
-  requiredField: entry(422, C.validation, (field: string) => `field "${field}" is required`),
-  wrongType: entry(422, C.validation, (field: string, expected: string, got: string) => `field "${field}" must be ${expected}, got ${got}`),
-  tooLong: entry(422, C.validation, (field: string, length: number, max: number) =>
+  duplicateField: entry(422, "VALIDATION_ERROR", (field: string) => `field ${quote(field)} is given more than once`),
+  requiredField: entry(422, "VALIDATION_ERROR", (field: string) => `field "${field}" is required`),
+  wrongType: entry(422, "VALIDATION_ERROR", (field: string, expected: string, got: string) => `field "${field}" must be ${expected}, got ${got}`),
+  tooLong: entry(422, "VALIDATION_ERROR", (field: string, length: number, max: number) =>
     `field "${field}" is ${length} characters long; at most ${max} characters are allowed`),
-  metadataTooManyKeys: entry(422, C.validation, (count: number) =>
+  metadataTooManyKeys: entry(422, "VALIDATION_ERROR", (count: number) =>
     `field "metadata" would have ${count} keys after the merge; at most ${LIMITS.metadataMaxKeys} keys are allowed`),
-  metadataTooLarge: entry(422, C.validation, (bytes: number) =>
+  metadataTooLarge: entry(422, "VALIDATION_ERROR", (bytes: number) =>
     `field "metadata" would be ${bytes} bytes as JSON after the merge; at most ${LIMITS.metadataMaxBytes} bytes are allowed`),
-  metadataTooDeep: entry(422, C.validation, () =>
+  metadataTooDeep: entry(422, "VALIDATION_ERROR", () =>
     `field "metadata" must be nested at most ${LIMITS.metadataMaxDepth} levels deep`),
-  integerOutOfRange: entry(422, C.validation, (field: string, value: string, min: number, max: number) =>
+  integerOutOfRange: entry(422, "VALIDATION_ERROR", (field: string, value: string, min: number, max: number) =>
     `field "${field}" must be an integer from ${min} to ${max}, got ${value}`),
-  renewBeyondHorizon: entry(422, C.validation, (epochs: number, ahead: number, currentEpoch: number, endEpoch: number) =>
+  renewBeyondHorizon: entry(422, "VALIDATION_ERROR", (epochs: number, ahead: number, currentEpoch: number, endEpoch: number) =>
     `field "epochs": renewing by ${epochs} would end ${ahead} epochs ahead of the current epoch ${currentEpoch}; ` +
     `at most ${LIMITS.maxEpochsAhead} epochs ahead can be bought (the file now ends at epoch ${endEpoch})`),
-  idempotencyKeyInvalid: entry(422, C.validation, (length: number) =>
+  idempotencyKeyInvalid: entry(422, "VALIDATION_ERROR", (length: number) =>
     `header "Idempotency-Key" must be 1 to 255 visible ASCII characters, got ${length} characters`),
-  idempotencyKeyReused: entry(422, C.validation, (blobId: string, epochs: number) =>
+  idempotencyKeyReused: entry(422, "VALIDATION_ERROR", (blobId: string, epochs: number) =>
     `header "Idempotency-Key" was already used to renew ${quote(blobId)} by ${epochs} epochs; ` +
     "a different request needs a new key"),
-  invalidFaultConfig: entry(422, C.validation, (detail: string) => `invalid fault configuration: ${detail}`),
+  invalidFaultConfig: entry(422, "VALIDATION_ERROR", (detail: string) => `invalid fault configuration: ${detail}`),
 
   // 429 / 5xx
-  rateLimited: entry(429, C.rateLimited, (retryAfterSeconds: number) => `rate limit exceeded; retry after ${retryAfterSeconds} s`),
-  internal: entry(500, C.internal, (detail: string) => `internal emulator error: ${detail}`),
-  injectedInternal: entry(500, C.internal, () => "internal error (injected by the emulator's fault configuration)"),
-  injectedUnavailable: entry(503, C.unavailable, () => "service unavailable (injected by the emulator's fault configuration)"),
+  rateLimited: entry(429, "RATE_LIMIT_EXCEEDED", (retryAfterSeconds: number) => `rate limit exceeded; retry after ${retryAfterSeconds} s`),
+  internal: entry(500, "INTERNAL_ERROR", (detail: string) => `internal emulator error: ${detail}`),
+  injectedInternal: entry(500, "INTERNAL_ERROR", () => "internal error (injected by the emulator's fault configuration)"),
+  injectedUnavailable: entry(503, "SERVICE_UNAVAILABLE", () => "service unavailable (injected by the emulator's fault configuration)"),
 } as const;
 
 /** An error answered with the envelope `{"error":{"code","message"}}`. */

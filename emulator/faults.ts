@@ -18,7 +18,7 @@ export type FaultRoute = (typeof FAULT_ROUTES)[number];
 export type FaultRouteSelector = FaultRoute | "*";
 export const FAULT_KINDS = ["5xx", "429", "reset", "apply-then-drop", "latency"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
-export type FaultStatus = 500 | 503;
+type FaultStatus = 500 | 503;
 
 export interface RouteFaultRates {
   /** Answer 5xx without applying the request. */
@@ -63,7 +63,7 @@ export interface FaultDecision {
 }
 
 /** mulberry32: a small seeded generator of numbers in [0, 1). */
-export function mulberry32(seed: number): () => number {
+function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;

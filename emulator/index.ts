@@ -1,7 +1,9 @@
 import { FaultInjector, type FaultConfig } from "./faults";
 import { EmulatorServer, type RequestLogEntry } from "./server";
-import type { FileRecordInternal } from "./service";
-import { EmulatorStore } from "./store";
+import type { InspectedFile, RenewAnswer } from "./service";
+import type { FileStore, StoreOptions } from "./store";
+import { DiskFileStore } from "./store-disk";
+import { MemoryFileStore } from "./store-memory";
 
 /**
  * The Tuskr emulator as a library: `startEmulator()` serves the service's routes over real HTTP
@@ -63,13 +65,13 @@ export interface Emulator {
   requests(): RequestLogEntry[];
   clearRequests(): void;
   /** Everything the emulator keeps about each file, including endEpoch and epochsBought. */
-  files(): FileRecordInternal[];
+  files(): InspectedFile[];
   /** Replaces the fault configuration and restarts its random sequence. */
   setFaults(config: FaultConfig): void;
   /** The fault configuration, with what is left of the script. */
   faults(): FaultConfig;
   /** Uploads without HTTP (not logged, no faults); same rules as POST /v1/files. */
-  uploadFile(upload: EmulatorUpload): Promise<FileRecordInternal>;
+  uploadFile(upload: EmulatorUpload): Promise<InspectedFile>;
 }
 
 const DEFAULT_SEED = 1;
@@ -79,7 +81,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const readOnlyApiKeys = options.readOnlyApiKeys ?? [];
   checkOptions(options, apiKeys, readOnlyApiKeys);
 
-  const store = await EmulatorStore.open({ dataDir: options.dataDir, epochSeconds: options.epochSeconds });
+  const store = await openStore({ dataDir: options.dataDir, epochSeconds: options.epochSeconds });
   const faults = new FaultInjector(options.seed ?? DEFAULT_SEED, options.faults);
   const server = new EmulatorServer({ store, faults, apiKeys, readOnlyApiKeys, rateLimit: options.rateLimit });
   let url: string;
@@ -117,6 +119,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   };
 }
 
+/** The store for these options: on disk with a data directory, else in memory. */
+function openStore(options: StoreOptions = {}): Promise<FileStore> {
+  return options.dataDir === undefined ? Promise.resolve(MemoryFileStore.open(options)) : DiskFileStore.openDir(options.dataDir, options);
+}
+
 function checkOptions(options: EmulatorOptions, apiKeys: string[], readOnlyApiKeys: string[]): void {
   const port = options.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`port must be an integer from 0 to 65535, got ${port}`);
@@ -138,6 +145,7 @@ function checkOptions(options: EmulatorOptions, apiKeys: string[], readOnlyApiKe
   }
 }
 
+export { UPLOAD_MAX_BYTES } from "./body";
 export { ERRORS, EmulatorError, type ErrorEntry } from "./errors";
 export {
   FAULT_KINDS,
@@ -149,6 +157,16 @@ export {
   type RouteFaultRates,
   type ScriptedFault,
 } from "./faults";
-export { UPLOAD_MAX_BYTES, type LoggedRoute, type RequestLogEntry } from "./server";
-export { blobIdOf, type FileRecordInternal, type FileView, type RenewView, type UploadView } from "./service";
-export { STATE_FILE } from "./store";
+export type { LoggedRoute, RequestLogEntry } from "./server";
+export { blobIdOf, type InspectedFile, type RenewAnswer } from "./service";
+export { STATE_FILE } from "./store-disk";
+
+// Names of earlier releases, kept so that code written against them still compiles.
+/** @deprecated The wire shape is `FileRecord` from the contract (api/). */
+export type FileView = import("../api").FileRecord;
+/** @deprecated Renamed `RenewAnswer`. */
+export type RenewView = RenewAnswer;
+/** @deprecated The wire shape is `UploadRecord` from the contract (api/). */
+export type UploadView = import("../api").UploadRecord;
+/** @deprecated Renamed `InspectedFile`. */
+export type FileRecordInternal = InspectedFile;

@@ -1,51 +1,35 @@
 import { createHash } from "node:crypto";
-import { LIMITS } from "../provider/limits";
+import {
+  LIMITS,
+  PATCH_FIELDS,
+  RENEW_FIELDS,
+  applyMergePatch,
+  isPlainObject,
+  jsonBytes,
+  textLength,
+  tooDeepAt,
+  type FileRecord,
+  type JsonObject,
+  type RenewRecord,
+  type UpdateFileBody,
+  type UploadRecord,
+} from "../api";
 import { ERRORS, emulatorError, jsonKind } from "./errors";
-import { isJsonObject, mergePatch } from "./merge-patch";
-import type { EmulatorStore, JsonObject, StoredFile } from "./store";
+import type { FileEntry, FileStore } from "./store";
 
 /**
  * The service's rules: what an upload, a read, an update and a renew do, and which requests
- * they refuse. No HTTP here; the routes in server.ts parse requests and call these, and the
+ * they refuse. No HTTP here; the route table (routes.ts) parses requests and calls these, and the
  * library's direct helpers call them too.
  */
 
-/** `GET /v1/files/:blobId`, camelCase as the service documents. */
-export interface FileView {
-  blobId: string;
-  url: string;
-  name: string | null;
-  tag: string | null;
-  metadata: JsonObject;
-  size: number;
-  mimeType: string;
-  createdAt: string;
-  expiresAt: string;
-}
+/** The renew answer: the contract's, plus the end epoch (an emulator extra, for tests). */
+export type RenewAnswer = RenewRecord & { endEpoch: number };
 
-/** `POST /v1/files/:blobId/renew`: the record plus what the purchase did. */
-export interface RenewView extends FileView {
-  epochsAdded: number;
-  endEpoch: number;
-}
-
-/** `POST /v1/files`, snake_case as the service documents. */
-export interface UploadView {
-  id: string;
-  blob_id: string;
-  url: string;
-  size: number;
-  mime_type: string;
-  tag: string | null;
-  category: string | null;
-  created_at: string;
-  expires_at: string;
-}
-
-/** What `GET /_emulator/files` and `files()` show: everything the emulator keeps about a file. */
-export interface FileRecordInternal
-  extends FileView,
-    Pick<StoredFile, "id" | "category" | "startEpoch" | "endEpoch" | "uploadEpochs" | "epochsBought" | "renewCount" | "updateCount"> {
+/** What `GET /_emulator/files` and `files()` show: the record plus everything kept about the file. */
+export interface InspectedFile
+  extends FileRecord,
+    Pick<FileEntry, "id" | "category" | "startEpoch" | "endEpoch" | "uploadEpochs" | "epochsBought" | "renewCount" | "updateCount"> {
   expired: boolean;
 }
 
@@ -59,9 +43,6 @@ export interface UploadInput {
   epochs?: number;
 }
 
-export const PATCH_FIELDS = ["name", "tag", "metadata"] as const;
-export const RENEW_FIELDS = ["epochs"] as const;
-
 /** blobId = unpadded base64url of the content's SHA-256: the same bytes always get the same id. */
 export function blobIdOf(content: Buffer): string {
   return createHash("sha256").update(content).digest("base64url");
@@ -69,7 +50,7 @@ export function blobIdOf(content: Buffer): string {
 
 export class FileService {
   constructor(
-    private readonly store: EmulatorStore,
+    private readonly store: FileStore,
     private readonly baseUrl: string,
   ) {}
 
@@ -77,11 +58,11 @@ export class FileService {
     return this.store.clock;
   }
 
-  isExpired(file: StoredFile): boolean {
+  isExpired(file: FileEntry): boolean {
     return this.clock.currentEpoch() >= file.endEpoch;
   }
 
-  view(file: StoredFile): FileView {
+  view(file: FileEntry): FileRecord {
     return {
       blobId: file.blobId,
       url: this.cdnUrl(file.blobId),
@@ -95,7 +76,7 @@ export class FileService {
     };
   }
 
-  uploadView(file: StoredFile): UploadView {
+  uploadView(file: FileEntry): UploadRecord {
     const v = this.view(file);
     return {
       id: file.id,
@@ -110,7 +91,7 @@ export class FileService {
     };
   }
 
-  internalView(file: StoredFile): FileRecordInternal {
+  internalView(file: FileEntry): InspectedFile {
     return {
       ...this.view(file),
       id: file.id,
@@ -125,7 +106,7 @@ export class FileService {
     };
   }
 
-  dump(): FileRecordInternal[] {
+  dump(): InspectedFile[] {
     return this.store.allFiles().map((file) => this.internalView(file));
   }
 
@@ -137,7 +118,7 @@ export class FileService {
    * Uploads content. The same bytes uploaded again while the file is alive give back the existing
    * file unchanged (`created: false`): the blob is content-addressed, as on Walrus.
    */
-  async upload(input: UploadInput): Promise<{ created: boolean; file: StoredFile }> {
+  async upload(input: UploadInput): Promise<{ created: boolean; file: FileEntry }> {
     const epochs = input.epochs ?? 1;
     checkIntegerRange("epochs", epochs, 1, LIMITS.maxEpochsAhead);
     const name = input.name ?? input.filename ?? null;
@@ -150,7 +131,7 @@ export class FileService {
     if (existing !== undefined && !this.isExpired(existing)) return { created: false, file: existing };
 
     const currentEpoch = this.clock.currentEpoch();
-    const file: StoredFile = {
+    const file: FileEntry = {
       id: this.store.nextFileId(blobId),
       blobId,
       name,
@@ -174,8 +155,8 @@ export class FileService {
   }
 
   /** The file if it exists and is alive; 404 or 410 otherwise. */
-  liveFile(blobId: string): StoredFile {
-    if (blobId.length > LIMITS.blobIdMaxLength) throw emulatorError(ERRORS.blobIdTooLong, blobId.length);
+  liveFile(blobId: string): FileEntry {
+    if (textLength(blobId) > LIMITS.blobIdMaxLength) throw emulatorError(ERRORS.blobIdTooLong, textLength(blobId));
     const file = this.store.file(blobId);
     if (file === undefined) throw emulatorError(ERRORS.fileNotFound, blobId);
     const currentEpoch = this.clock.currentEpoch();
@@ -183,7 +164,7 @@ export class FileService {
     return file;
   }
 
-  get(blobId: string): FileView {
+  get(blobId: string): FileRecord {
     return this.view(this.liveFile(blobId));
   }
 
@@ -192,7 +173,7 @@ export class FileService {
    * recursively (null members removed; `metadata: null` clears it). Limits are checked on the
    * result, so a patch that removes keys can bring an over-full record back under them.
    */
-  async patch(blobId: string, body: unknown): Promise<FileView> {
+  async patch(blobId: string, body: unknown): Promise<FileRecord> {
     const patch = parsePatchBody(body);
     const file = this.liveFile(blobId);
 
@@ -200,13 +181,13 @@ export class FileService {
     const tag = patch.tag === undefined ? file.tag : patch.tag;
     let metadata = file.metadata;
     if (patch.metadata === null) metadata = {};
-    else if (patch.metadata !== undefined) metadata = mergePatch(file.metadata, patch.metadata) as JsonObject;
+    else if (patch.metadata !== undefined) metadata = applyMergePatch(file.metadata, patch.metadata) as JsonObject;
 
     checkLength("name", name, LIMITS.nameMaxLength);
     checkLength("tag", tag, LIMITS.tagMaxLength);
     const keys = Object.keys(metadata).length;
     if (keys > LIMITS.metadataMaxKeys) throw emulatorError(ERRORS.metadataTooManyKeys, keys);
-    const bytes = Buffer.byteLength(JSON.stringify(metadata), "utf8");
+    const bytes = jsonBytes(metadata);
     if (bytes > LIMITS.metadataMaxBytes) throw emulatorError(ERRORS.metadataTooLarge, bytes);
 
     if (Object.keys(patch).length === 0) return this.view(file);
@@ -223,7 +204,7 @@ export class FileService {
    * answer; the same key and request again replays that answer without buying again, and the
    * same key with another request is refused.
    */
-  async renew(blobId: string, body: unknown, idempotencyKey?: string): Promise<{ body: RenewView; replayed: boolean }> {
+  async renew(blobId: string, body: unknown, idempotencyKey?: string): Promise<{ body: RenewAnswer; replayed: boolean }> {
     const epochs = parseRenewBody(body);
     if (idempotencyKey !== undefined) {
       if (!/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) throw emulatorError(ERRORS.idempotencyKeyInvalid, idempotencyKey.length);
@@ -233,7 +214,7 @@ export class FileService {
           throw emulatorError(ERRORS.idempotencyKeyReused, prior.blobId, prior.epochs);
         }
         await this.store.flush(); // the first request may still be on its way to disk
-        return { body: structuredClone(prior.response) as unknown as RenewView, replayed: true };
+        return { body: structuredClone(prior.response) as unknown as RenewAnswer, replayed: true };
       }
     }
 
@@ -246,7 +227,7 @@ export class FileService {
     file.endEpoch += epochs;
     file.epochsBought += epochs;
     file.renewCount += 1;
-    const response: RenewView = { ...this.view(file), epochsAdded: epochs, endEpoch: file.endEpoch };
+    const response: RenewAnswer = { ...this.view(file), epochsAdded: epochs, endEpoch: file.endEpoch };
     if (idempotencyKey !== undefined) {
       this.store.putIdempotency({
         key: idempotencyKey,
@@ -261,26 +242,13 @@ export class FileService {
   }
 }
 
-interface PatchBody {
-  name?: string | null;
-  tag?: string | null;
-  metadata?: JsonObject | null;
-}
-
-function depthExceeds(root: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[root, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop()!;
-    if (typeof value !== "object" || value === null) continue;
-    if (depth > max) return true;
-    for (const child of Object.values(value)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
-function parsePatchBody(body: unknown): PatchBody {
+/**
+ * Checks a PATCH body field by field, with the catalogue's messages (a schema's would not name
+ * the limits this way); the result has the contract's shape.
+ */
+function parsePatchBody(body: unknown): UpdateFileBody {
   const object = requireObject(body, PATCH_FIELDS);
-  const patch: PatchBody = {};
+  const patch: UpdateFileBody = {};
   for (const field of ["name", "tag"] as const) {
     if (!Object.hasOwn(object, field)) continue;
     const value = object[field];
@@ -289,12 +257,12 @@ function parsePatchBody(body: unknown): PatchBody {
   }
   if (Object.hasOwn(object, "metadata")) {
     const value = object.metadata;
-    if (value !== null && !isJsonObject(value)) {
+    if (value !== null && !isPlainObject(value)) {
       throw emulatorError(ERRORS.wrongType, "metadata", "an object or null", jsonKind(value));
     }
     // Checked without recursion, before anything recursive (merge, clone) touches the value.
-    if (value !== null && depthExceeds(value, LIMITS.metadataMaxDepth)) throw emulatorError(ERRORS.metadataTooDeep);
-    patch.metadata = value;
+    if (value !== null && tooDeepAt(value, LIMITS.metadataMaxDepth) !== undefined) throw emulatorError(ERRORS.metadataTooDeep);
+    patch.metadata = value as JsonObject | null;
   }
   return patch;
 }
@@ -312,7 +280,7 @@ function parseRenewBody(body: unknown): number {
 
 /** The body must be an object (400 otherwise: it is not a request at all) with known fields only. */
 export function requireObject(body: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (!isJsonObject(body)) throw emulatorError(ERRORS.bodyNotObject, jsonKind(body));
+  if (!isPlainObject(body)) throw emulatorError(ERRORS.bodyNotObject, jsonKind(body));
   for (const key of Object.keys(body)) {
     if (!allowed.includes(key)) throw emulatorError(ERRORS.unknownField, key, allowed);
   }
@@ -320,7 +288,7 @@ export function requireObject(body: unknown, allowed: readonly string[]): Record
 }
 
 function checkLength(field: string, value: string | null, max: number): void {
-  if (value !== null && value.length > max) throw emulatorError(ERRORS.tooLong, field, value.length, max);
+  if (value !== null && textLength(value) > max) throw emulatorError(ERRORS.tooLong, field, textLength(value), max);
 }
 
 function checkIntegerRange(field: string, value: number, min: number, max: number): void {

@@ -1,17 +1,14 @@
-import { createHash } from "node:crypto";
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { EpochClock } from "./clock";
+import type { JsonObject } from "../api";
+import type { EpochClock } from "./clock";
 
 /**
- * The emulator's state and its persistence. Nothing here knows about HTTP: the service layer
- * (service.ts) applies the rules, this file only keeps what they decided and writes it down.
+ * What the emulator keeps, behind one interface with two implementations: in memory
+ * (store-memory.ts) and on disk (store-disk.ts). Nothing here knows about HTTP or the service's
+ * rules: service.ts decides, a store keeps what it decided.
  */
 
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
-
-export interface StoredFile {
+/** Everything the emulator keeps about one file. */
+export interface FileEntry {
   id: string;
   blobId: string;
   name: string | null;
@@ -42,20 +39,29 @@ export interface IdempotencyRecord {
   createdAt: string;
 }
 
-export const STATE_FILE = "state.json";
-const STATE_FORMAT = "tuskr-emulator-state";
-const STATE_VERSION = 1;
-const DEFAULT_EPOCH_SECONDS = 86_400;
-
-interface PersistedState {
-  format: typeof STATE_FORMAT;
-  version: typeof STATE_VERSION;
-  genesisMs: number;
-  epochSeconds: number;
-  advancedEpochs: number;
-  counters: { uploads: number };
-  files: StoredFile[];
-  idempotency: IdempotencyRecord[];
+export interface FileStore {
+  /** Absolute data directory, or undefined in memory. */
+  readonly dataDir: string | undefined;
+  readonly clock: EpochClock;
+  file(blobId: string): FileEntry | undefined;
+  allFiles(): FileEntry[];
+  /** Adds or replaces a file; the caller persists. */
+  putFile(file: FileEntry): void;
+  /** A new file id; stable for a given upload order, so seeded runs give the same ids. */
+  nextFileId(blobId: string): string;
+  idempotency(key: string): IdempotencyRecord | undefined;
+  putIdempotency(record: IdempotencyRecord): void;
+  /** Stores a blob's bytes (content-addressed: the same id always holds the same bytes). */
+  putBlob(blobId: string, content: Buffer): Promise<void>;
+  readBlob(blobId: string): Promise<Buffer | undefined>;
+  /** Moves the clock forward and persists it. */
+  advance(epochs: number): Promise<void>;
+  /** Forgets every file, blob and idempotency record and restarts the clock. */
+  reset(): Promise<void>;
+  /** Settles once the state as it is now is durably kept (at once in memory). */
+  persist(): Promise<void>;
+  /** Settles once every write queued so far is done. */
+  flush(): Promise<void>;
 }
 
 export interface StoreOptions {
@@ -66,276 +72,5 @@ export interface StoreOptions {
   now?: () => number;
 }
 
-export class EmulatorStore {
-  readonly dataDir: string | undefined;
-  readonly clock: EpochClock;
-  private readonly fileMap = new Map<string, StoredFile>();
-  private readonly idempotencyMap = new Map<string, IdempotencyRecord>();
-  /** Blob bytes in memory mode; on disk they live in dataDir/blobs/. */
-  private readonly memoryBlobs = new Map<string, Buffer>();
-  private uploads = 0;
-  /** Writes run one after another; this is the tail of that queue. */
-  private writeQueue: Promise<void> = Promise.resolve();
-  private tempCounter = 0;
+export const DEFAULT_EPOCH_SECONDS = 86_400;
 
-  private constructor(dataDir: string | undefined, clock: EpochClock) {
-    this.dataDir = dataDir;
-    this.clock = clock;
-  }
-
-  static async open(options: StoreOptions = {}): Promise<EmulatorStore> {
-    const now = options.now ?? Date.now;
-    if (options.dataDir === undefined) {
-      const clock = new EpochClock({
-        genesisMs: now(),
-        epochSeconds: options.epochSeconds ?? DEFAULT_EPOCH_SECONDS,
-        advancedEpochs: 0,
-        now,
-      });
-      return new EmulatorStore(undefined, clock);
-    }
-
-    const dataDir = path.resolve(options.dataDir);
-    await fs.promises.mkdir(path.join(dataDir, "blobs"), { recursive: true });
-    const statePath = path.join(dataDir, STATE_FILE);
-    const loaded = await readState(statePath);
-    if (loaded === undefined) {
-      const clock = new EpochClock({
-        genesisMs: now(),
-        epochSeconds: options.epochSeconds ?? DEFAULT_EPOCH_SECONDS,
-        advancedEpochs: 0,
-        now,
-      });
-      const store = new EmulatorStore(dataDir, clock);
-      await store.persist(); // the genesis is fixed from the first start on
-      return store;
-    }
-
-    if (options.epochSeconds !== undefined && options.epochSeconds !== loaded.epochSeconds) {
-      throw new Error(
-        `tuskr emulator: ${statePath} was written with epochSeconds=${loaded.epochSeconds}, ` +
-          `but epochSeconds=${options.epochSeconds} was asked for. Changing the epoch length would renumber ` +
-          "every stored epoch; start with the same value, or use another data directory.",
-      );
-    }
-    const clock = new EpochClock({
-      genesisMs: loaded.genesisMs,
-      epochSeconds: loaded.epochSeconds,
-      advancedEpochs: loaded.advancedEpochs,
-      now,
-    });
-    const store = new EmulatorStore(dataDir, clock);
-    for (const file of loaded.files) store.fileMap.set(file.blobId, file);
-    for (const record of loaded.idempotency) store.idempotencyMap.set(record.key, record);
-    store.uploads = loaded.counters.uploads;
-    return store;
-  }
-
-  file(blobId: string): StoredFile | undefined {
-    return this.fileMap.get(blobId);
-  }
-
-  allFiles(): StoredFile[] {
-    return [...this.fileMap.values()];
-  }
-
-  /** Adds or replaces a file record; the caller persists. */
-  putFile(file: StoredFile): void {
-    this.fileMap.set(file.blobId, file);
-  }
-
-  /** A new file id; stable for a given upload order, so seeded runs give the same ids. */
-  nextFileId(blobId: string): string {
-    this.uploads += 1;
-    return `file_${createHash("sha256").update(`${blobId}\n${this.uploads}`).digest("hex").slice(0, 24)}`;
-  }
-
-  idempotency(key: string): IdempotencyRecord | undefined {
-    return this.idempotencyMap.get(key);
-  }
-
-  putIdempotency(record: IdempotencyRecord): void {
-    this.idempotencyMap.set(record.key, record);
-  }
-
-  /** Stores a blob's bytes (atomically on disk). blobIds are base64url, safe as file names. */
-  async putBlob(blobId: string, content: Buffer): Promise<void> {
-    if (this.dataDir === undefined) {
-      this.memoryBlobs.set(blobId, content);
-      return;
-    }
-    const blobs = path.join(this.dataDir, "blobs");
-    if (fs.existsSync(path.join(blobs, blobId))) return; // content-addressed: same id, same bytes
-    await this.writeAtomic(blobs, blobId, content);
-  }
-
-  async readBlob(blobId: string): Promise<Buffer | undefined> {
-    if (this.dataDir === undefined) return this.memoryBlobs.get(blobId);
-    try {
-      return await fs.promises.readFile(path.join(this.dataDir, "blobs", blobId));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
-    }
-  }
-
-  async advance(epochs: number): Promise<void> {
-    this.clock.advance(epochs);
-    await this.persist();
-  }
-
-  /** Forgets every file, blob and idempotency record and restarts the clock. */
-  async reset(): Promise<void> {
-    this.fileMap.clear();
-    this.idempotencyMap.clear();
-    this.memoryBlobs.clear();
-    this.uploads = 0;
-    this.clock.restart();
-    if (this.dataDir !== undefined) {
-      const blobs = path.join(this.dataDir, "blobs");
-      await this.persist();
-      for (const name of await fs.promises.readdir(blobs)) {
-        await fs.promises.rm(path.join(blobs, name), { force: true });
-      }
-    }
-  }
-
-  /**
-   * Writes the state as it is at the moment of the call. Writes are queued so they never
-   * interleave, and the returned promise settles once this snapshot is durably on disk: callers
-   * await it before they answer a request.
-   */
-  persist(): Promise<void> {
-    if (this.dataDir === undefined) return Promise.resolve();
-    const dir = this.dataDir;
-    const snapshot = JSON.stringify(this.snapshot(), null, 2);
-    const write = this.writeQueue.then(() => this.writeAtomic(dir, STATE_FILE, snapshot));
-    this.writeQueue = write.catch(() => undefined);
-    return write;
-  }
-
-  /** Settles once every write queued so far is on disk. */
-  async flush(): Promise<void> {
-    await this.writeQueue;
-  }
-
-  private snapshot(): PersistedState {
-    return {
-      format: STATE_FORMAT,
-      version: STATE_VERSION,
-      genesisMs: this.clock.genesisMs,
-      epochSeconds: this.clock.epochSeconds,
-      advancedEpochs: this.clock.advancedEpochs,
-      counters: { uploads: this.uploads },
-      files: this.allFiles(),
-      idempotency: [...this.idempotencyMap.values()],
-    };
-  }
-
-  /** Temp file in the same directory, fsync, rename over the target, fsync the directory. */
-  private async writeAtomic(dir: string, name: string, data: string | Buffer): Promise<void> {
-    this.tempCounter += 1;
-    const temp = path.join(dir, `.${name}.tmp-${process.pid}-${this.tempCounter}`);
-    try {
-      const handle = await fs.promises.open(temp, "w", 0o600);
-      try {
-        await handle.writeFile(data);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fs.promises.rename(temp, path.join(dir, name));
-    } catch (error) {
-      await fs.promises.rm(temp, { force: true }).catch(() => undefined);
-      throw error;
-    }
-    await fsyncDirectory(dir);
-  }
-}
-
-async function fsyncDirectory(dir: string): Promise<void> {
-  let handle: fs.promises.FileHandle | undefined;
-  try {
-    handle = await fs.promises.open(dir, "r");
-    await handle.sync();
-  } catch (error) {
-    // Some platforms (Windows) cannot open or sync a directory; the rename is all they offer.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EISDIR" && code !== "EPERM" && code !== "EINVAL" && code !== "EBADF") throw error;
-  } finally {
-    await handle?.close();
-  }
-}
-
-/**
- * Reads state.json. Only that file counts: a temp file left by a crash is never read. A file that
- * cannot be understood stops the start, because starting empty would lose the data in it.
- */
-async function readState(statePath: string): Promise<PersistedState | undefined> {
-  let text: string;
-  try {
-    text = await fs.promises.readFile(statePath, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
-  const fail = (why: string): never => {
-    throw new Error(
-      `tuskr emulator: cannot load ${statePath}: ${why}. The emulator will not start over it and lose its ` +
-        "contents; fix or move the file away, or use another data directory.",
-    );
-  };
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    return fail(`not valid JSON (${(error as Error).message})`);
-  }
-  const problem = stateProblem(raw);
-  if (problem !== undefined) fail(problem);
-  return raw as PersistedState;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-const isInt = (value: unknown): boolean => Number.isSafeInteger(value);
-const isStringOrNull = (value: unknown): boolean => value === null || typeof value === "string";
-
-function stateProblem(raw: unknown): string | undefined {
-  if (!isObject(raw)) return "the top level is not an object";
-  if (raw.format !== STATE_FORMAT) return `"format" is not "${STATE_FORMAT}"`;
-  if (raw.version !== STATE_VERSION) return `"version" ${JSON.stringify(raw.version)} is not supported (expected ${STATE_VERSION})`;
-  if (typeof raw.genesisMs !== "number" || !Number.isFinite(raw.genesisMs)) return '"genesisMs" is not a number';
-  if (typeof raw.epochSeconds !== "number" || !(raw.epochSeconds > 0)) return '"epochSeconds" is not a positive number';
-  if (!isInt(raw.advancedEpochs)) return '"advancedEpochs" is not an integer';
-  if (!isObject(raw.counters) || !isInt(raw.counters.uploads)) return '"counters.uploads" is not an integer';
-  if (!Array.isArray(raw.files)) return '"files" is not an array';
-  for (const [i, f] of raw.files.entries()) {
-    const where = `files[${i}]`;
-    if (!isObject(f)) return `${where} is not an object`;
-    for (const key of ["id", "blobId", "mimeType"] as const) {
-      if (typeof f[key] !== "string") return `${where}.${key} is not a string`;
-    }
-    for (const key of ["name", "tag", "category"] as const) {
-      if (!isStringOrNull(f[key])) return `${where}.${key} is not a string or null`;
-    }
-    if (!isObject(f.metadata)) return `${where}.metadata is not an object`;
-    for (const key of ["size", "startEpoch", "endEpoch", "uploadEpochs", "epochsBought", "renewCount", "updateCount"] as const) {
-      if (!isInt(f[key])) return `${where}.${key} is not an integer`;
-    }
-    if (typeof f.createdAtVirtualMs !== "number") return `${where}.createdAtVirtualMs is not a number`;
-  }
-  if (!Array.isArray(raw.idempotency)) return '"idempotency" is not an array';
-  for (const [i, r] of raw.idempotency.entries()) {
-    const where = `idempotency[${i}]`;
-    if (!isObject(r)) return `${where} is not an object`;
-    if (typeof r.key !== "string" || typeof r.blobId !== "string" || typeof r.createdAt !== "string") {
-      return `${where} lacks key, blobId or createdAt`;
-    }
-    if (!isInt(r.epochs)) return `${where}.epochs is not an integer`;
-    if (!isObject(r.response)) return `${where}.response is not an object`;
-  }
-  return undefined;
-}

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `pulumi-tuskr summary < preview.json`: the Markdown a pipeline posts on a pull request, from
 // the output of `pulumi preview --json`.
+import { parseArgs } from "node:util";
 import { summarizePreview } from "./summary";
 
 const USAGE = `usage: pulumi-tuskr summary [--now <ISO time>] < preview.json
@@ -15,17 +16,27 @@ async function readStdin(): Promise<string> {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command !== "summary" || rest.includes("--help")) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { now: { type: "string" }, help: { type: "boolean", short: "h" } } });
+  } catch (e) {
+    console.error(`${(e as Error).message.split(". ")[0]}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
     console.error(USAGE);
-    return command === "--help" || rest.includes("--help") ? 0 : 2;
+    return 0;
+  }
+  if (positionals.length !== 1 || positionals[0] !== "summary") {
+    console.error(USAGE);
+    return 2;
   }
   let nowMs: number | undefined;
-  const at = rest.indexOf("--now");
-  if (at >= 0) {
-    nowMs = Date.parse(rest[at + 1] ?? "");
+  if (values.now !== undefined) {
+    nowMs = Date.parse(values.now);
     if (Number.isNaN(nowMs)) {
-      console.error(`--now: not a time: ${rest[at + 1]}`);
+      console.error(`--now: not a time: ${values.now}`);
       return 2;
     }
   }

@@ -1,4 +1,4 @@
-export { StoredFile, type StoredFileArgs } from "./stored-file";
-export { TuskrClient, type TuskrClientOptions, type FileRecord, DEFAULT_BASE_URL } from "./client/client";
+export { StoredFile, type StoredFileArgs, type StoredFileOutputs } from "./stored-file";
+export { TuskrClient, type TuskrClientOptions, type ReceivedFile, DEFAULT_BASE_URL } from "./client/client";
 export { TuskrApiError, type TuskrErrorCode } from "./client/errors";
-export { LIMITS } from "./limits";
+export { LIMITS, type FileRecord } from "../api";

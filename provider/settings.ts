@@ -1,10 +1,10 @@
-import { DEFAULT_BASE_URL, TuskrClient, type TuskrClientOptions } from "./client/client";
+import { DEFAULT_BASE_URL, type TuskrClientOptions } from "./client/client";
 
 /**
- * Where the provider's credentials come from: the stack config (`tuskr:apiKey` as a secret,
- * `tuskr:baseUrl`) handed to the dynamic provider's `configure`, else the environment
- * (`TUSKR_API_KEY`, `TUSKR_BASE_URL`). They live only in this module of the provider process:
- * never in the serialized provider, never in resource inputs or outputs, so never in state.
+ * The provider's settings: the stack config handed to `configure` (`tuskr:apiKey` as a secret,
+ * `tuskr:baseUrl`, …), else the environment (`TUSKR_API_KEY`, `TUSKR_BASE_URL`). Built once per
+ * `configure`; they live only in the provider process — never in the serialized provider, never
+ * in resource inputs or outputs, so never in state.
  */
 export interface ProviderSettings {
   apiKey?: string;
@@ -17,19 +17,20 @@ export interface ProviderSettings {
   expiryWarningEpochs: number;
 }
 
-export const CONFIG_KEYS = {
+export const DEFAULT_EPOCH_SECONDS = 86_400;
+export const DEFAULT_EXPIRY_WARNING_EPOCHS = 3;
+
+/** Stack config keys, by setting. */
+const CONFIG_KEYS = {
   apiKey: "tuskr:apiKey",
   baseUrl: "tuskr:baseUrl",
   maxConcurrency: "tuskr:maxConcurrency",
   timeoutMs: "tuskr:timeoutMs",
   epochSeconds: "tuskr:epochSeconds",
   expiryWarningEpochs: "tuskr:expiryWarningEpochs",
-} as const;
+} as const satisfies Record<keyof ProviderSettings, string>;
 
-export const DEFAULT_EPOCH_SECONDS = 86_400;
-export const DEFAULT_EXPIRY_WARNING_EPOCHS = 3;
-
-export const ENV_VARS = {
+const ENV_VARS = {
   apiKey: "TUSKR_API_KEY",
   baseUrl: "TUSKR_BASE_URL",
 } as const;
@@ -39,11 +40,8 @@ export interface ConfigSource {
   get(key: string): unknown;
 }
 
-let fromConfig: Partial<ProviderSettings> = {};
-let cachedClient: { key: string; client: TuskrClient } | undefined;
-
-/** Called by the dynamic provider's `configure` with the stack config. */
-export function applyConfig(config: ConfigSource | undefined): void {
+/** The settings from the stack config, with the environment and the defaults behind it. */
+export function settingsFrom(config: ConfigSource | undefined, env: NodeJS.ProcessEnv = process.env): ProviderSettings {
   const text = (key: string): string | undefined => {
     const v = config?.get(key);
     return typeof v === "string" && v !== "" ? v : undefined;
@@ -53,49 +51,22 @@ export function applyConfig(config: ConfigSource | undefined): void {
     const n = v === undefined ? undefined : Number(v);
     return n !== undefined && Number.isInteger(n) && n > 0 ? n : undefined;
   };
-  fromConfig = {
-    apiKey: text(CONFIG_KEYS.apiKey),
-    baseUrl: text(CONFIG_KEYS.baseUrl),
+  return {
+    apiKey: text(CONFIG_KEYS.apiKey) ?? (env[ENV_VARS.apiKey] || undefined),
+    baseUrl: text(CONFIG_KEYS.baseUrl) ?? (env[ENV_VARS.baseUrl] || DEFAULT_BASE_URL),
     maxConcurrency: int(CONFIG_KEYS.maxConcurrency),
     timeoutMs: int(CONFIG_KEYS.timeoutMs),
-    epochSeconds: int(CONFIG_KEYS.epochSeconds),
-    expiryWarningEpochs: int(CONFIG_KEYS.expiryWarningEpochs),
+    epochSeconds: int(CONFIG_KEYS.epochSeconds) ?? DEFAULT_EPOCH_SECONDS,
+    expiryWarningEpochs: int(CONFIG_KEYS.expiryWarningEpochs) ?? DEFAULT_EXPIRY_WARNING_EPOCHS,
   };
-  cachedClient = undefined;
 }
 
-export function resolveSettings(env: NodeJS.ProcessEnv = process.env): ProviderSettings {
+/** The client options these settings make (the caller adds its own, e.g. a retry counter in tests). */
+export function clientOptionsFrom(settings: ProviderSettings): TuskrClientOptions {
   return {
-    apiKey: fromConfig.apiKey ?? (env[ENV_VARS.apiKey] || undefined),
-    baseUrl: fromConfig.baseUrl ?? (env[ENV_VARS.baseUrl] || DEFAULT_BASE_URL),
-    maxConcurrency: fromConfig.maxConcurrency,
-    timeoutMs: fromConfig.timeoutMs,
-    epochSeconds: fromConfig.epochSeconds ?? DEFAULT_EPOCH_SECONDS,
-    expiryWarningEpochs: fromConfig.expiryWarningEpochs ?? DEFAULT_EXPIRY_WARNING_EPOCHS,
+    apiKey: settings.apiKey ?? "",
+    baseUrl: settings.baseUrl,
+    maxConcurrency: settings.maxConcurrency,
+    timeoutMs: settings.timeoutMs,
   };
-}
-
-/** The plan's clock: now, and the epoch settings. */
-export function planClock(nowMs: number = Date.now()): { nowMs: number; epochMs: number; warnWithinEpochs: number } {
-  const s = resolveSettings();
-  return { nowMs, epochMs: s.epochSeconds * 1000, warnWithinEpochs: s.expiryWarningEpochs };
-}
-
-/** One client per provider process (so the concurrency bound holds across resources). */
-export function getClient(overrides: Partial<TuskrClientOptions> = {}): TuskrClient {
-  const s = resolveSettings();
-  const key = JSON.stringify([s.baseUrl, s.apiKey, s.maxConcurrency, s.timeoutMs]);
-  if (!cachedClient || cachedClient.key !== key) {
-    cachedClient = {
-      key,
-      client: new TuskrClient({
-        apiKey: s.apiKey ?? "",
-        baseUrl: s.baseUrl,
-        maxConcurrency: s.maxConcurrency,
-        timeoutMs: s.timeoutMs,
-        ...overrides,
-      }),
-    };
-  }
-  return cachedClient.client;
 }

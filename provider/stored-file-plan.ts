@@ -1,6 +1,5 @@
-import type { UpdateFileBody } from "./client/client";
-import { LIMITS } from "./limits";
-import { type InputField, type KeepAlive, PATCH_FIELDS, type StoredFileState, isUnknown } from "./stored-file-schema";
+import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../api";
+import { type InputField, type KeepAlive, type StoredFileState, isUnknown } from "./stored-file-schema";
 
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {
@@ -64,7 +63,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     }
     const recorded = olds[field];
     if (field === "metadata") {
-      const body = metadataMergePatch(recorded, declared as Record<string, unknown>);
+      const body = mergePatchBetween(recorded, declared as Record<string, unknown>);
       if (body !== undefined) {
         changedFields.push(field);
         patch.metadata = body;
@@ -133,48 +132,4 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     horizonProblem,
     notices,
   };
-}
-
-/**
- * The `metadata` member of a JSON Merge Patch (RFC 7396) that turns `recorded` into exactly
- * `declared`: the full declared object, plus `null` for every key (at any depth) that is
- * recorded but no longer declared. Undefined when the two are already equal.
- */
-export function metadataMergePatch(recorded: unknown, declared: Record<string, unknown>): Record<string, unknown> | undefined {
-  if (isPlainObject(recorded) && jsonEqual(recorded, declared)) return undefined;
-  return withRemovals(isPlainObject(recorded) ? recorded : {}, declared);
-}
-
-function withRemovals(recorded: Record<string, unknown>, declared: Record<string, unknown>): Record<string, unknown> {
-  // Own keys only, and members defined rather than assigned: a metadata key may be named like
-  // an Object.prototype member ("constructor", "toString") and must be treated as data.
-  const out: Record<string, unknown> = {};
-  const set = (key: string, value: unknown) => Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-  for (const [key, value] of Object.entries(declared)) {
-    const before = Object.hasOwn(recorded, key) ? recorded[key] : undefined;
-    // A nested object is merged by the service, so its removed keys need nulls too.
-    set(key, isPlainObject(value) && isPlainObject(before) ? withRemovals(before, value) : value);
-  }
-  for (const key of Object.keys(recorded)) {
-    if (!Object.hasOwn(declared, key)) set(key, null);
-  }
-  return out;
-}
-
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** Structural JSON equality; key order does not matter, array order does. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
-  }
-  if (isPlainObject(a) && isPlainObject(b)) {
-    const ka = Object.keys(a);
-    const kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return false;
 }

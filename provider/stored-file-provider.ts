@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from "node:crypto";
 import type * as pulumi from "@pulumi/pulumi";
-import type { FileRecord, TuskrClient } from "./client/client";
+import { PATCH_FIELDS, type PatchField } from "../api";
+import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
 import { TuskrApiError, isTuskrApiError } from "./client/errors";
-import { applyConfig, getClient, planClock } from "./settings";
-import { planChange, remainingEpochs, type StoredFilePlan } from "./stored-file-plan";
-import { PATCH_FIELDS, type PatchField, type StoredFileState, StoredFileStateSchema, validateInputs } from "./stored-file-schema";
+import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom } from "./settings";
+import { type PlanClock, planChange, remainingEpochs, type StoredFilePlan } from "./stored-file-plan";
+import { type StoredFileState, StoredFileStateSchema, validateInputs } from "./stored-file-schema";
 
 /**
  * The real `StoredFile` provider. Pulumi never serializes this module: the stub in
@@ -15,9 +16,6 @@ import { PATCH_FIELDS, type PatchField, type StoredFileState, StoredFileStateSch
  */
 
 const PROVIDER_KEY = "__provider";
-
-/** Outputs a StoredFile records: its inputs as applied, plus what the service reports. */
-export type StoredFileOutputs = StoredFileState;
 
 function parseState(props: Record<string, unknown>): StoredFileState {
   const parsed = StoredFileStateSchema.safeParse(props ?? {});
@@ -30,7 +28,7 @@ function parseState(props: Record<string, unknown>): StoredFileState {
  * (declared) ones are recorded: a field in the state is a field the stack manages, which lets
  * `read` hand refreshed values back as inputs, so a preview after a refresh names what drifted.
  */
-function observed(file: Partial<FileRecord>, managed: ReadonlySet<PatchField>): Partial<StoredFileState> {
+function observed(file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>): Partial<StoredFileState> {
   const out: Record<string, unknown> = {};
   for (const key of ["blobId", "url", "size", "createdAt", "expiresAt"] as const) {
     if (file[key] !== undefined) out[key] = file[key];
@@ -50,9 +48,9 @@ function compact(state: StoredFileState): StoredFileState {
   return Object.fromEntries(Object.entries(state).filter(([, v]) => v !== undefined && v !== null)) as StoredFileState;
 }
 
-/** The state as recorded: compact, with the epochs left as of now (this read or write). */
-function recorded(state: StoredFileState): StoredFileState {
-  return compact({ ...state, remainingEpochs: remainingEpochs(state.expiresAt, planClock()) });
+/** The state as recorded: compact, with the epochs left as of this call's clock. */
+function recorded(state: StoredFileState, clock: PlanClock): StoredFileState {
+  return compact({ ...state, remainingEpochs: remainingEpochs(state.expiresAt, clock) });
 }
 
 /** How a file is named in messages: its managed name if any, else its blobId. */
@@ -63,7 +61,7 @@ const label = (state: StoredFileState, blobId: string): string =>
  * The Idempotency-Key of one purchase: the resource's seed and the counters before and after
  * (declared and keep-alive), so a retry of the same purchase, even in a later `up`, reuses it.
  */
-export function renewIdempotencyKey(seed: string, blobId: string, ...counters: number[]): string {
+function renewIdempotencyKey(seed: string, blobId: string, ...counters: number[]): string {
   const digest = createHash("sha256").update([seed, blobId, ...counters].join("\n")).digest("hex");
   return `pulumi-tuskr-${digest.slice(0, 40)}`;
 }
@@ -78,6 +76,7 @@ async function applyPlan(
   state: StoredFileState,
   news: Record<string, unknown>,
   plan: StoredFilePlan,
+  clock: PlanClock,
 ): Promise<void> {
   const managed = declaredFields(news);
   if (plan.patch) {
@@ -102,7 +101,7 @@ async function applyPlan(
     const result = await client.renewFile(blobId, plan.renewEpochs, {
       idempotencyKey: renewIdempotencyKey(state.renewKeySeed ?? blobId, blobId, ...counters),
       expiresAtBefore: state.expiresAt,
-      epochMs: planClock().epochMs,
+      epochMs: clock.epochMs,
     });
     state.retentionEpochs = target;
     if (keptTarget > 0) state.keepAliveEpochs = keptTarget;
@@ -147,23 +146,54 @@ function describe(error: unknown, blobId: string, action: string): TuskrApiError
  * the resource with those outputs (and retry on the next `up`), so a step that succeeded before
  * the failure is never forgotten.
  */
-function partialFailure(error: TuskrApiError, id: string, state: StoredFileState, providerText: unknown): Error {
+function partialFailure(error: TuskrApiError, id: string, state: StoredFileState, providerText: unknown, clock: PlanClock): Error {
   return Object.assign(error, {
     id,
-    properties: { ...recorded(state), [PROVIDER_KEY]: providerText },
+    properties: { ...recorded(state, clock), [PROVIDER_KEY]: providerText },
     reasons: [error.message],
   });
 }
 
-export const storedFileProvider = {
-  async configure(req: { config: { get(key: string): unknown } }): Promise<void> {
-    applyConfig(req?.config);
-  },
+/** What `configure` builds, once: the settings and (on first use) the client. */
+interface Configured {
+  settings: ProviderSettings;
+  client(): TuskrClient;
+}
+
+export class StoredFileProvider {
+  private configured: Configured | undefined;
+
+  /** @param clientOptions added to what the settings give (tests inject retry counters here). */
+  constructor(private readonly clientOptions: Partial<TuskrClientOptions> = {}) {}
+
+  /** Called by the engine with the stack config before any other method. */
+  async configure(req: { config: ConfigSource } | undefined): Promise<void> {
+    this.configured = this.build(req?.config);
+  }
+
+  private build(config: ConfigSource | undefined): Configured {
+    const settings = settingsFrom(config);
+    let client: TuskrClient | undefined;
+    // Built on first use: check and diff need no key, and a missing key is reported where a
+    // request would need it. One client per provider process keeps the concurrency bound.
+    return { settings, client: () => (client ??= new TuskrClient({ ...clientOptionsFrom(settings), ...this.clientOptions })) };
+  }
+
+  private get context(): Configured {
+    // An engine that never called configure: the environment alone.
+    return (this.configured ??= this.build(undefined));
+  }
+
+  /** Each call reads the time once, here, and passes this clock down. */
+  private clock(): PlanClock {
+    const { epochSeconds, expiryWarningEpochs } = this.context.settings;
+    return { nowMs: Date.now(), epochMs: epochSeconds * 1000, warnWithinEpochs: expiryWarningEpochs };
+  }
 
   async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, failures } = validateInputs(olds, news);
     return { inputs, failures };
-  },
+  }
 
   /**
    * What will change. Also where a preview learns what the engine cannot show for a dynamic
@@ -173,7 +203,7 @@ export const storedFileProvider = {
    */
   async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
     const state = parseState(olds);
-    const plan = planChange(state, news, planClock());
+    const plan = planChange(state, news, this.clock());
     const who = label(state, state.blobId ?? id);
     for (const notice of plan.notices) console.log(`warning: StoredFile ${who}: ${notice}`);
     if (plan.horizonProblem && !plan.replace) throw new Error(`StoredFile ${who}: ${plan.horizonProblem}`);
@@ -182,13 +212,14 @@ export const storedFileProvider = {
       replaces: plan.replace ? ["blobId"] : [],
       deleteBeforeReplace: false,
     };
-  },
+  }
 
   /** Adopts an existing file: read it, patch what differs, buy the declared epochs. */
   async create(inputs: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
     const blobId = String(inputs.blobId);
-    const client = getClient();
-    let file: FileRecord;
+    const clock = this.clock();
+    const client = this.context.client();
+    let file: ReceivedFile;
     try {
       file = await client.getFile(blobId);
     } catch (e) {
@@ -201,17 +232,17 @@ export const storedFileProvider = {
       renewKeySeed: randomUUID(),
       keepAlive: (inputs.keepAlive as StoredFileState["keepAlive"]) ?? undefined,
     };
-    const plan = planChange({ ...state, keepAlive: undefined }, inputs, planClock());
+    const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
     // Refused before any write: nothing half-done to record.
     if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
     try {
-      await applyPlan(client, blobId, state, inputs, plan);
+      await applyPlan(client, blobId, state, inputs, plan, clock);
     } catch (e) {
       // The file exists and may already be patched: record it, so nothing done is forgotten.
-      throw partialFailure(describe(e, blobId, "adopting the file"), blobId, state, inputs[PROVIDER_KEY]);
+      throw partialFailure(describe(e, blobId, "adopting the file"), blobId, state, inputs[PROVIDER_KEY], clock);
     }
-    return { id: blobId, outs: recorded(state) };
-  },
+    return { id: blobId, outs: recorded(state, clock) };
+  }
 
   /**
    * Refresh: the service's view; an unknown or expired file is gone from the stack. The managed
@@ -222,9 +253,10 @@ export const storedFileProvider = {
   async read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
     const before = parseState(props);
     const blobId = before.blobId ?? id;
-    let file: FileRecord;
+    const clock = this.clock();
+    let file: ReceivedFile;
     try {
-      file = await getClient().getFile(blobId);
+      file = await this.context.client().getFile(blobId);
     } catch (e) {
       if (isTuskrApiError(e) && e.isGone) return {};
       throw describe(e, blobId, "reading the file");
@@ -241,8 +273,8 @@ export const storedFileProvider = {
     const inputs: Record<string, unknown> = { blobId, keepAlive: before.keepAlive };
     for (const field of managed) inputs[field] = file[field] ?? undefined;
     if (state.retentionEpochs) inputs.retentionEpochs = state.retentionEpochs;
-    return { id, props: recorded(state), inputs: compact(inputs as StoredFileState) };
-  },
+    return { id, props: recorded(state, clock), inputs: compact(inputs as StoredFileState) };
+  }
 
   /** One PATCH with only the changed fields, then one renew for the increase; nothing if unchanged. */
   async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.UpdateResult> {
@@ -252,7 +284,8 @@ export const storedFileProvider = {
     // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
     state.keepAlive = (news.keepAlive as StoredFileState["keepAlive"]) ?? undefined;
-    const client = getClient();
+    const clock = this.clock();
+    const client = this.context.client();
     // A field declared now but not managed before is not in the state: read the file once, so
     // the PATCH is planned against what the service holds (metadata keys it has must go too).
     const newlyManaged = PATCH_FIELDS.filter((f) => news[f] !== undefined && news[f] !== null && before[f] === undefined);
@@ -263,25 +296,26 @@ export const storedFileProvider = {
         throw describe(e, blobId, "reading the file");
       }
     }
-    const plan = planChange(before, news, planClock());
+    const plan = planChange(before, news, clock);
     if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
     const unchanged = JSON.stringify(compact(state));
     try {
-      await applyPlan(client, blobId, state, news, plan);
+      await applyPlan(client, blobId, state, news, plan, clock);
     } catch (e) {
       const error = describe(e, blobId, "updating the file");
       // Only if an earlier step went through is there anything new to record.
-      if (JSON.stringify(compact(state)) !== unchanged) throw partialFailure(error, id, state, news[PROVIDER_KEY]);
+      if (JSON.stringify(compact(state)) !== unchanged) throw partialFailure(error, id, state, news[PROVIDER_KEY], clock);
       throw error;
     }
-    return { outs: recorded(state) };
-  },
+    return { outs: recorded(state, clock) };
+  }
 
   /**
    * Blobs cannot be deleted through this API: the file keeps its paid period and simply stops
    * being managed by this stack. No request is sent.
    */
-  async delete(_id: string, _props: Record<string, unknown>): Promise<void> {},
-};
+  async delete(_id: string, _props: Record<string, unknown>): Promise<void> {}
+}
 
-export type StoredFileProviderImpl = typeof storedFileProvider;
+/** The provider the serialized stub loads (`pulumi-tuskr/impl`): one per provider process. */
+export const storedFileProvider = new StoredFileProvider();

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS } from "./limits";
+import { LIMITS, blobIdProblem, boundedText, isPlainObject, jsonBytes, tooDeepAt } from "../api";
 
 /**
  * The value Pulumi puts in place of an input that is not known yet (during preview).
@@ -8,11 +8,6 @@ import { LIMITS } from "./limits";
  */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
-
-type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
-
-/** JSON byte size of a value, as the service counts it. */
-export const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? "", "utf8");
 
 /** Paths of `null` values inside a JSON value; a declared null cannot survive a merge patch. */
 function nullPaths(value: unknown, at: string): string[] {
@@ -23,17 +18,11 @@ function nullPaths(value: unknown, at: string): string[] {
   return [];
 }
 
-const blobId = z
-  .string({ error: "blobId is required and must be a string" })
-  .min(1, { error: "blobId must not be empty" })
-  .max(LIMITS.blobIdMaxLength, { error: (i) => `blobId must be at most ${LIMITS.blobIdMaxLength} characters (got ${String((i.input as string).length)})` })
-  .refine((v) => v !== "." && v !== "..", { error: "blobId must not be '.' or '..'" })
-  .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), { error: "blobId must not contain control characters" });
-
-const boundedString = (field: string, max: number) =>
-  z
-    .string({ error: `${field} must be a string` })
-    .max(max, { error: (i) => `${field} must be at most ${max} characters (got ${String((i.input as string).length)})` });
+/** The contract's blobId rule (api/paths.ts), as a schema. */
+const blobId = z.string({ error: "blobId is required and must be a string" }).check((ctx) => {
+  const problem = blobIdProblem(ctx.value);
+  if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: `blobId ${problem}` });
+});
 
 const metadata = z
   .record(z.string(), z.json(), { error: "metadata must be a JSON object (key → JSON value), not an array or a scalar" })
@@ -73,7 +62,7 @@ const epochCount = (field: string) =>
  * (once, and never past the horizon). What it buys is counted in `keepAliveEpochs`, apart from
  * `retentionEpochs`, so the declared count stays exact.
  */
-export const KeepAliveSchema = z
+const KeepAliveSchema = z
   .object(
     {
       minRemainingEpochs: epochCount("keepAlive.minRemainingEpochs"),
@@ -84,28 +73,62 @@ export const KeepAliveSchema = z
   .strict();
 export type KeepAlive = z.infer<typeof KeepAliveSchema>;
 
-/** What a program declares. Every field but blobId is optional, and an omitted field is unmanaged. */
+/**
+ * What a program declares: the one definition of StoredFile's inputs. `StoredFileArgs` (the
+ * TypeScript type), `check` and the list of input fields all derive from it. Every field but
+ * blobId is optional, and an omitted field is unmanaged.
+ */
 export const StoredFileInputsSchema = z.object({
+  /** The file's blob id, as returned by the upload. A change means another file: replace. */
   blobId,
-  name: boundedString("name", LIMITS.nameMaxLength).optional(),
-  tag: boundedString("tag", LIMITS.tagMaxLength).optional(),
+  /** Display name (≤ 256 characters). A change is one PATCH. `""` clears it. */
+  name: boundedText("name", LIMITS.nameMaxLength).optional(),
+  /** Label used for filtering (≤ 256 characters). A change is one PATCH. `""` clears it. */
+  tag: boundedText("tag", LIMITS.tagMaxLength).optional(),
+  /**
+   * Free-form JSON object (≤ 64 keys, ≤ 16 KiB as JSON, nested ≤ 32 deep). The stored metadata is
+   * made exactly equal to it: keys you remove are removed. `{}` clears it. Values may not be `null`.
+   */
   metadata: metadata.optional(),
+  /**
+   * Whole epochs bought through this resource so far (≥ 0; an epoch is about a day). Raising it
+   * by N buys N epochs with one renew; it can never go down, since bought epochs cannot be
+   * returned. One raise can buy at most 53 epochs (the service's horizon).
+   */
   retentionEpochs: retentionEpochs.optional(),
+  /**
+   * Whenever an `up` finds fewer than `minRemainingEpochs` left, buy `renewEpochs` (counted in
+   * `keepAliveEpochs`, apart from `retentionEpochs`).
+   */
   keepAlive: KeepAliveSchema.optional(),
 });
 export type StoredFileInputs = z.infer<typeof StoredFileInputsSchema>;
 
 /** Input fields in declaration order; `blobId` changes replace, the rest update in place. */
-export const INPUT_FIELDS = ["blobId", "name", "tag", "metadata", "retentionEpochs", "keepAlive"] as const;
+export const INPUT_FIELDS = StoredFileInputsSchema.keyof().options;
 export type InputField = (typeof INPUT_FIELDS)[number];
-/** Fields converged through PATCH. */
-export const PATCH_FIELDS = ["name", "tag", "metadata"] as const;
-export type PatchField = (typeof PATCH_FIELDS)[number];
+
+/** Outputs that are not inputs: what the service reports and what the provider derives. */
+const reportedShape = {
+  /** Where the file is served. */
+  url: z.string().nullish(),
+  /** Size in bytes. */
+  size: z.number().nullish(),
+  /** When the file was uploaded, as the service reports it. */
+  createdAt: z.string().nullish(),
+  /** End of the paid storage period, as of the last read or write. */
+  expiresAt: z.string().nullish(),
+  /** Whole epochs left (the current one included) as of the last read or write. */
+  remainingEpochs: z.number().nullish(),
+  /** Epochs bought by keep-alive and confirmed by the service (apart from retentionEpochs). */
+  keepAliveEpochs: z.number().nullish(),
+};
+export const REPORTED_FIELDS = Object.keys(reportedShape) as Array<keyof typeof reportedShape>;
 
 /**
- * What is recorded in state: the inputs as last applied plus what the service reports.
- * Parsed leniently — each release must read the state that every earlier release wrote — so
- * every field is optional and unknown fields pass through untouched.
+ * What is recorded in state: the inputs as last applied, what the service reports, and the
+ * renew key seed. Parsed leniently (each release must read the state that every earlier release
+ * wrote): every field is optional, checked for its type only, and unknown fields pass through.
  */
 export const StoredFileStateSchema = z
   .object({
@@ -115,40 +138,35 @@ export const StoredFileStateSchema = z
     metadata: z.record(z.string(), z.unknown()).nullish(),
     /** Epochs bought through this resource and confirmed by the service. */
     retentionEpochs: z.number().nullish(),
-    url: z.string().nullish(),
-    size: z.number().nullish(),
-    createdAt: z.string().nullish(),
-    expiresAt: z.string().nullish(),
+    /** The keep-alive policy as last applied. */
+    keepAlive: z.object({ minRemainingEpochs: z.number(), renewEpochs: z.number() }).nullish(),
+    ...reportedShape,
     /**
      * Random per resource, fixed at create: the Idempotency-Key of a renew derives from it and
      * the epoch counts, so a retried purchase (even in a later `pulumi up`) reuses its key while
      * a destroyed-and-recreated resource never collides with its predecessor.
      */
     renewKeySeed: z.string().nullish(),
-    /** The keep-alive policy as last applied (an input). */
-    keepAlive: z.object({ minRemainingEpochs: z.number(), renewEpochs: z.number() }).nullish(),
-    /** Epochs bought by keep-alive, confirmed by the service (apart from retentionEpochs). */
-    keepAliveEpochs: z.number().nullish(),
-    /** Whole epochs left (the current one included) as of the last read or write. */
-    remainingEpochs: z.number().nullish(),
   })
   .loose();
 export type StoredFileState = z.infer<typeof StoredFileStateSchema>;
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** Depth and key-name problems of a metadata value, found without recursion. */
+/**
+ * Shapes of a metadata value the schema cannot be trusted with: nested deeper than the limit
+ * (deep recursion would overflow the stack before a size check ran) and keys named __proto__
+ * (an object built from them loses them silently).
+ */
 function metadataShapeProblem(metadata: Record<string, unknown>): string | undefined {
-  const stack: Array<[unknown, number, string]> = [[metadata, 1, "metadata"]];
+  const deep = tooDeepAt(metadata, LIMITS.metadataMaxDepth);
+  if (deep !== undefined) return `metadata must be nested at most ${LIMITS.metadataMaxDepth} levels deep (${deep} is deeper)`;
+  const stack: Array<[unknown, string]> = [[metadata, "metadata"]];
   while (stack.length > 0) {
-    const [value, depth, at] = stack.pop()!;
+    const [value, at] = stack.pop()!;
     if (typeof value !== "object" || value === null) continue;
-    if (depth > LIMITS.metadataMaxDepth) {
-      return `metadata must be nested at most ${LIMITS.metadataMaxDepth} levels deep (${at} is deeper)`;
-    }
     for (const key of Object.keys(value)) {
       if (key === "__proto__") return `${at}.__proto__: a key named __proto__ cannot be stored safely; rename it`;
-      stack.push([(value as Record<string, unknown>)[key], depth + 1, Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`]);
+      stack.push([(value as Record<string, unknown>)[key], Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`]);
     }
   }
   return undefined;
@@ -176,9 +194,7 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
     if (isUnknown(value)) inputs[field] = value;
     else candidate[field] = value;
   }
-  // Shapes the schema cannot be trusted with are refused first: a metadata nested deeper than
-  // the limit (deep recursion would overflow the stack before a size check ran) and keys named
-  // __proto__ (an object built from them loses them silently).
+  // Shapes the schema cannot be trusted with are refused first.
   const shapeProblem = isPlainObject(candidate.metadata) ? metadataShapeProblem(candidate.metadata) : undefined;
   if (shapeProblem) {
     failures.push({ property: "metadata", reason: shapeProblem });
@@ -231,4 +247,3 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
   return { inputs, failures };
 }
 
-export type { Json };

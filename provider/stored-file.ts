@@ -1,51 +1,40 @@
 import * as pulumi from "@pulumi/pulumi";
+import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState } from "./stored-file-schema";
 import storedFileProviderStub from "./stored-file-stub";
 
-/** Arguments of a StoredFile. Every field but `blobId` is optional; an omitted field is unmanaged. */
-export interface StoredFileArgs {
-  /** The file's blob id, as returned by the upload. A change means another file: replace. */
-  blobId: pulumi.Input<string>;
-  /** Display name (≤ 256 characters). A change is one PATCH. `""` clears it. */
-  name?: pulumi.Input<string>;
-  /** Label used for filtering (≤ 256 characters). A change is one PATCH. `""` clears it. */
-  tag?: pulumi.Input<string>;
-  /**
-   * Free-form JSON object (≤ 64 keys, ≤ 16 KiB as JSON). The stored metadata is made exactly
-   * equal to it: keys you remove are removed. `{}` clears it. Values may not be `null`.
-   */
-  metadata?: pulumi.Input<Record<string, any>>;
-  /**
-   * Whole epochs bought through this resource so far (≥ 0; an epoch is about a day). Raising it
-   * by N buys N epochs with one renew; it can never go down, since bought epochs cannot be
-   * returned. One raise can buy at most 53 epochs (the service's horizon).
-   */
-  retentionEpochs?: pulumi.Input<number>;
-}
+/**
+ * Arguments of a StoredFile: one `pulumi.Input` per field of the input schema
+ * (`StoredFileInputsSchema`), so a documented input cannot be missing from the type. Every
+ * field but `blobId` is optional; an omitted field is unmanaged.
+ */
+export type StoredFileArgs = { [K in keyof StoredFileInputs]: pulumi.Input<StoredFileInputs[K]> };
+
+type ReportedField = (typeof REPORTED_FIELDS)[number];
+/**
+ * Outputs: every input, as applied, and what the service reports (`url`, `size`, `createdAt`,
+ * `expiresAt`) or the provider derives (`remainingEpochs`, `keepAliveEpochs`).
+ * `retentionEpochs` is always set: the epochs bought through this resource and confirmed, 0 if
+ * none were declared.
+ */
+export type StoredFileOutputs = { readonly [K in keyof StoredFileInputs]-?: pulumi.Output<StoredFileInputs[K]> } & {
+  readonly blobId: pulumi.Output<string>;
+  readonly retentionEpochs: pulumi.Output<number>;
+} & { readonly [K in ReportedField]: pulumi.Output<NonNullable<StoredFileState[K]> | undefined> };
 
 /**
  * A file kept on the Tuskr service, adopted by blobId. Its name, tag and metadata converge to
  * what is declared; raising `retentionEpochs` buys storage epochs. Deleting the resource sends
  * no request: blobs cannot be deleted through this API, so the file keeps its paid period.
  */
+export interface StoredFile extends StoredFileOutputs {}
 export class StoredFile extends pulumi.dynamic.Resource {
-  declare readonly blobId: pulumi.Output<string>;
-  declare readonly name: pulumi.Output<string | undefined>;
-  declare readonly tag: pulumi.Output<string | undefined>;
-  declare readonly metadata: pulumi.Output<Record<string, any> | undefined>;
-  /** Epochs bought through this resource and confirmed by the service. */
-  declare readonly retentionEpochs: pulumi.Output<number>;
-  /** Where the file is served. */
-  declare readonly url: pulumi.Output<string | undefined>;
-  /** Size in bytes. */
-  declare readonly size: pulumi.Output<number | undefined>;
-  declare readonly createdAt: pulumi.Output<string | undefined>;
-  /** End of the paid storage period, as of the last read or write. */
-  declare readonly expiresAt: pulumi.Output<string | undefined>;
-
   constructor(name: string, args: StoredFileArgs, opts?: pulumi.CustomResourceOptions) {
     refusePlaintextApiKey();
-    const outputsOnly = { url: undefined, size: undefined, createdAt: undefined, expiresAt: undefined };
-    super(storedFileProviderStub, name, { ...outputsOnly, ...args }, opts, "tuskr", "StoredFile");
+    // Only properties passed here become outputs of a dynamic resource: every output is passed,
+    // undefined unless declared (undefined inputs never reach the provider).
+    const props: Record<string, unknown> = {};
+    for (const field of [...INPUT_FIELDS, ...REPORTED_FIELDS]) props[field] = undefined;
+    super(storedFileProviderStub, name, { ...props, ...args }, opts, "tuskr", "StoredFile");
   }
 }
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_EPOCH_SECONDS, DEFAULT_EXPIRY_WARNING_EPOCHS } from "./settings";
-import { isPlainObject, jsonEqual, planChange } from "./stored-file-plan";
+import { isPlainObject, jsonEqual } from "../api";
+import { planChange } from "./stored-file-plan";
 import { StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
 
 /**
@@ -9,7 +10,7 @@ import { StoredFileStateSchema, type StoredFileState } from "./stored-file-schem
  * declared inputs, so the summary and the apply cannot disagree.
  */
 
-export const STORED_FILE_TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
+const STORED_FILE_TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
 
 // Only what is needed of the preview's JSON; the rest of it is ignored.
 const ResourceStateSchema = z.object({
@@ -31,7 +32,6 @@ const PreviewSchema = z.object({
     )
     .default([]),
 });
-export type PreviewJson = z.infer<typeof PreviewSchema>;
 
 export interface SummaryOptions {
   /** The time the summary plans at (default: now). */

@@ -15,5 +15,5 @@ function readPackageInfo(): { name: string; version: string } {
   return { name: "pulumi-tuskr", version: "0.0.0" };
 }
 
-export const PACKAGE = readPackageInfo();
+const PACKAGE = readPackageInfo();
 export const USER_AGENT = `${PACKAGE.name}/${PACKAGE.version} (node ${process.version})`;

@@ -7,9 +7,9 @@
 //   npm run reliability -- --quick     # the sizes `npm test` runs (a few minutes)
 //   npm run reliability -- --from DIR  # only re-render the report from the JSON in DIR
 //
-// The tests are the ones `npm test` runs (test/unit/*property*, test/integration/security*,
-// test/e2e/reliability*); TUSKR_RELIABILITY=full makes them large and TUSKR_RELIABILITY_OUT
-// tells them where to write their measurements.
+// The tests are the "reliability" project of vitest.config.ts, which `npm test` also runs (in
+// the unit, integration and e2e tiers, at bounded sizes); TUSKR_RELIABILITY=full makes them
+// large and TUSKR_RELIABILITY_OUT tells them where to write their measurements.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -21,7 +21,7 @@ const args = process.argv.slice(2);
 const quick = args.includes("--quick");
 const fromIndex = args.indexOf("--from");
 const reportPath = path.join(repoRoot, "RELIABILITY.md");
-const lastRunPath = path.join(repoRoot, "test", "reliability", "last-run.json");
+const lastRunPath = path.join(repoRoot, "RELIABILITY.json");
 
 let outDir;
 let testRun = { exitCode: 0, seconds: 0 };
@@ -33,7 +33,7 @@ if (fromIndex >= 0) {
   const vitest = path.join(repoRoot, "node_modules", ".bin", "vitest");
   const run = spawnSync(
     vitest,
-    ["run", "property", "security", "reliability", "--reporter=default", "--reporter=json", `--outputFile.json=${path.join(outDir, "vitest.json")}`],
+    ["run", "--project", "reliability", "--reporter=default", "--reporter=json", `--outputFile.json=${path.join(outDir, "vitest.json")}`],
     {
       cwd: repoRoot,
       stdio: "inherit",
@@ -62,7 +62,6 @@ const data = {
   properties: read("properties"),
   securityInputs: read("security-inputs"),
   securityAuth: read("security-auth"),
-  knownGaps: read("known-gaps"),
 };
 
 const git = (...a) => {
@@ -117,20 +116,6 @@ push(
 // --- Verdict ---------------------------------------------------------------------------------
 const r = data.renew ?? {};
 const soakPhases = data.soak?.phases ?? [];
-const gaps = data.knownGaps ?? {};
-// Whether each gap is still open is read from its own measurement, so a gap fixed since it was
-// found (its test turned into a plain regression test) moves to "found and fixed" by itself.
-const sameJson = (a, b) => JSON.stringify(a, Object.keys(a ?? {}).sort()) === JSON.stringify(b, Object.keys(b ?? {}).sort());
-const stillOpen = {
-  staleExpiryRenew: (g) => g.epochsLost !== 0,
-  staleExpiryRenewLarger: (g) => g.epochsLost !== 0,
-  unmanagedMetadata: (g) => !sameJson(g.declared, g.storedAfterOneUp),
-  prototypeKeys: (g) => Boolean(g.counterexample) || !(g.example?.plannedPatch?.metadata && Object.hasOwn(g.example.plannedPatch.metadata, "constructor")),
-  protoKeyDropped: (g) => (g.failures ?? []).length === 0 && !(g.keysKept ?? []).includes("__proto__"),
-  deepMetadataCheck: (g) => Object.values(g.outcomes ?? {}).some((o) => String(o).startsWith("threw")),
-  deepMetadataEmulator: (g) => g.patchStatus >= 500 || g.getAfterStatus !== 200,
-  rateLimitBudget: (g) => !g.upOk,
-};
 const verdict = [];
 if (r.random) verdict.push(["Randomized renew sequences (random fault mixes)", `${n(r.random.sequences)} sequences, ${n(r.random.renewsSent)} renews sent`, r.random.violations?.length ? `**${r.random.violations.length} violations**` : "epochs bought = declared in every sequence, after every step"]);
 if (r.scripted) verdict.push(["Renew sequences with scripted faults (fast-check)", `${n(r.scripted.sequences)} sequences, ${n(r.scripted.renewsSent)} renews sent`, "epochs bought = declared (property held)"]);
@@ -146,7 +131,6 @@ if (data.secrets) verdict.push(["API key in outputs, state, export, config, logs
 if (data.soak?.placesSearched) verdict.push(["API key after the soak", `${data.soak.placesSearched.length} places`, data.soak.keyFoundIn?.length ? `**found in ${data.soak.keyFoundIn.join(", ")}**` : "not found anywhere"]);
 
 push("## What was lost", "");
-const lostCount = Object.entries(gaps).filter(([k, g]) => !["mode", "writtenAt"].includes(k) && (stillOpen[k] ?? (() => true))(g)).length;
 // Computed from the measurements, never assumed: any violation, difference or leak shows here.
 const problems = [
   ...(r.random ? [] : ["the randomized renew sequences did not report"]),
@@ -166,7 +150,7 @@ const problems = [
 push(
   problems.length
     ? `**Something was lost, leaked or not measured:**\n\n${problems.map((p) => `- ${p}`).join("\n")}`
-    : `**Nothing.** Under the faults below, nothing was bought twice, nothing declared was dropped and the key leaked nowhere, in every run of the checks below.${lostCount ? ` The known gaps further down (${lostCount}, each a test marked \`it.fails\`) are where something *can* be lost or refused today, in scenarios outside these runs; they are measured too.` : ""}`,
+    : "**Nothing.** Under the faults below, nothing was bought twice, nothing declared was dropped and the key leaked nowhere, in every run of the checks below.",
   "",
   table(["Check", "Size", "Result"], verdict),
   "",
@@ -264,40 +248,6 @@ if (data.secrets) {
   }
 }
 
-// --- Known gaps ------------------------------------------------------------------------------
-const gapText = {
-  staleExpiryRenew: (g) => `**Epochs lost after an out-of-band renew.** ${g.scenario}: the client's read-back sees the expiry past the one recorded at the last up and takes the refused renew as applied. Expected ${g.expectedEpochsBought} epochs bought, measured ${g.epochsBought}: **${g.epochsLost} epochs recorded as bought but never bought** (state says ${g.recordedRetentionEpochs}). Fix belongs in provider/client/client.ts (renewFile) and provider/stored-file-provider.ts (applyPlan).`,
-  staleExpiryRenewLarger: (g) => `**Epochs lost after a larger out-of-band renew.** ${g.scenario}: the read-back now asks the expiry to have moved by at least the epochs bought, but measures from the expiry recorded at the last up, so a renewal elsewhere at least as large still passes. Expected ${g.expectedEpochsBought} epochs bought, measured ${g.epochsBought}: **${g.epochsLost} epochs recorded as bought but never bought** (state says ${g.recordedRetentionEpochs}). Fix belongs in provider/client/client.ts (renewFile): take the expiry from a fresh GET just before the purchase, or resend with the same Idempotency-Key and trust the replay.`,
-  unmanagedMetadata: (g) => `**Metadata not exact after one up.** ${g.scenario}: declared ${code(JSON.stringify(g.declared))}, stored after one up ${code(JSON.stringify(g.storedAfterOneUp))}; a second up fixes it. Fix belongs in provider/stored-file-provider.ts (update).`,
-  prototypeKeys: (g) => `**Metadata keys named like Object.prototype members are never removed.** ${g.scenario}: recorded ${code(JSON.stringify(g.example.recorded))}, declared ${code(JSON.stringify(g.example.declared))}, planned PATCH ${code(JSON.stringify(g.example.plannedPatch))} (no \`"constructor": null\`), so the key stays and every up plans the same PATCH again. fast-check: ${code(g.counterexample ?? "")}. Fix belongs in provider/stored-file-plan.ts (withRemovals).`,
-  protoKeyDropped: (g) => `**A metadata key "__proto__" is silently dropped by check.** ${g.scenario}: keys kept ${code(JSON.stringify(g.keysKept))}, failures ${code(JSON.stringify(g.failures))}. Minor (the engine's Struct conversion likely drops it first). Fix belongs in provider/stored-file-schema.ts.`,
-  deepMetadataCheck: (g) => `**check throws on deeply nested metadata.** ${g.scenario}: ${Object.entries(g.outcomes).map(([d, o]) => `${d} levels → ${o.slice(0, 60)}`).join("; ")}. The preview fails with a stack overflow instead of a failure naming the field. Fix belongs in provider/stored-file-schema.ts.`,
-  deepMetadataEmulator: (g) => `**The emulator bricks a file on deeply nested metadata.** ${g.scenario}: answered ${g.patchStatus} although the change was applied; a GET afterwards answers ${g.getAfterStatus}; ${g.dump}. Fix belongs in emulator/service.ts and emulator/merge-patch.ts.`,
-  rateLimitBudget: (g) => `**The client's retry budget is too small for a rate-limited service.** ${g.scenario}: ${g.upOk ? "succeeded" : "the up failed"} after ${secs(g.upSeconds)} with ${code((g.error ?? "").replace(/^.*error: /, "").slice(0, 300))}; ${n(g.status429)} answers 429, every wait ≥ the Retry-After asked (shortest ${n(g.minWaitMs)} ms), ${n(g.epochsBought)} of ${n(g.declaredEpochs)} declared epochs bought (none twice); a re-run continues. At ${n(rl.rateLimit?.requestsPerSecond)} requests/s the same kind of up succeeds. Fix belongs in provider/client/client.ts and provider/client/retry.ts.`,
-};
-const gapEntries = Object.entries(gaps).filter(([k]) => !["mode", "writtenAt"].includes(k));
-const openGaps = gapEntries.filter(([k, g]) => (stillOpen[k] ?? (() => true))(g));
-const fixedGaps = gapEntries.filter(([k, g]) => !(stillOpen[k] ?? (() => true))(g));
-const describeGap = ([k, g]) => `- ${(gapText[k] ?? ((x) => code(JSON.stringify(x))))(g)} (${code(g.test)})`;
-if (openGaps.length) {
-  push("## Known gaps (tests marked `it.fails`)", "", "Each is a test that fails today and is marked `it.fails`, so `npm test` stays green and turns red the day the gap is closed (then drop the `.fails`). The numbers are this run's.", "");
-  push(...openGaps.map(describeGap), "");
-}
-if (fixedGaps.length) {
-  const fixedText = {
-    prototypeKeys: "Metadata keys named like Object.prototype members (`constructor`, `toString`…) are now removed like any other.",
-    protoKeyDropped: 'A metadata key named "__proto__" is now refused by check, naming it, instead of vanishing.',
-    staleExpiryRenew: `A renew refused (503) after a smaller renewal elsewhere is no longer taken as bought: ${gaps.staleExpiryRenew?.epochsBought} of ${gaps.staleExpiryRenew?.expectedEpochsBought} epochs bought as expected.`,
-    staleExpiryRenewLarger: `A renew refused (503) after a renewal elsewhere as large as it or larger is no longer taken as bought: the read-back now takes only a move of exactly the purchase as ours, and resends under the same Idempotency-Key when the move is larger; ${gaps.staleExpiryRenewLarger?.epochsBought} of ${gaps.staleExpiryRenewLarger?.expectedEpochsBought} epochs bought as expected (state says ${gaps.staleExpiryRenewLarger?.recordedRetentionEpochs}). This relies on the service replaying a key it has seen (an assumption: see emulator/README.md).`,
-    unmanagedMetadata: "Metadata going from unmanaged to declared now ends exactly as declared in one up (update reads the file first).",
-    deepMetadataEmulator: `The emulator now refuses metadata nested too deep with ${gaps.deepMetadataEmulator?.patchStatus}, and the file stays readable (GET ${gaps.deepMetadataEmulator?.getAfterStatus}).`,
-    rateLimitBudget: `An up of ${gaps.rateLimitBudget?.files} files against ${gaps.rateLimitBudget?.requestsPerSecond} requests/s now succeeds (429s bounded by the time budget, not the attempt count): ${n(gaps.rateLimitBudget?.status429)} answers 429 waited out in ${secs(gaps.rateLimitBudget?.upSeconds)}, ${n(gaps.rateLimitBudget?.epochsBought)} of ${n(gaps.rateLimitBudget?.declaredEpochs)} epochs bought.`,
-    deepMetadataCheck: `Deeply nested metadata is now a failure of check, not a stack overflow (${Object.entries(gaps.deepMetadataCheck?.outcomes ?? {}).map(([d, o]) => `${d} levels → ${String(o).slice(0, 50)}`).join("; ")}).`,
-  };
-  push("## Found by these tests and fixed since", "", "Their tests now run as plain regression tests.", "");
-  push(...fixedGaps.map(([k, g]) => `- ${fixedText[k] ?? (gapText[k] ? gapText[k](g) : k)} (${code(g.test)})`), "");
-}
-
 // --- Test run --------------------------------------------------------------------------------
 push("## The test run", "");
 const vt = data.vitest;
@@ -308,11 +258,11 @@ if (vt) {
     const secsOf = (f.endTime - f.startTime) / 1000;
     return [code(rel), n(tests.length), n(tests.filter((t) => t.status === "passed").length), n(tests.filter((t) => t.status === "failed").length), secs(secsOf)];
   });
-  push(`${n(vt.numTotalTests)} tests in ${n(vt.numTotalTestSuites)} suites: ${n(vt.numPassedTests)} passed, ${n(vt.numFailedTests)} failed (known gaps count as passed while they still fail). Exit code ${data.testRun.exitCode}, ${secs(data.testRun.seconds)} in all.`, "", table(["File", "Tests", "Passed", "Failed", "Time"], files), "");
+  push(`${n(vt.numTotalTests)} tests in ${n(vt.numTotalTestSuites)} suites: ${n(vt.numPassedTests)} passed, ${n(vt.numFailedTests)} failed. Exit code ${data.testRun.exitCode}, ${secs(data.testRun.seconds)} in all.`, "", table(["File", "Tests", "Passed", "Failed", "Time"], files), "");
 } else {
   push(`Exit code ${data.testRun.exitCode}, ${secs(data.testRun.seconds)}.`, "");
 }
-push("Re-run: `npm run reliability` (full) or `npm run reliability -- --quick`. The measurements behind this report are in `test/reliability/last-run.json`.", "");
+push("Re-run: `npm run reliability` (full) or `npm run reliability -- --quick`. The measurements behind this report are in `RELIABILITY.json`.", "");
 
 fs.writeFileSync(reportPath, `${out.join("\n").replace(/\n{3,}/g, "\n\n")}`);
 const { vitest: _omit, ...kept } = data;

@@ -1,6 +1,16 @@
 import axios, { type AxiosInstance, type AxiosResponse } from "axios";
 import { z } from "zod";
-import { LIMITS } from "../limits";
+import {
+  ErrorEnvelopeSchema,
+  FileRecordSchema,
+  IDEMPOTENCY_KEY_HEADER,
+  RenewBodySchema,
+  UpdateFileBodySchema,
+  blobIdProblem,
+  errorCodeForStatus,
+  filePath as contractPath,
+  type UpdateFileBody,
+} from "../../api";
 import { USER_AGENT } from "../version";
 import { TuskrApiError, redactString, redactValue } from "./errors";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";
@@ -26,45 +36,29 @@ export interface TuskrClientOptions {
 // absent ones stay absent; a body that does not match becomes a TuskrApiError(INVALID_RESPONSE).
 // ---------------------------------------------------------------------------------------------
 
-const JsonObject = z.record(z.string(), z.unknown());
-
-export const FileRecordSchema = z.object({
-  blobId: z.string(),
-  url: z.string().nullish(),
-  name: z.string().nullish(),
-  tag: z.string().nullish(),
-  metadata: JsonObject.nullish(),
-  size: z.number().nullish(),
-  createdAt: z.string().nullish(),
-  expiresAt: z.string().nullish(),
+/**
+ * A file record as the client takes it: the contract's shape (api/files.ts), with every field
+ * but blobId allowed to be missing or null, since the service documents only part of it.
+ */
+const f = FileRecordSchema.shape;
+const ReceivedFileSchema = z.object({
+  blobId: f.blobId,
+  url: f.url.nullish(),
+  name: f.name.optional(),
+  tag: f.tag.optional(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  size: f.size.nullish(),
+  createdAt: f.createdAt.nullish(),
+  expiresAt: f.expiresAt.nullish(),
 });
-export type FileRecord = z.infer<typeof FileRecordSchema>;
+export type ReceivedFile = z.infer<typeof ReceivedFileSchema>;
 
 /** PATCH answers the updated record (assumed) or 204/empty (tolerated). */
-const UpdateFileResponseSchema = FileRecordSchema.partial().optional();
+const UpdateFileResponseSchema = ReceivedFileSchema.partial().optional();
 /** Renew answers the updated record, perhaps with Tusky-like extras; or nothing (tolerated). */
-const RenewFileResponseSchema = FileRecordSchema.partial()
+const RenewFileResponseSchema = ReceivedFileSchema.partial()
   .extend({ epochsAdded: z.number().nullish() })
   .optional();
-
-// ---------------------------------------------------------------------------------------------
-// Request bodies.
-// ---------------------------------------------------------------------------------------------
-
-/**
- * PATCH body: only the fields that change. `metadata` follows JSON Merge Patch: a key set to
- * null is removed from the stored object.
- */
-export const UpdateFileBodySchema = z
-  .object({
-    name: z.string().max(LIMITS.nameMaxLength).optional(),
-    tag: z.string().max(LIMITS.tagMaxLength).optional(),
-    metadata: JsonObject.optional(),
-  })
-  .strict();
-export type UpdateFileBody = z.infer<typeof UpdateFileBodySchema>;
-
-export const RenewFileBodySchema = z.object({ epochs: z.number().int().min(1).max(LIMITS.renewMaxEpochs) }).strict();
 
 export interface RenewOptions {
   /** Sent as `Idempotency-Key`; reused verbatim on every retry of this purchase. */
@@ -84,35 +78,20 @@ export interface RenewOptions {
 
 export interface RenewResult {
   /** The file after the renew, when the service (or the read-back) told us. */
-  file?: Partial<FileRecord>;
+  file?: Partial<ReceivedFile>;
   /** How we know the epochs were bought: the service answered, or a read-back saw the expiry move. */
   confirmedBy: "response" | "read-back";
 }
 
-/** Path of a file's route. The blobId is always one encoded path segment. */
-export function filePath(blobId: string, suffix = ""): string {
+/** Path of a file's route, after the contract's blobId rule (refused as BAD_REQUEST, before any request). */
+export function filePath(blobId: string, route: "file" | "renew" = "file"): string {
   assertSafeBlobId(blobId);
-  return `/v1/files/${encodeURIComponent(blobId)}${suffix}`;
+  return contractPath(blobId, route);
 }
 
-/**
- * Dot segments survive percent-encoding (URL parsers treat `%2E%2E` as `..`), so `.` and `..`
- * could climb to another route; they, empty ids and control characters are refused outright.
- */
 export function assertSafeBlobId(blobId: string): void {
-  const problem =
-    typeof blobId !== "string" || blobId.length === 0
-      ? "must be a non-empty string"
-      : blobId.length > LIMITS.blobIdMaxLength
-        ? `must be at most ${LIMITS.blobIdMaxLength} characters (got ${blobId.length})`
-        : blobId === "." || blobId === ".."
-          ? "must not be '.' or '..'"
-          : /[\u0000-\u001f\u007f]/.test(blobId)
-            ? "must not contain control characters"
-            : undefined;
-  if (problem) {
-    throw new TuskrApiError({ code: "BAD_REQUEST", message: `blobId ${problem}`, retryable: false });
-  }
+  const problem = blobIdProblem(blobId);
+  if (problem) throw new TuskrApiError({ code: "BAD_REQUEST", message: `blobId ${problem}`, retryable: false });
 }
 
 interface SendOptions<S extends z.ZodType> {
@@ -173,13 +152,12 @@ export class TuskrClient {
   }
 
   /** `GET /v1/files/:blobId` — the file's index entry. */
-  async getFile(blobId: string): Promise<FileRecord> {
-    const file = await this.send("GET", filePath(blobId), { schema: FileRecordSchema, retryAmbiguous: true });
-    return file;
+  async getFile(blobId: string): Promise<ReceivedFile> {
+    return this.send("GET", filePath(blobId), { schema: ReceivedFileSchema, retryAmbiguous: true });
   }
 
   /** `PATCH /v1/files/:blobId` with only the fields that change. Safe to retry: same body, same result. */
-  async updateFile(blobId: string, patch: UpdateFileBody): Promise<Partial<FileRecord> | undefined> {
+  async updateFile(blobId: string, patch: UpdateFileBody): Promise<Partial<ReceivedFile> | undefined> {
     const body = parseBody(UpdateFileBodySchema, patch, "PATCH", filePath(blobId));
     return this.send("PATCH", filePath(blobId), { body, schema: UpdateFileResponseSchema, retryAmbiguous: true });
   }
@@ -191,9 +169,9 @@ export class TuskrClient {
    * to compare with, it fails with RENEW_OUTCOME_UNKNOWN rather than risk buying twice.
    */
   async renewFile(blobId: string, epochs: number, options: RenewOptions): Promise<RenewResult> {
-    const path = filePath(blobId, "/renew");
-    const body = parseBody(RenewFileBodySchema, { epochs }, "POST", path);
-    const headers = { "Idempotency-Key": options.idempotencyKey };
+    const path = filePath(blobId, "renew");
+    const body = parseBody(RenewBodySchema, { epochs }, "POST", path);
+    const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
     const rounds = Math.max(1, this.policy.maxAttempts);
     let lastError: TuskrApiError | undefined;
     for (let round = 1; round <= rounds; round++) {
@@ -207,7 +185,7 @@ export class TuskrClient {
       }
       // The renew may or may not have been applied. Look before buying again.
       if (!options.expiresAtBefore) break;
-      let after: FileRecord;
+      let after: ReceivedFile;
       try {
         after = await this.getFile(blobId);
       } catch {
@@ -300,7 +278,7 @@ export class TuskrClient {
     }
     const envelope = ErrorEnvelopeSchema.safeParse(body);
     const status = response.status;
-    const code = envelope.success ? envelope.data.error.code : defaultCodeFor(status);
+    const code = envelope.success ? envelope.data.error.code : (errorCodeForStatus(status) ?? (status >= 500 ? "INTERNAL_ERROR" : "HTTP_ERROR"));
     const serverMessage = envelope.success ? envelope.data.error.message : undefined;
     const waitSeconds = serverRequestedWaitSeconds(response.headers as Record<string, unknown>);
     return new TuskrApiError({
@@ -336,26 +314,8 @@ export class TuskrClient {
   }
 }
 
-const ErrorEnvelopeSchema = z.object({ error: z.object({ code: z.string(), message: z.string().optional().default("") }) });
-
-function defaultCodeFor(status: number): string {
-  const byStatus: Record<number, string> = {
-    400: "BAD_REQUEST",
-    401: "UNAUTHORIZED",
-    403: "FORBIDDEN",
-    404: "NOT_FOUND",
-    410: "FILE_EXPIRED",
-    413: "PAYLOAD_TOO_LARGE",
-    422: "VALIDATION_ERROR",
-    429: "RATE_LIMIT_EXCEEDED",
-    500: "INTERNAL_ERROR",
-    503: "SERVICE_UNAVAILABLE",
-  };
-  return byStatus[status] ?? (status >= 500 ? "INTERNAL_ERROR" : "HTTP_ERROR");
-}
-
 /** A failure after which the request may have been applied: timeouts, resets, 5xx. */
-export function isAmbiguous(error: TuskrApiError): boolean {
+function isAmbiguous(error: TuskrApiError): boolean {
   return error.mayHaveBeenApplied;
 }
 

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "./harness";
+import { repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
 
 afterAll(stopEmulator);
 
@@ -54,7 +54,7 @@ describe("examples/basic, step by step", () => {
         );
         expect((await storedOnEmulator(ids["logo.svg"])).epochsBought).toBe(12);
       },
-      { copy: true, config },
+      { config },
     );
   });
 });
@@ -81,7 +81,7 @@ describe("examples/gitops, one stack per environment", () => {
             expect(await storedOnEmulator(ids[file])).toMatchObject({ tag, metadata: { environment: env, managedBy: "pulumi" }, epochsBought: epochs });
           }
         },
-        { copy: true, stackName: env },
+        { stackName: env },
       );
     }
   });

@@ -1,9 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { stopEmulator, storedOnEmulator, upload, withStack } from "./harness";
+import { FIXTURE, stopEmulator, storedOnEmulator, upload, withStack } from "../helpers/engine";
 
-const FIXTURE = "test/e2e/fixture";
 afterAll(stopEmulator);
 
 describe("expiry-aware previews and keep-alive, through the real engine", () => {

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator } from "../../emulator";
-import { reliabilityStack, resourceName } from "../reliability/engine";
-import { recordResult } from "../reliability/results";
+import { FIXTURE, openStack, resourceName } from "../helpers/engine";
+import { recordResult } from "../helpers/reliability-results";
 
 /**
  * A failed `up` leaves state the next `up` completes from: what was done is recorded, nothing
@@ -29,7 +29,7 @@ const writes = () => emu.requests().filter((r) => r.route === "patch" || r.route
 describe("a failed up, then the next one", () => {
   it("renew refused after the PATCH on create: the create is recorded as done so far; the next up buys exactly the declared epochs", async () => {
     const [x, y, z] = await Promise.all([upload("x"), upload("y"), upload("z")]);
-    const rs = await reliabilityStack(emu, KEY);
+    const rs = await openStack(FIXTURE, { emu, apiKey: KEY });
     try {
       const declared = {
         x: { blobId: x, tag: "plain-x" },
@@ -80,7 +80,7 @@ describe("a failed up, then the next one", () => {
 
   it("renew applied but its answer lost and the read-back impossible: the next up replays the same purchase, bought once", async () => {
     const w = await upload("w");
-    const rs = await reliabilityStack(emu, KEY);
+    const rs = await openStack(FIXTURE, { emu, apiKey: KEY });
     try {
       await rs.declare({ w: { blobId: w, tag: "t", retentionEpochs: 4 } });
       // The create's GET passes (a no-op script entry), the renew is applied and its connection
@@ -122,7 +122,7 @@ describe("a failed up, then the next one", () => {
 
   it("an update whose renew fails after its PATCH keeps the PATCH; raising again later still ends exact", async () => {
     const v = await upload("v");
-    const rs = await reliabilityStack(emu, KEY);
+    const rs = await openStack(FIXTURE, { emu, apiKey: KEY });
     try {
       await rs.declare({ v: { blobId: v, tag: "one", retentionEpochs: 1 } });
       expect((await rs.up()).ok).toBe(true);

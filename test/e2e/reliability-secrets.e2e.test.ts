@@ -3,8 +3,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator } from "../../emulator";
-import { readTree, reliabilityStack, type ReliabilityStack } from "../reliability/engine";
-import { recordResult } from "../reliability/results";
+import { FIXTURE, openStack, readTree, type EngineStack } from "../helpers/engine";
+import { recordResult } from "../helpers/reliability-results";
 
 /**
  * The API key never leaves the provider process: a key unique to this test (and a wrong key,
@@ -18,11 +18,11 @@ import { recordResult } from "../reliability/results";
 const KEY = `tsk_live_secret_${randomBytes(16).toString("hex")}`;
 const WRONG_KEY = `tsk_live_wrong_${randomBytes(16).toString("hex")}`;
 let emu: Emulator;
-let rs: ReliabilityStack;
+let rs: EngineStack;
 
 beforeAll(async () => {
   emu = await startEmulator({ port: 0, apiKeys: [KEY] });
-  rs = await reliabilityStack(emu, KEY);
+  rs = await openStack(FIXTURE, { emu, apiKey: KEY });
 });
 afterAll(async () => {
   emu?.setFaults({});

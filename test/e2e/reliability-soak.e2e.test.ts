@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator, type FaultConfig, type RequestLogEntry } from "../../emulator";
-import { reliabilityStack, resourceName, type ReliabilityStack } from "../reliability/engine";
-import { recordResult, sized, summarizeLog } from "../reliability/results";
+import { FIXTURE, openStack, resourceName, type EngineStack } from "../helpers/engine";
+import { recordResult, sized, summarizeLog } from "../helpers/reliability-results";
 
 /**
  * Soak: many StoredFiles through the real engine while every route fails 20% of the time
@@ -37,7 +37,7 @@ const HOSTILE: FaultConfig = {
 };
 
 let emu: Emulator;
-let rs: ReliabilityStack;
+let rs: EngineStack;
 const log: RequestLogEntry[] = [];
 const harvest = () => {
   log.push(...emu.requests());
@@ -46,7 +46,7 @@ const harvest = () => {
 
 beforeAll(async () => {
   emu = await startEmulator({ port: 0, seed: SEED, apiKeys: [KEY] });
-  rs = await reliabilityStack(emu, KEY);
+  rs = await openStack(FIXTURE, { emu, apiKey: KEY });
 });
 afterAll(async () => {
   emu?.setFaults({});

@@ -1,12 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
-import { STORED_FILE_TYPE, stopEmulator, storedOnEmulator, upload, withStack } from "./harness";
+import { FIXTURE, STORED_FILE_TYPE, stopEmulator, storedOnEmulator, upload, withStack } from "../helpers/engine";
 
-const FIXTURE = "test/e2e/fixture";
 const DAY_MS = 86_400_000;
 afterAll(stopEmulator);
 
-const writes = (reqs: Array<{ route: string }>) => reqs.filter((r) => r.route === "patch" || r.route === "renew");
+const writes = <R extends { route: string }>(reqs: R[]) => reqs.filter((r) => r.route === "patch" || r.route === "renew");
 
 describe("StoredFile through the real Pulumi engine", () => {
   it("1-2. up adopts three files, an unchanged preview sends no write; one tag change is an update of that file only", async () => {

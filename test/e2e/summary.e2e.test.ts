@@ -1,11 +1,7 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { summarizePreview } from "../../provider/summary";
-import { type StackContext, stopEmulator, upload, withStack } from "./harness";
+import { FIXTURE, type EngineStack, stopEmulator, upload, withStack } from "../helpers/engine";
 
-const FIXTURE = "test/e2e/fixture";
-const GOLDEN = path.join(__dirname, "golden");
 afterAll(stopEmulator);
 
 /** Blob ids and times differ on every run; the golden files hold the rest exactly. */
@@ -15,14 +11,12 @@ function normalize(markdown: string, blobIds: string[]): string {
   return out.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>");
 }
 
-/** `pulumi preview --json` on the stack, summarized, compared with golden/<name>.md. */
-async function expectSummary(ctx: StackContext, name: string, blobIds: string[]): Promise<void> {
+/** `pulumi preview --json` on the stack, summarized, compared with golden/<name>.md (`vitest -u` rewrites it). */
+async function expectSummary(ctx: EngineStack, name: string, blobIds: string[]): Promise<void> {
   const preview = await ctx.cli(["preview", "--json"]);
   expect(preview.code, preview.stderr).toBe(0);
   const markdown = normalize(summarizePreview(JSON.parse(preview.stdout)), blobIds);
-  const file = path.join(GOLDEN, `${name}.md`);
-  if (process.env.UPDATE_GOLDEN) fs.writeFileSync(file, markdown);
-  expect(markdown).toBe(fs.readFileSync(file, "utf8"));
+  await expect(markdown).toMatchFileSnapshot(`./golden/${name}.md`);
 }
 
 describe("pulumi-tuskr summary on real preview output (golden files)", () => {

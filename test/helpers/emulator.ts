@@ -46,7 +46,7 @@ export function useEmulator(options: EmulatorOptions = {}): () => Emulator {
 }
 
 /** The error envelope; typed on every body for brevity, present only on error statuses. */
-export interface ErrorEnvelope {
+interface ErrorEnvelope {
   error: { code: string; message: string };
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TuskrClient } from "../../provider/client/client";
 import { TuskrApiError } from "../../provider/client/errors";
-import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
+import { EMULATOR_DEFAULT_API_KEY, startEmulator, type FaultKind } from "../../emulator";
 import { renewFile } from "../helpers/emulator";
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
@@ -170,7 +170,7 @@ describe("client ↔ emulator: retries", () => {
 });
 
 describe("client ↔ emulator: renew never buys twice", () => {
-  const renewOnce = async (fault: string) => {
+  const renewOnce = async (fault: FaultKind) => {
     emu.setFaults({ script: [{ route: "renew", fault, times: 1 }] });
     const before = await client().getFile(blobId);
     emu.clearRequests();
@@ -202,7 +202,7 @@ describe("client ↔ emulator: renew never buys twice", () => {
 
   // Someone else renews the file after this client last saw its expiry, then our renew fails
   // ambiguously: the expiry moved by more than our purchase whether or not ours was applied.
-  const renewAfterOutOfBand = async (fault: string, outOfBand: number) => {
+  const renewAfterOutOfBand = async (fault: FaultKind, outOfBand: number) => {
     const before = await client().getFile(blobId);
     expect((await renewFile(emu, blobId, { epochs: outOfBand })).status).toBe(200);
     const boughtBefore = epochsBought(blobId)!;

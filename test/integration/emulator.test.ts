@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ERRORS, type ErrorEntry } from "../../emulator";
-import { LIMITS } from "../../provider/limits";
+import { LIMITS } from "../../api";
 import {
   KEY,
   getFile,
@@ -311,7 +311,7 @@ describe("PATCH /v1/files/:blobId (JSON Merge Patch)", () => {
       duplex: "half",
     } as RequestInit);
     expect(response.status).toBe(ERRORS.payloadTooLarge.status);
-    expect((await response.json()).error.code).toBe(ERRORS.payloadTooLarge.code);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe(ERRORS.payloadTooLarge.code);
   });
 
   describe("limits, naming the field and the limit", () => {

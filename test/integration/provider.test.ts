@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { storedFileProvider as provider } from "../../provider/stored-file-provider";
-import { applyConfig } from "../../provider/settings";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
@@ -10,7 +9,6 @@ const STUB = "stub-text";
 
 const configure = (apiKey = EMULATOR_DEFAULT_API_KEY) =>
   provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": apiKey, "tuskr:baseUrl": emu.url })[k] } });
-const writes = () => emu.requests().filter((r) => r.route === "patch" || r.route === "renew");
 const stored = () => emu.files().find((f) => f.blobId === blobId)!;
 const caught = async (p: Promise<unknown>) =>
   p.then(
@@ -24,7 +22,6 @@ beforeAll(async () => {
   emu = await startEmulator({ port: 0 });
 });
 afterAll(async () => {
-  applyConfig(undefined);
   await emu?.close();
 });
 beforeEach(async () => {

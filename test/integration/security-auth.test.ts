@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ERRORS } from "../../emulator";
 import { KEY, getFile, rawRequest, request, useEmulator, withEmulator } from "../helpers/emulator";
-import { recordResult } from "../reliability/results";
+import { recordResult } from "../helpers/reliability-results";
 
 /**
  * What emulator.test.ts does not already cover about keys: near-miss keys, keys in the wrong

@@ -70,7 +70,7 @@ describe("blobId path encoding", () => {
     ["q?x=1#f", "/v1/files/q%3Fx%3D1%23f"],
   ])("%s stays one path segment", (id, path) => {
     expect(filePath(id)).toBe(path);
-    expect(filePath(id, "/renew")).toBe(`${path}/renew`);
+    expect(filePath(id, "renew")).toBe(`${path}/renew`);
   });
   it.each([".", "..", "", "a\u0000b"])("refuses %j before any request", (id) => {
     expect(() => assertSafeBlobId(id)).toThrow(TuskrApiError);

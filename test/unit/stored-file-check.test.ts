@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LIMITS } from "../../provider/limits";
+import { LIMITS } from "../../api";
 import { UNKNOWN, validateInputs } from "../../provider/stored-file-schema";
 
 const reasonsFor = (news: Record<string, unknown>, olds?: Record<string, unknown>) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonEqual, metadataMergePatch, planChange, remainingEpochs } from "../../provider/stored-file-plan";
+import { planChange, remainingEpochs } from "../../provider/stored-file-plan";
 import { UNKNOWN } from "../../provider/stored-file-schema";
 
 const recorded = {
@@ -43,51 +43,6 @@ describe("planChange: one pure plan for diff, create and update", () => {
   it("plans a PATCH when the service drifted from the declared value", () => {
     const drifted = { ...recorded, tag: "edited-out-of-band" };
     expect(planChange(drifted, { blobId: "b1", tag: "avatar" }).patch).toEqual({ tag: "avatar" });
-  });
-});
-
-describe("metadataMergePatch: the stored object ends exactly equal to the declared one", () => {
-  it("adds, changes and removes keys (removed ones as null)", () => {
-    expect(metadataMergePatch({ keep: 1, change: "a", drop: true }, { keep: 1, change: "b", add: [1] })).toEqual({
-      keep: 1,
-      change: "b",
-      add: [1],
-      drop: null,
-    });
-  });
-  it("removes nested keys too, since the service merges nested objects", () => {
-    expect(metadataMergePatch({ o: { a: 1, b: 2 } }, { o: { a: 1 } })).toEqual({ o: { a: 1, b: null } });
-  });
-  it("replaces a nested non-object by an object without nulls", () => {
-    expect(metadataMergePatch({ o: 5 }, { o: { a: 1 } })).toEqual({ o: { a: 1 } });
-  });
-  it("is undefined when equal, whatever the key order", () => {
-    expect(metadataMergePatch({ a: 1, b: { c: 2, d: 3 } }, { b: { d: 3, c: 2 }, a: 1 })).toBeUndefined();
-  });
-  it("sends the full object when nothing was recorded, and clears with {}", () => {
-    expect(metadataMergePatch(undefined, { a: 1 })).toEqual({ a: 1 });
-    expect(metadataMergePatch({ a: 1, b: 2 }, {})).toEqual({ a: null, b: null });
-  });
-  it("applying the patch under RFC 7396 yields the declared object", () => {
-    const apply = (target: unknown, patch: unknown): unknown => {
-      if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
-      const out: Record<string, unknown> = typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
-      for (const [k, v] of Object.entries(patch)) {
-        if (v === null) delete out[k];
-        else out[k] = apply(out[k], v);
-      }
-      return out;
-    };
-    const cases: Array<[Record<string, unknown>, Record<string, unknown>]> = [
-      [{ a: 1, b: { c: 1, d: { e: 1 } } }, { b: { d: { f: 2 } } }],
-      [{ a: [1, 2] }, { a: [2] }],
-      [{}, { x: { y: { z: 1 } } }],
-      [{ x: { y: 1 } }, { x: "flat" }],
-    ];
-    for (const [before, declared] of cases) {
-      const patch = metadataMergePatch(before, declared);
-      expect(jsonEqual(apply(before, patch), declared)).toBe(true);
-    }
   });
 });
 

@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LIMITS } from "../../provider/limits";
+import { LIMITS } from "../../api";
 import { planChange } from "../../provider/stored-file-plan";
 import { INPUT_FIELDS, StoredFileInputsSchema, UNKNOWN, validateInputs } from "../../provider/stored-file-schema";
-import { recordResult, sized } from "../reliability/results";
+import { recordResult, sized } from "../helpers/reliability-results";
 
 /**
  * Properties of the two pure functions every preview and every apply go through: `check`
@@ -190,31 +190,14 @@ describe("check (validateInputs): any JSON in, valid inputs or named failures ou
     recordResult("properties", { runs: counts });
   });
 
-  // Regression test; this was a bug, now fixed (provider/stored-file-schema.ts, the `metadata` schema: z.record(z.string(), z.json())):
-  // zod validates JSON recursively, so metadata nested about 1,500 levels deep, only ~9 KB of
-  // JSON and so under the 16 KiB limit, makes check throw "RangeError: Maximum call stack size
-  // exceeded" instead of returning a failure; the preview fails with that message and no field
-  // named. Fix: refuse nesting deeper than a stated limit (say 64) with an iterative walk before
-  // the zod parse, as a failure naming metadata and the limit.
-  // Regression test; this was a bug, now fixed (provider/stored-file-schema.ts, `metadata` = z.record(...)): zod builds the parsed
-  // record by assignment, so a declared metadata key "__proto__" is silently dropped by check
-  // (it becomes the prototype of the parsed object) instead of being kept or refused. Through the
-  // engine the key is probably lost earlier still, when the Struct becomes a JS object. Fix:
-  // refuse keys named "__proto__" with a failure naming them, so nothing declared vanishes.
+  // zod builds a parsed record by assignment: a key "__proto__" would become its prototype.
   it('a metadata key named "__proto__" is kept or refused by check, not silently dropped', () => {
     const { inputs, failures } = validateInputs(undefined, { blobId: "a", metadata: JSON.parse('{"__proto__": {"x": 1}, "k": 2}') });
     const kept = Object.keys((inputs.metadata as object | undefined) ?? {});
-    recordResult("known-gaps", {
-      protoKeyDropped: {
-        test: "test/unit/stored-file-property.test.ts",
-        scenario: 'check of metadata {"__proto__": {"x": 1}, "k": 2}',
-        keysKept: kept,
-        failures: failures.map((f) => f.property),
-      },
-    });
     expect(failures.length > 0 || kept.includes("__proto__")).toBe(true);
   });
 
+  // zod validates JSON recursively: deep enough nesting, still under the size limit, would overflow the stack.
   it("metadata nested up to 2,700 deep (16 KB of JSON, under the size limit) is a failure or accepted, never a throw", () => {
     const outcomes: Record<string, string> = {};
     for (const depth of [500, 1_000, 1_500, 2_000, 2_700]) {
@@ -227,13 +210,6 @@ describe("check (validateInputs): any JSON in, valid inputs or named failures ou
         outcomes[depth] = `threw ${String(e)}`;
       }
     }
-    recordResult("known-gaps", {
-      deepMetadataCheck: {
-        test: "test/unit/stored-file-property.test.ts",
-        scenario: "check of metadata nested 500 to 2,700 levels deep (at most 16.2 KB as JSON)",
-        outcomes,
-      },
-    });
     expect(Object.values(outcomes).filter((o) => o.startsWith("threw"))).toEqual([]);
   });
 });
@@ -311,36 +287,13 @@ describe("planChange: only what changed, never a negative renew, metadata exact 
     );
   });
 
-  // Regression test; this was a bug, now fixed (provider/stored-file-plan.ts, withRemovals): a recorded key that is no longer declared
-  // gets its `null` only `if (!(key in declared))`; `in` also sees Object.prototype, so a removed
-  // metadata key named "constructor", "toString", "valueOf", "hasOwnProperty"... is never sent
-  // as null: the service keeps it, and every later up plans the same PATCH again (no
-  // convergence). And `out[key] = ...` assigns, so a declared "__proto__" key sets the patch
-  // object's prototype instead of becoming a member, and is never sent. Fix: test with
-  // `Object.hasOwn(declared, key)` and read `recorded[key]` only if own; build `out` with
-  // Object.defineProperty (or Object.create(null)), as emulator/merge-patch.ts does.
-  it("for keys named like Object.prototype members, too (counterexample: recorded {constructor: 1}, declared {})", async () => {
-    let counterexample: unknown;
-    try {
-      await fc.assert(
-        fc.property(recordedState(anyKey), declaredInputs(anyKey), (olds, news) => {
-          check(olds, news);
-        }),
-        { numRuns: RUNS, seed: SEED },
-      );
-    } catch (e) {
-      counterexample = String((e as Error).message).split("\n").find((l) => l.startsWith("Counterexample"));
-      throw e;
-    } finally {
-      const concrete = planChange({ blobId: "b", metadata: { constructor: 1, keep: 2 } }, { blobId: "b", metadata: { keep: 2 } });
-      recordResult("known-gaps", {
-        prototypeKeys: {
-          test: "test/unit/stored-file-property.test.ts",
-          scenario: "metadata key named like an Object.prototype member removed from the declaration",
-          example: { recorded: { constructor: 1, keep: 2 }, declared: { keep: 2 }, plannedPatch: concrete.patch ?? null },
-          counterexample: counterexample ?? null,
-        },
-      });
-    }
+  // `key in declared` would see Object.prototype: a removed key named "constructor" must still be sent as null.
+  it("for keys named like Object.prototype members, too (counterexample: recorded {constructor: 1}, declared {})", () => {
+    fc.assert(
+      fc.property(recordedState(anyKey), declaredInputs(anyKey), (olds, news) => {
+        check(olds, news);
+      }),
+      { numRuns: RUNS, seed: SEED },
+    );
   });
 });

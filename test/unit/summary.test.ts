@@ -1,6 +1,7 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { summarizePreview } from "../../provider/summary";
 
 const TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
@@ -46,26 +47,10 @@ describe("summarizePreview", () => {
   });
 });
 
-describe("pulumi-tuskr summary (the CLI)", () => {
-  const cli = path.resolve(__dirname, "../../dist/provider/cli.js");
-  it("reads the preview on stdin and prints Markdown", () => {
-    const out = execFileSync(process.execPath, [cli, "summary"], { input: JSON.stringify({ steps: [] }), encoding: "utf8" });
-    expect(out).toMatch(/No StoredFile changes/);
-  });
-  it("exits 2 with a clear message on bad usage or non-JSON input", () => {
-    expect(spawnSync(process.execPath, [cli, "sumary"], { encoding: "utf8" }).status).toBe(2);
-    const bad = spawnSync(process.execPath, [cli, "summary"], { input: "not json", encoding: "utf8" });
-    expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/pipe in the output of `pulumi preview --json`/);
-  });
-});
-
 describe("examples/gitops CI workflow", () => {
   it("is valid YAML that previews with the summary on pull requests and applies on merge, the key as a secret", async () => {
-    const yaml = await import("js-yaml");
-    const fs = await import("node:fs");
     const text = fs.readFileSync(path.resolve(__dirname, "../../examples/gitops/.github/workflows/tuskr.yml"), "utf8");
-    const wf = yaml.load(text) as { on: Record<string, unknown>; jobs: Record<string, { steps: Array<{ run?: string; if?: string }> }> };
+    const wf = parse(text) as { on: Record<string, unknown>; jobs: Record<string, { steps: Array<{ run?: string; if?: string }> }> };
     expect(Object.keys(wf.on).sort()).toEqual(["pull_request", "push"]);
     const runs = wf.jobs.files.steps.map((s) => `${s.if ?? ""} ${s.run ?? ""}`).join("\n");
     expect(runs).toMatch(/pull_request.*\n?.*pulumi preview --refresh --json > preview\.json[\s\S]*npx pulumi-tuskr summary < preview\.json/);

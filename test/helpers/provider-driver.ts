@@ -1,4 +1,4 @@
-import { storedFileProvider as provider } from "../../provider/stored-file-provider";
+import type { StoredFileProvider } from "../../provider/stored-file-provider";
 
 /**
  * Drives the provider the way the Pulumi engine does, without the engine: `check` then
@@ -22,7 +22,7 @@ export interface EngineResource {
   initErrors: boolean;
 }
 
-export type StepOutcome = "ok" | "noop" | "partial" | "failed";
+type StepOutcome = "ok" | "noop" | "partial" | "failed";
 
 export interface StepRecord {
   op: "create" | "update" | "same";
@@ -39,7 +39,7 @@ function withoutProvider(props: Record<string, unknown>): Record<string, unknown
 }
 
 /** One `pulumi up` of one resource. Returns what happened; updates `resource` in place. */
-export async function upOnce(resource: EngineResource, declared: Record<string, unknown>): Promise<StepRecord> {
+async function upOnce(provider: StoredFileProvider, resource: EngineResource, declared: Record<string, unknown>): Promise<StepRecord> {
   const news = { ...declared, __provider: STUB };
   const checked = await provider.check(viaWire(resource.inputs ?? {}), viaWire(news));
   if (checked.failures && checked.failures.length > 0) {
@@ -91,13 +91,14 @@ function recordFailure(resource: EngineResource, op: "create" | "update", e: unk
  * after a failed run, with nothing changed in between.
  */
 export async function upUntilDone(
+  provider: StoredFileProvider,
   resource: EngineResource,
   declared: Record<string, unknown>,
   maxRuns: number,
 ): Promise<{ runs: StepRecord[]; done: boolean }> {
   const runs: StepRecord[] = [];
   for (let i = 0; i < maxRuns; i++) {
-    const step = await upOnce(resource, declared);
+    const step = await upOnce(provider, resource, declared);
     runs.push(step);
     if (step.outcome === "ok" || step.outcome === "noop") return { runs, done: true };
   }

@@ -1,16 +1,15 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator, type FaultConfig, type RequestLogEntry, type ScriptedFault } from "../../emulator";
-import { applyConfig, getClient } from "../../provider/settings";
-import { storedFileProvider as provider } from "../../provider/stored-file-provider";
+import { StoredFileProvider } from "../../provider/stored-file-provider";
 import { patchFile, renewFile } from "../helpers/emulator";
-import { type EngineResource, type StepRecord, upUntilDone } from "../reliability/driver";
-import { recordResult, sized, summarizeLog } from "../reliability/results";
+import { type EngineResource, type StepRecord, upUntilDone } from "../helpers/provider-driver";
+import { recordResult, sized, summarizeLog } from "../helpers/reliability-results";
 
 /**
  * Nothing bought twice, nothing lost: the provider's create/update path, driven the way the
- * engine drives it (see ../reliability/driver.ts), against an in-process emulator with faults on.
- * It needs no Pulumi CLI; it lives in the e2e tier because that is where reliability runs.
+ * engine drives it (see ../helpers/provider-driver.ts), against an in-process emulator with faults on.
+ * It needs no Pulumi CLI: the emulator over HTTP is all it drives, so it is an integration test.
  */
 
 const SEED = 20_241_122;
@@ -23,17 +22,17 @@ const MAX_RUNS = 10;
 
 let emu: Emulator;
 let retries = 0;
+let provider: StoredFileProvider;
 
-function configure(maxConcurrency: number, retry?: Record<string, number>): void {
+/** A provider as the engine's would be, its client counting retries (and, for scripted runs, short backoff). */
+async function configure(maxConcurrency: number, retry?: Record<string, number>): Promise<void> {
   const config: Record<string, string> = {
     "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY,
     "tuskr:baseUrl": emu.url,
     "tuskr:maxConcurrency": String(maxConcurrency),
   };
-  applyConfig({ get: (k: string) => config[k] });
-  // The provider process shares one client per settings; building it here first, with a retry
-  // counter (and, for the scripted runs, short backoff), makes the provider use this one.
-  getClient({ onRetry: () => void retries++, ...(retry ? { retry } : {}) });
+  provider = new StoredFileProvider({ onRetry: () => void retries++, ...(retry ? { retry } : {}) });
+  await provider.configure({ config: { get: (k: string) => config[k] } });
 }
 
 /** A sequence: the first `up` creates with r0 epochs, each later one raises retentionEpochs. */
@@ -73,7 +72,7 @@ async function runSequence(seq: Sequence, label: string, maxRuns = MAX_RUNS): Pr
   const bought = () => emu.files().find((f) => f.blobId === file.blobId)!.epochsBought;
   for (const [i, step] of seq.steps.entries()) {
     const declared = { blobId: file.blobId, tag: step.retag ? `tag-${i}` : resource.inputs?.tag ?? "tag-0", retentionEpochs: step.epochs };
-    const { runs, done } = await upUntilDone(resource, declared, maxRuns);
+    const { runs, done } = await upUntilDone(provider, resource, declared, maxRuns);
     report.steps++;
     report.runs += runs.length;
     for (const r of runs) report.outcomes[`${r.op}:${r.outcome}`] = (report.outcomes[`${r.op}:${r.outcome}`] ?? 0) + 1;
@@ -124,7 +123,6 @@ beforeAll(async () => {
   emu = await startEmulator({ port: 0, seed: SEED });
 });
 afterAll(async () => {
-  applyConfig(undefined);
   await emu?.close();
 });
 
@@ -166,7 +164,7 @@ describe("renew sequences under faults: epochs bought equal the declared retenti
       let gaveUp = 0;
       const log = logHarvester();
       retries = 0;
-      configure(8);
+      await configure(8);
       for (const [p, profile] of PROFILES.entries()) {
         const part = sequences.filter((_, i) => i % PROFILES.length === p);
         await emu.reset();
@@ -245,7 +243,7 @@ describe("renew sequences under faults: epochs bought equal the declared retenti
           s[route].map((f) => (f === "none" ? { route, fault: "latency" as const, latencyMs: 0 } : { route, fault: f as ScriptedFault["fault"] })),
         );
       retries = 0;
-      configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
+      await configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
       await emu.reset();
       const log = logHarvester();
       const outcomes: Record<string, number> = {};
@@ -290,21 +288,21 @@ describe("what a failure must never lose", () => {
    * applied). Ups until done; returns the epochs the service sold in all and what was recorded.
    */
   const renewAfterOutOfBandRenewal = async (outOfBand: number) => {
-    configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
+    await configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
     await emu.reset();
     const file = await emu.uploadFile({ content: `stale ${outOfBand} ${Math.random()}`, epochs: UPLOAD_EPOCHS });
     const resource: EngineResource = { initErrors: false };
-    expect((await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 2 }, 1)).done).toBe(true);
+    expect((await upUntilDone(provider, resource, { blobId: file.blobId, retentionEpochs: 2 }, 1)).done).toBe(true);
     expect((await renewFile(emu, file.blobId, { epochs: outOfBand })).status).toBe(200);
     emu.setFaults({ script: [{ route: "renew", fault: "5xx" }] });
-    const { done } = await upUntilDone(resource, { blobId: file.blobId, retentionEpochs: 6 }, MAX_RUNS);
+    const { done } = await upUntilDone(provider, resource, { blobId: file.blobId, retentionEpochs: 6 }, MAX_RUNS);
     emu.setFaults({});
     expect(done).toBe(true);
     // This stack declared 6 and the other party bought `outOfBand`.
     const expected = 6 + outOfBand;
     const bought = emu.files()[0].epochsBought;
     return {
-      test: "test/e2e/reliability-provider.e2e.test.ts",
+      test: "test/integration/reliability-provider.test.ts",
       expectedEpochsBought: expected,
       epochsBought: bought,
       epochsLost: expected - bought,
@@ -312,60 +310,31 @@ describe("what a failure must never lose", () => {
     };
   };
 
-  // Regression test for a bug fixed in f819051 (provider/client/client.ts, renewFile's
-  // read-back): after an ambiguous renew failure the client took any move of the file's expiry
-  // past the one *recorded at the last up* as its own purchase. If anything else renewed the file
-  // since (another stack managing the same blob, as examples/gitops does, a keep-alive elsewhere,
-  // a person), a renew that was NOT applied (503) was recorded as bought and never bought later.
+  // The read-back must not take a renewal made elsewhere since the last up for this stack's purchase.
   it("an ambiguous renew after someone else renewed the file still buys the declared epochs", async () => {
     retries = 0;
     const result = await renewAfterOutOfBandRenewal(3);
-    recordResult("known-gaps", {
-      staleExpiryRenew: { ...result, scenario: "file renewed out of band by 3, then this stack raises 2 → 6 and its renew gets a 503 (not applied)" },
-    });
     expect(result.epochsBought).toBe(9);
   });
 
-  // Regression test for a bug fixed after cf9e8e1 (provider/client/client.ts, readBackVerdict):
-  // the read-back took any move of at least the epochs asked for as ours, so when the other party
-  // renewed by as much as this purchase or more, a renew refused with 503 still passed and was
-  // recorded as bought (7 of 11 epochs). Now a larger move is "unattributable" and the renew is
-  // resent under the same Idempotency-Key, which the service replays if it had applied it.
+  // A move larger than the purchase cannot say whether ours is in it: resent under the same key.
   it("an ambiguous renew after someone else renewed the file by MORE than this purchase still buys the declared epochs", async () => {
     const result = await renewAfterOutOfBandRenewal(5);
-    recordResult("known-gaps", {
-      staleExpiryRenewLarger: {
-        ...result,
-        scenario: "file renewed out of band by 5, then this stack raises 2 → 6 (a renew of 4) and its renew gets a 503 (not applied)",
-      },
-    });
     expect(result.epochsBought).toBe(11);
   });
 
-  // Regression test for a bug fixed in f819051 (provider/stored-file-provider.ts, update()): the
-  // plan was made from the recorded state, which holds no metadata while metadata is unmanaged,
-  // so when `metadata` went from omitted to declared the merge patch carried no removals and keys
-  // the service already held stayed for one up. update now reads the file first when a merge
-  // field becomes managed, and plans against what the service holds, as create does.
+  // While metadata is unmanaged the state holds none: the plan must start from what the service holds.
   it("declaring metadata that was unmanaged makes the stored metadata exactly the declared one in one up", async () => {
-    configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
+    await configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
     await emu.reset();
     const file = await emu.uploadFile({ content: `meta ${Math.random()}`, epochs: UPLOAD_EPOCHS });
     const resource: EngineResource = { initErrors: false };
-    expect((await upUntilDone(resource, { blobId: file.blobId, tag: "t" }, 1)).done).toBe(true);
+    expect((await upUntilDone(provider, resource, { blobId: file.blobId, tag: "t" }, 1)).done).toBe(true);
     // Metadata set outside the stack while the stack does not manage it.
     await patchFile(emu, file.blobId, { metadata: { legacy: true } });
     const declared = { team: "web" };
-    expect((await upUntilDone(resource, { blobId: file.blobId, tag: "t", metadata: declared }, 1)).done).toBe(true);
+    expect((await upUntilDone(provider, resource, { blobId: file.blobId, tag: "t", metadata: declared }, 1)).done).toBe(true);
     const stored = emu.files()[0].metadata;
-    recordResult("known-gaps", {
-      unmanagedMetadata: {
-        test: "test/e2e/reliability-provider.e2e.test.ts",
-        scenario: "metadata goes from omitted to declared while the service holds other keys",
-        declared,
-        storedAfterOneUp: stored,
-      },
-    });
     expect(stored).toEqual(declared);
   });
 });

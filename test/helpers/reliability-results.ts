@@ -10,9 +10,9 @@ import * as path from "node:path";
  * TUSKR_RELIABILITY=full and TUSKR_RELIABILITY_OUT=<dir>, then renders RELIABILITY.md from the
  * JSON files found there: the report is never written by hand.
  */
-export type ReliabilityMode = "ci" | "full";
+type ReliabilityMode = "ci" | "full";
 
-export function reliabilityMode(): ReliabilityMode {
+function reliabilityMode(): ReliabilityMode {
   return process.env.TUSKR_RELIABILITY === "full" ? "full" : "ci";
 }
 
@@ -21,7 +21,7 @@ export function sized<T>(ci: T, full: T): T {
   return reliabilityMode() === "full" ? full : ci;
 }
 
-export function resultsDir(): string {
+function resultsDir(): string {
   return process.env.TUSKR_RELIABILITY_OUT || path.join(os.tmpdir(), "pulumi-tuskr-reliability");
 }
 

@@ -1,0 +1,33 @@
+import { z } from "zod";
+
+/**
+ * The service's error catalogue: each code with the status it comes with. Nothing documents
+ * it; it is modeled on Tusky's (README "Differences from the real service"). The emulator
+ * answers only these codes, and the client names a status that came without an envelope by
+ * the code listed for it here.
+ */
+export const ERROR_CODES = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  FILE_EXPIRED: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  VALIDATION_ERROR: 422,
+  RATE_LIMIT_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The code the catalogue lists for a status, if any. */
+export function errorCodeForStatus(status: number): ErrorCode | undefined {
+  return (Object.keys(ERROR_CODES) as ErrorCode[]).find((code) => ERROR_CODES[code] === status);
+}
+
+/** Every error answer: `{"error":{"code":"...","message":"..."}}`. */
+export const ErrorEnvelopeSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string().optional().default("") }),
+});
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>;

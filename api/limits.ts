@@ -1,0 +1,58 @@
+/**
+ * Limits of the file service, and how they are counted. The service publishes none of them:
+ * these are the project's documented assumptions (README "Differences from the real service").
+ * The emulator enforces exactly these and the provider checks the same ones before any request,
+ * so a preview refuses what an apply would.
+ */
+export const LIMITS = {
+  /** Maximum length of `name`, counted by `textLength`. */
+  nameMaxLength: 256,
+  /** Maximum length of `tag`, counted by `textLength`. */
+  tagMaxLength: 256,
+  /** Maximum number of top-level keys in `metadata`. */
+  metadataMaxKeys: 64,
+  /** Maximum size of `metadata` serialized as JSON, in bytes (UTF-8), counted by `jsonBytes`. */
+  metadataMaxBytes: 16 * 1024,
+  /** Maximum nesting depth of `metadata` (the object itself is depth 1). */
+  metadataMaxDepth: 32,
+  /** Maximum length of a blobId, counted by `textLength`. */
+  blobIdMaxLength: 512,
+  /** Walrus lets storage be bought at most this many epochs ahead of the current epoch. */
+  maxEpochsAhead: 53,
+  /** Largest epochs value accepted by one renew request (cannot exceed the horizon anyway). */
+  renewMaxEpochs: 53,
+  /** Maximum accepted request body, in bytes, for JSON routes. */
+  jsonBodyMaxBytes: 64 * 1024,
+} as const;
+
+/**
+ * The length of a string as the service counts it: UTF-16 code units, which is JavaScript's
+ * `length` ("😀" is 2). Every length limit above is counted with this one function, on both
+ * sides, so the provider and the emulator can never disagree about a value near a limit.
+ */
+export function textLength(text: string): number {
+  return text.length;
+}
+
+/** Size of a value serialized as JSON, in UTF-8 bytes: how `metadataMaxBytes` is counted. */
+export function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? "", "utf8");
+}
+
+/**
+ * The path of the first value nested deeper than `max` (the root is depth 1), or undefined.
+ * Iterative on purpose: this runs before anything recursive (a merge, a clone, a schema) may
+ * touch a value that a hostile caller nested thousands of levels deep.
+ */
+export function tooDeepAt(root: unknown, max: number, rootName = "metadata"): string | undefined {
+  const stack: Array<[unknown, number, string]> = [[root, 1, rootName]];
+  while (stack.length > 0) {
+    const [value, depth, at] = stack.pop()!;
+    if (typeof value !== "object" || value === null) continue;
+    if (depth > max) return at;
+    for (const key of Object.keys(value)) {
+      stack.push([(value as Record<string, unknown>)[key], depth + 1, Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`]);
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,233 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { type EngineEvent, LocalWorkspace, PulumiCommand, type Stack } from "@pulumi/pulumi/automation";
+import { inject } from "vitest";
+import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
+import { copyProject, offlineEngineEnv } from "../../scripts/offline-engine.mjs";
+
+/**
+ * The one harness for tests that drive the real Pulumi engine (Automation API and CLI): a copy
+ * of a Pulumi project (its node_modules linked) with its own temp `file://` backend and Pulumi
+ * home, configured for an emulator, and a transcript of everything every run printed, failed
+ * runs included. `withStack` always destroys and removes the stack in `finally`.
+ */
+export const repoRoot = path.resolve(__dirname, "../..");
+/** StoredFiles declared from the `files` stack config: each test step is a config change. */
+export const FIXTURE = "test/e2e/fixture";
+export const STORED_FILE_TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
+
+interface Outcome {
+  ok: boolean;
+  output: string;
+  seconds: number;
+}
+
+export interface EngineStack {
+  stack: Stack;
+  name: string;
+  emu: Emulator;
+  /** The copy of the project the stack runs. */
+  workDir: string;
+  /** The backend directory (checkpoints, history, backups). */
+  stateDir: string;
+  /** PULUMI_HOME of this stack (workspace settings, logs). */
+  homeDir: string;
+  /** Everything every run printed, and every error message, in order. */
+  transcript: string[];
+  /** Sets the fixture's `files` config: resource name → StoredFile args. */
+  declare(files: Record<string, Record<string, unknown>>): Promise<void>;
+  /** `pulumi up`, `preview`, `refresh`: a failed run resolves with ok false, it does not throw. */
+  up(options?: { parallel?: number }): Promise<Outcome>;
+  preview(): Promise<Outcome & { changeSummary?: Record<string, number> }>;
+  refresh(): Promise<Outcome>;
+  /** The pulumi CLI on this stack, same environment: stdout, stderr and exit code. */
+  cli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }>;
+  /**
+   * The stack's state as stored: every file of the backend directory, concatenated. (The
+   * Automation API's exportStack passes --show-secrets, so it cannot answer "is the key in the
+   * state?"; the backend's own files can.)
+   */
+  storedState(): string;
+  /** The StoredFile resources of the current checkpoint (via the CLI, without secrets). */
+  resources(): Promise<Array<{ urn: string; outputs: Record<string, any>; inputs: Record<string, any>; initErrors?: string[] }>>;
+  /** Requests the emulator received on the file routes since the last `clearRequests`. */
+  fileRequests(): ReturnType<Emulator["requests"]>;
+  /**
+   * The step each StoredFile got in a preview/up, by resource name. (The engine's `diffs` list
+   * stays empty for dynamic resources, which cannot return a detailed diff; the property names
+   * are in the `--diff` output instead.)
+   */
+  ops(events: EngineEvent[]): Record<string, string>;
+  /** Every step of each StoredFile, in order (a replace is several steps). */
+  steps(events: EngineEvent[]): Record<string, string[]>;
+  onEvent: (e: EngineEvent) => void;
+  events: EngineEvent[];
+  /** Copies the files of `steps/<step>/` over the project. */
+  applyStep(step: string): void;
+  /** Destroys the stack, removes it and its temp directory. */
+  dispose(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Default: one emulator shared by the test file (`sharedEmulator`). */
+  emu?: Emulator;
+  /** Where the provider sends requests, when not straight to the emulator (e.g. a proxy). */
+  baseUrl?: string;
+  apiKey?: string;
+  config?: Record<string, string>;
+  stackName?: string;
+}
+
+/** Every regular file under `dir` (symlinks not followed, files over 20 MB skipped), concatenated. */
+export function readTree(dir: string): string {
+  if (!fs.existsSync(dir)) return "";
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .map((e) => {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) return readTree(p);
+      if (!e.isFile() || fs.statSync(p).size > 20 * 1024 * 1024) return "";
+      return fs.readFileSync(p, "latin1");
+    })
+    .join("\n");
+}
+
+// The promise, not the emulator, is memoized: concurrent first callers must share one server.
+let shared: Promise<Emulator> | undefined;
+export function sharedEmulator(): Promise<Emulator> {
+  shared ??= startEmulator({ port: 0 });
+  return shared;
+}
+export async function stopEmulator(): Promise<void> {
+  const running = shared;
+  shared = undefined;
+  await (await running)?.close();
+}
+
+/** Opens a fresh stack of `project` (a path relative to the repository). Call `dispose()` when done. */
+export async function openStack(project: string, options: StackOptions = {}): Promise<EngineStack> {
+  const emu = options.emu ?? (await sharedEmulator());
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-engine-"));
+  // A copy, so that stack config files and applied steps never land in the repository.
+  const workDir = path.join(tmp, "project");
+  copyProject(path.join(repoRoot, project), workDir);
+  const pulumiDir = inject("pulumiDir");
+  const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "test-passphrase", isolated: true });
+  const name = options.stackName ?? `t-${randomBytes(4).toString("hex")}`;
+  const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
+  const stack = await LocalWorkspace.createOrSelectStack({ stackName: name, workDir }, { envVars, pulumiCommand });
+  await stack.setConfig("tuskr:apiKey", { value: options.apiKey ?? EMULATOR_DEFAULT_API_KEY, secret: true });
+  await stack.setConfig("tuskr:baseUrl", { value: options.baseUrl ?? emu.url });
+  for (const [k, v] of Object.entries(options.config ?? {})) await stack.setConfig(k, { value: v });
+
+  const transcript: string[] = [];
+  const capture = async <T extends { stdout: string; stderr: string }>(run: () => Promise<T>) => {
+    const t0 = Date.now();
+    try {
+      const result = await run();
+      transcript.push(result.stdout, result.stderr);
+      return { ok: true, output: `${result.stdout}\n${result.stderr}`, result, seconds: (Date.now() - t0) / 1000 };
+    } catch (e) {
+      const err = e as Error & { commandResult?: { stdout: string; stderr: string } };
+      const output = `${String(err?.message ?? e)}\n${err?.commandResult?.stdout ?? ""}\n${err?.commandResult?.stderr ?? ""}`;
+      transcript.push(output);
+      return { ok: false, output, result: undefined, seconds: (Date.now() - t0) / 1000 };
+    }
+  };
+  const cli: EngineStack["cli"] = (args) =>
+    new Promise((resolve) => {
+      execFile(
+        path.join(pulumiDir, "pulumi"),
+        [...args, "--stack", name, "--non-interactive"],
+        { cwd: workDir, env: { ...process.env, ...envVars }, maxBuffer: 256 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          transcript.push(stdout, stderr);
+          resolve({ stdout, stderr, code: error ? Number((error as { code?: number }).code ?? 1) : 0 });
+        },
+      );
+    });
+  const events: EngineEvent[] = [];
+  const ctx: EngineStack = {
+    stack,
+    name,
+    emu,
+    workDir,
+    stateDir: path.join(tmp, "state"),
+    homeDir: envVars.PULUMI_HOME,
+    transcript,
+    events,
+    onEvent: (e) => events.push(e),
+    declare: (files) => stack.setConfig("files", { value: JSON.stringify(files) }),
+    async up(options = {}) {
+      const { ok, output, seconds } = await capture(() => stack.up({ parallel: options.parallel }));
+      return { ok, output, seconds };
+    },
+    async preview() {
+      const { ok, output, seconds, result } = await capture(() => stack.preview());
+      return { ok, output, seconds, changeSummary: result?.changeSummary as Record<string, number> | undefined };
+    },
+    async refresh() {
+      const { ok, output, seconds } = await capture(() => stack.refresh());
+      return { ok, output, seconds };
+    },
+    cli,
+    storedState: () => readTree(path.join(tmp, "state")),
+    async resources() {
+      const { stdout, code, stderr } = await cli(["stack", "export"]);
+      if (code !== 0) throw new Error(`pulumi stack export failed: ${stderr}`);
+      const deployment = JSON.parse(stdout).deployment;
+      return (deployment.resources ?? []).filter((r: { type: string }) => r.type === STORED_FILE_TYPE);
+    },
+    fileRequests: () => emu.requests().filter((r) => r.path.startsWith("/v1/files/")),
+    ops(evts) {
+      return Object.fromEntries(Object.entries(ctx.steps(evts)).map(([n, steps]) => [n, steps.join(",")]));
+    },
+    steps(evts) {
+      const out: Record<string, string[]> = {};
+      for (const e of evts) {
+        const m = e.resourcePreEvent?.metadata;
+        if (!m || m.type !== STORED_FILE_TYPE) continue;
+        (out[resourceName(m.urn)] ??= []).push(m.op);
+      }
+      return out;
+    },
+    applyStep(step) {
+      const from = path.join(workDir, "steps", step);
+      for (const f of fs.readdirSync(from)) fs.copyFileSync(path.join(from, f), path.join(workDir, f));
+    },
+    async dispose() {
+      try {
+        await stack.destroy();
+      } finally {
+        await stack.workspace.removeStack(name, { force: true }).catch(() => undefined);
+        fs.rmSync(tmp, { recursive: true, force: true });
+      }
+    },
+  };
+  return ctx;
+}
+
+/** Runs `fn` against a fresh stack of `project`; always destroys and removes it in `finally`. */
+export async function withStack(project: string, fn: (ctx: EngineStack) => Promise<void>, options: StackOptions = {}): Promise<void> {
+  const ctx = await openStack(project, options);
+  try {
+    await fn(ctx);
+  } finally {
+    await ctx.dispose();
+  }
+}
+
+/** Uploads fresh content to the shared emulator and returns its blobId. */
+export async function upload(label: string, extra: { tag?: string; epochs?: number } = {}): Promise<string> {
+  const emu = await sharedEmulator();
+  const file = await emu.uploadFile({ content: Buffer.from(`${label} ${randomBytes(8).toString("hex")}`), filename: `${label}.txt`, ...extra });
+  return file.blobId;
+}
+
+export const storedOnEmulator = async (blobId: string) => (await sharedEmulator()).files().find((f) => f.blobId === blobId)!;
+
+/** Resource name of a URN. */
+export const resourceName = (urn: string): string => urn.split("::").pop()!;
