@@ -14,6 +14,8 @@ export const ERROR_CODES = {
   FILE_EXPIRED: 410,
   PAYLOAD_TOO_LARGE: 413,
   VALIDATION_ERROR: 422,
+  /** An Idempotency-Key already used for another request (another file, or another number of epochs). */
+  IDEMPOTENCY_KEY_REUSED: 422,
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,

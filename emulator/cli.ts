@@ -24,6 +24,8 @@ Options:
                            latencyMs, resetRate or applyThenDropRate
                            e.g. --fault renew:applyThenDropRate=0.2 --fault '*:error5xxRate=0.1'
   --rate-limit N           allow N /v1 requests per second, then 429
+  --ignore-idempotency-keys
+                           renew ignores Idempotency-Key (as a service without it would)
   -h, --help               show this help
 `;
 
@@ -40,6 +42,7 @@ const FLAGS = {
   seed: { type: "string" },
   fault: { type: "string", multiple: true },
   "rate-limit": { type: "string" },
+  "ignore-idempotency-keys": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -82,6 +85,7 @@ function parseFlags(argv: string[], env: NodeJS.ProcessEnv): EmulatorOptions | "
     ...(number("seed") !== undefined ? { seed: number("seed") } : {}),
     ...(faults.routes !== undefined ? { faults } : {}),
     ...(rate !== undefined ? { rateLimit: { requestsPerSecond: rate } } : {}),
+    ...(values["ignore-idempotency-keys"] ? { idempotency: "ignore" as const } : {}),
   };
 }
 

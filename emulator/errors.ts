@@ -82,7 +82,7 @@ export const ERRORS = {
     `at most ${LIMITS.maxEpochsAhead} epochs ahead can be bought (the file now ends at epoch ${endEpoch})`),
   idempotencyKeyInvalid: entry(422, "VALIDATION_ERROR", (length: number) =>
     `header "Idempotency-Key" must be 1 to 255 visible ASCII characters, got ${length} characters`),
-  idempotencyKeyReused: entry(422, "VALIDATION_ERROR", (blobId: string, epochs: number) =>
+  idempotencyKeyReused: entry(422, "IDEMPOTENCY_KEY_REUSED", (blobId: string, epochs: number) =>
     `header "Idempotency-Key" was already used to renew ${quote(blobId)} by ${epochs} epochs; ` +
     "a different request needs a new key"),
   invalidFaultConfig: entry(422, "VALIDATION_ERROR", (detail: string) => `invalid fault configuration: ${detail}`),

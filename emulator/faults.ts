@@ -16,7 +16,7 @@ import { ERRORS, emulatorError, jsonKind } from "./errors";
 export const FAULT_ROUTES = ["upload", "get", "patch", "renew"] as const;
 export type FaultRoute = (typeof FAULT_ROUTES)[number];
 export type FaultRouteSelector = FaultRoute | "*";
-export const FAULT_KINDS = ["5xx", "429", "reset", "apply-then-drop", "latency"] as const;
+export const FAULT_KINDS = ["5xx", "429", "reset", "apply-then-drop", "latency", "hang", "apply-then-hang"] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 type FaultStatus = 500 | 503;
 
@@ -39,6 +39,13 @@ export interface RouteFaultRates {
 
 export interface ScriptedFault {
   route: FaultRouteSelector;
+  /** Only requests for this file (default: any). */
+  blobId?: string;
+  /**
+   * `hang`: hold the request, never apply it, never answer (until the client goes away).
+   * `apply-then-hang`: apply and persist it, then hold the answer the same way. They stand for
+   * a client killed while its request is in flight, before or after the service acted on it.
+   */
   fault: FaultKind;
   /** How many matching requests get this fault (default 1). */
   times?: number;
@@ -76,7 +83,7 @@ function mulberry32(seed: number): () => number {
 
 const RATE_KEYS = ["error5xxRate", "rateLimitRate", "resetRate", "applyThenDropRate"] as const;
 const RATE_FIELDS = [...RATE_KEYS, "error5xxStatus", "retryAfterSeconds", "latencyMs"] as const;
-const SCRIPT_FIELDS = ["route", "fault", "times", "status", "retryAfterSeconds", "latencyMs"] as const;
+const SCRIPT_FIELDS = ["route", "blobId", "fault", "times", "status", "retryAfterSeconds", "latencyMs"] as const;
 const DEFAULT_RETRY_AFTER_SECONDS = 1;
 const DEFAULT_SCRIPTED_LATENCY_MS = 1000;
 
@@ -109,8 +116,10 @@ export class FaultInjector {
     return view;
   }
 
-  decide(route: FaultRoute): FaultDecision | undefined {
-    const scripted = this.script.find((entry) => entry.times > 0 && (entry.route === route || entry.route === "*"));
+  decide(route: FaultRoute, blobId?: string): FaultDecision | undefined {
+    const scripted = this.script.find(
+      (entry) => entry.times > 0 && (entry.route === route || entry.route === "*") && (entry.blobId === undefined || entry.blobId === blobId),
+    );
     if (scripted !== undefined) {
       scripted.times -= 1;
       return {
@@ -213,6 +222,10 @@ export function validateFaultConfig(input: unknown): FaultConfig {
         fail(`${where}.fault must be one of ${FAULT_KINDS.join(", ")}, got ${JSON.stringify(raw.fault)}`);
       }
       const entry: ScriptedFault = { route: selector(raw.route, `${where}.route`), fault: raw.fault as FaultKind };
+      if (raw.blobId !== undefined) {
+        if (typeof raw.blobId !== "string" || raw.blobId === "") fail(`${where}.blobId must be a non-empty string, got ${JSON.stringify(raw.blobId)}`);
+        entry.blobId = raw.blobId as string;
+      }
       if (raw.times !== undefined) entry.times = number(raw.times, `${where}.times`, 1, 1_000_000, true);
       if (raw.status !== undefined) entry.status = status(raw.status, `${where}.status`);
       if (raw.retryAfterSeconds !== undefined) entry.retryAfterSeconds = number(raw.retryAfterSeconds, `${where}.retryAfterSeconds`, 0, 86_400, true);

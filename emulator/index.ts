@@ -1,6 +1,6 @@
 import { FaultInjector, type FaultConfig } from "./faults";
 import { EmulatorServer, type RequestLogEntry } from "./server";
-import type { InspectedFile, RenewAnswer } from "./service";
+import type { IdempotencyMode, InspectedFile, RenewAnswer } from "./service";
 import type { FileStore, StoreOptions } from "./store";
 import { DiskFileStore } from "./store-disk";
 import { MemoryFileStore } from "./store-memory";
@@ -32,6 +32,11 @@ export interface EmulatorOptions {
   faults?: FaultConfig;
   /** Token bucket over /v1 requests; 429 RATE_LIMIT_EXCEEDED beyond it. Off by default. */
   rateLimit?: { requestsPerSecond: number };
+  /**
+   * "honour" (default): renew remembers each accepted Idempotency-Key, replays it and echoes it.
+   * "ignore": renew pays no attention to the header, as a service that does not support it.
+   */
+  idempotency?: IdempotencyMode;
 }
 
 export interface EmulatorUpload {
@@ -63,6 +68,8 @@ export interface Emulator {
   reset(): Promise<void>;
   /** The /v1 requests received so far, in order of arrival. */
   requests(): RequestLogEntry[];
+  /** The /v1 requests received and not answered yet (a `hang` fault holds them), in order of arrival. */
+  inFlight(): RequestLogEntry[];
   clearRequests(): void;
   /** Everything the emulator keeps about each file, including endEpoch and epochsBought. */
   files(): InspectedFile[];
@@ -83,7 +90,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   const store = await openStore({ dataDir: options.dataDir, epochSeconds: options.epochSeconds });
   const faults = new FaultInjector(options.seed ?? DEFAULT_SEED, options.faults);
-  const server = new EmulatorServer({ store, faults, apiKeys, readOnlyApiKeys, rateLimit: options.rateLimit });
+  const server = new EmulatorServer({ store, faults, apiKeys, readOnlyApiKeys, rateLimit: options.rateLimit, idempotency: options.idempotency });
   let url: string;
   try {
     url = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
@@ -107,6 +114,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     currentEpoch: () => store.clock.currentEpoch(),
     reset: () => server.reset(),
     requests: () => server.requests(),
+    inFlight: () => server.inFlight(),
     clearRequests: () => void server.clearRequests(),
     files: () => service.dump(),
     setFaults: (config) => faults.set(config),
@@ -143,6 +151,9 @@ function checkOptions(options: EmulatorOptions, apiKeys: string[], readOnlyApiKe
   if (options.rateLimit !== undefined && !(typeof rps === "number" && Number.isFinite(rps) && rps > 0)) {
     throw new Error(`rateLimit.requestsPerSecond must be a positive number, got ${rps}`);
   }
+  if (options.idempotency !== undefined && options.idempotency !== "honour" && options.idempotency !== "ignore") {
+    throw new Error(`idempotency must be "honour" or "ignore", got ${JSON.stringify(options.idempotency)}`);
+  }
 }
 
 export { UPLOAD_MAX_BYTES } from "./body";
@@ -158,7 +169,7 @@ export {
   type ScriptedFault,
 } from "./faults";
 export type { LoggedRoute, RequestLogEntry } from "./server";
-export { blobIdOf, type InspectedFile, type RenewAnswer } from "./service";
+export { blobIdOf, type IdempotencyMode, type InspectedFile, type RenewAnswer } from "./service";
 export { STATE_FILE } from "./store-disk";
 
 // Names of earlier releases, kept so that code written against them still compiles.

@@ -77,7 +77,11 @@ export function routeTable(d: RouteDeps): Route[] {
     route("PATCH", PATHS.file, "patch", "json", "update files", async (r) => ok(await d.service.patch(r.blobId, r.json()))),
     route("POST", PATHS.renew, "renew", "json", "renew files", async (r) => {
       const result = await d.service.renew(r.blobId, r.json(), r.header("idempotency-key"));
-      return { status: 200, body: result.body, headers: result.replayed ? { "Idempotent-Replayed": "true" } : undefined };
+      // A key the service took is echoed back (as Stripe does): the client's proof that it counts.
+      const headers: Record<string, string> = {};
+      if (result.key !== undefined) headers["Idempotency-Key"] = result.key;
+      if (result.replayed) headers["Idempotent-Replayed"] = "true";
+      return { status: 200, body: result.body, headers };
     }),
     route("GET", "/cdn/:blobId", "cdn", "none", ADMIN, async (r) => {
       const file = d.service.liveFile(r.blobId);

@@ -7,7 +7,7 @@ import { ERRORS, EmulatorError, emulatorError, emulatorErrorWithHeaders } from "
 import type { FaultInjector, FaultKind, FaultRoute } from "./faults";
 import { TokenBucket, rateLimitedError } from "./rate-limit";
 import { type Reply, type Route, isServiceRoute, matchRoute, routeTable } from "./routes";
-import { FileService } from "./service";
+import { FileService, type IdempotencyMode } from "./service";
 import type { FileStore } from "./store";
 
 /** The log keeps this many entries, dropping the oldest. */
@@ -34,6 +34,8 @@ export interface RequestLogEntry {
   idempotencyKey?: string;
   /** The fault injected into this request, if any. */
   fault?: FaultKind;
+  /** Set while a `hang` or `apply-then-hang` fault holds the request (after applying it, for the latter). */
+  held?: boolean;
 }
 
 export interface ServerConfig {
@@ -42,6 +44,7 @@ export interface ServerConfig {
   apiKeys: readonly string[];
   readOnlyApiKeys: readonly string[];
   rateLimit?: { requestsPerSecond: number };
+  idempotency?: IdempotencyMode;
 }
 
 /** One request in flight and what has been done about its response. */
@@ -60,6 +63,8 @@ export class EmulatorServer {
   private service: FileService | undefined;
   private routes: Route[] = [];
   private log: RequestLogEntry[] = [];
+  /** /v1 requests received and not yet answered or dropped. */
+  private readonly open = new Set<RequestLogEntry>();
   private seq = 0;
   private readonly keys: { digest: Buffer; readOnly: boolean }[];
   private readonly limiter: TokenBucket | undefined;
@@ -90,7 +95,7 @@ export class EmulatorServer {
     const address = this.http.address() as AddressInfo;
     const shown = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
     const url = `http://${shown.includes(":") ? `[${shown}]` : shown}:${address.port}`;
-    const service = new FileService(this.config.store, url);
+    const service = new FileService(this.config.store, url, this.config.idempotency);
     this.service = service;
     this.routes = routeTable({
       service,
@@ -110,6 +115,11 @@ export class EmulatorServer {
 
   requests(): RequestLogEntry[] {
     return structuredClone(this.log).sort((a, b) => a.seq - b.seq);
+  }
+
+  /** The /v1 requests received but not answered yet (status 0), in order of arrival. */
+  inFlight(): RequestLogEntry[] {
+    return structuredClone([...this.open]).sort((a, b) => a.seq - b.seq);
   }
 
   clearRequests(): number {
@@ -159,6 +169,7 @@ export class EmulatorServer {
         status: 0,
         ...(typeof idempotencyKey === "string" ? { idempotencyKey } : {}),
       };
+      this.open.add(exchange.entry);
     }
     // A client that goes away before the answer still leaves its entry in the log.
     res.on("close", () => {
@@ -216,10 +227,11 @@ export class EmulatorServer {
       form = await readMultipart(req);
     }
 
-    const fault = service ? this.config.faults.decide(route.name) : undefined;
+    const fault = service ? this.config.faults.decide(route.name, blobId || undefined) : undefined;
     if (fault !== undefined && exchange.entry) exchange.entry.fault = fault.kind;
     if (fault !== undefined && fault.latencyMs > 0) await sleep(fault.latencyMs, undefined, { signal: this.closing.signal });
     if (fault?.kind === "reset") return this.drop(exchange);
+    if (fault?.kind === "hang") return this.hold(exchange);
     if (fault?.kind === "5xx") throw emulatorError(fault.status === 500 ? ERRORS.injectedInternal : ERRORS.injectedUnavailable);
     if (fault?.kind === "429") throw rateLimitedError(fault.retryAfterSeconds ?? 1);
 
@@ -241,9 +253,11 @@ export class EmulatorServer {
       });
     } catch (error) {
       if (fault?.kind === "apply-then-drop") return this.drop(exchange);
+      if (fault?.kind === "apply-then-hang") return this.hold(exchange);
       throw error;
     }
     if (fault?.kind === "apply-then-drop") return this.drop(exchange); // applied and persisted; the answer is lost
+    if (fault?.kind === "apply-then-hang") return this.hold(exchange); // applied and persisted; no answer comes
     this.respond(exchange, reply);
   }
 
@@ -270,6 +284,17 @@ export class EmulatorServer {
     this.respond(exchange, { status: known.status, body: known.toBody(), headers: { ...known.headers } });
   }
 
+  /** Never answers: waits until the client goes away (or the emulator closes), then drops. */
+  private async hold(exchange: Exchange): Promise<void> {
+    if (exchange.entry) exchange.entry.held = true;
+    await new Promise<void>((resolve) => {
+      if (exchange.res.destroyed || this.closing.signal.aborted) return resolve();
+      exchange.res.once("close", () => resolve());
+      this.closing.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    this.drop(exchange);
+  }
+
   /** Ends the connection without an answer, as a crash or a network cut would. */
   private drop(exchange: Exchange): void {
     this.finish(exchange, 0);
@@ -278,8 +303,10 @@ export class EmulatorServer {
 
   /** Marks the exchange answered and logs it (for /v1 requests). */
   private finish(exchange: Exchange, status: number): void {
+    if (exchange.answered) return;
     exchange.answered = true;
     if (exchange.entry === undefined) return;
+    this.open.delete(exchange.entry);
     exchange.entry.status = status;
     this.log.push(exchange.entry);
     if (this.log.length > LOG_MAX_ENTRIES) this.log.splice(0, this.log.length - LOG_MAX_ENTRIES);

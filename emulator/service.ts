@@ -48,10 +48,14 @@ export function blobIdOf(content: Buffer): string {
   return createHash("sha256").update(content).digest("base64url");
 }
 
+/** Whether renew honours `Idempotency-Key` (the project's assumption) or ignores it, as a service that never heard of it would. */
+export type IdempotencyMode = "honour" | "ignore";
+
 export class FileService {
   constructor(
     private readonly store: FileStore,
     private readonly baseUrl: string,
+    private readonly idempotency: IdempotencyMode = "honour",
   ) {}
 
   private get clock() {
@@ -204,8 +208,9 @@ export class FileService {
    * answer; the same key and request again replays that answer without buying again, and the
    * same key with another request is refused.
    */
-  async renew(blobId: string, body: unknown, idempotencyKey?: string): Promise<{ body: RenewAnswer; replayed: boolean }> {
+  async renew(blobId: string, body: unknown, headerKey?: string): Promise<{ body: RenewAnswer; replayed: boolean; key?: string }> {
     const epochs = parseRenewBody(body);
+    const idempotencyKey = this.idempotency === "honour" ? headerKey : undefined;
     if (idempotencyKey !== undefined) {
       if (!/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) throw emulatorError(ERRORS.idempotencyKeyInvalid, idempotencyKey.length);
       const prior = this.store.idempotency(idempotencyKey);
@@ -214,7 +219,7 @@ export class FileService {
           throw emulatorError(ERRORS.idempotencyKeyReused, prior.blobId, prior.epochs);
         }
         await this.store.flush(); // the first request may still be on its way to disk
-        return { body: structuredClone(prior.response) as unknown as RenewAnswer, replayed: true };
+        return { body: structuredClone(prior.response) as unknown as RenewAnswer, replayed: true, key: idempotencyKey };
       }
     }
 
@@ -238,7 +243,7 @@ export class FileService {
       });
     }
     await this.store.persist();
-    return { body: response, replayed: false };
+    return { body: response, replayed: false, key: idempotencyKey };
   }
 }
 

@@ -43,6 +43,15 @@ export class DiskFileStore extends MemoryFileStore {
     const statePath = path.join(dataDir, STATE_FILE);
     const loaded = await readState(statePath);
     if (loaded === undefined) {
+      // Blobs without a state file: the state was lost, not never written. Starting empty would
+      // overwrite what is left with a state that knows none of these files.
+      const blobs = (await fs.promises.readdir(path.join(dataDir, "blobs"))).filter((name) => !name.startsWith("."));
+      if (blobs.length > 0) {
+        throw new Error(
+          `tuskr emulator: ${dataDir} holds ${blobs.length} blob(s) in blobs/ but no ${STATE_FILE}. The emulator will not ` +
+            `start over it and lose track of them; restore ${STATE_FILE}, or move blobs/ away, or use another data directory.`,
+        );
+      }
       const clock = new EpochClock({ genesisMs: now(), epochSeconds: options.epochSeconds ?? DEFAULT_EPOCH_SECONDS, advancedEpochs: 0, now });
       const store = new DiskFileStore(dataDir, clock);
       await store.persist(); // the genesis is fixed from the first start on

@@ -145,6 +145,17 @@ describe("atomic state file", () => {
     expect(readState().format).toBe("tuskr-emulator-state");
   });
 
+  it("refuses to start over a data directory whose blobs remain but whose state.json is gone, and writes nothing", async () => {
+    const first = await start();
+    await first.uploadFile({ content: "kept bytes", filename: "k.txt" });
+    await first.close();
+    fs.rmSync(statePath());
+    const blobsBefore = fs.readdirSync(path.join(dataDir, "blobs"));
+    await expect(startEmulator({ dataDir })).rejects.toThrow(/holds 1 blob\(s\) in blobs\/ but no state\.json\. The emulator will not start over it/);
+    expect(fs.existsSync(statePath())).toBe(false);
+    expect(fs.readdirSync(path.join(dataDir, "blobs"))).toEqual(blobsBefore);
+  });
+
   it("refuses to start over a corrupt state.json and leaves it as it was", async () => {
     fs.writeFileSync(statePath(), '{"format":"tuskr-emulator-state", "files": [');
     await expect(start()).rejects.toThrow(/cannot load .*state\.json: not valid JSON.*will not start/s);
