@@ -23,6 +23,8 @@ export const LIMITS = {
   renewMaxEpochs: 53,
   /** Maximum accepted request body, in bytes, for JSON routes. */
   jsonBodyMaxBytes: 64 * 1024,
+  /** Maximum length of a file's `url`, as a client accepts it (a browser-safe URL length). */
+  urlMaxLength: 2048,
 } as const;
 
 /**
@@ -54,5 +56,21 @@ export function tooDeepAt(root: unknown, max: number, rootName = "metadata"): st
       stack.push([(value as Record<string, unknown>)[key], depth + 1, Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`]);
     }
   }
+  return undefined;
+}
+
+/**
+ * What is wrong with a metadata object against the limits (keys, size, depth), naming the limit
+ * and the value found; undefined when it is within them. The provider checks declared metadata
+ * and metadata the service answers with this; the emulator states the same limits in its own
+ * catalogue's words.
+ */
+export function metadataLimitProblem(metadata: Record<string, unknown>): string | undefined {
+  const deep = tooDeepAt(metadata, LIMITS.metadataMaxDepth);
+  if (deep !== undefined) return `metadata must be nested at most ${LIMITS.metadataMaxDepth} levels deep (${deep} is deeper)`;
+  const keys = Object.keys(metadata).length;
+  if (keys > LIMITS.metadataMaxKeys) return `metadata must have at most ${LIMITS.metadataMaxKeys} keys (got ${keys})`;
+  const bytes = jsonBytes(metadata);
+  if (bytes > LIMITS.metadataMaxBytes) return `metadata must be at most ${LIMITS.metadataMaxBytes} bytes as JSON (got ${bytes})`;
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_BASE_URL, type TuskrClientOptions } from "./client/client";
+import { DEFAULT_BASE_URL, type TuskrClientOptions, insecureBaseUrlProblem } from "./client/client";
 
 /**
  * The provider's settings: the stack config handed to `configure` (`tuskr:apiKey` as a secret,
@@ -15,6 +15,8 @@ export interface ProviderSettings {
   epochSeconds: number;
   /** Previews warn about files with this many epochs left or fewer. */
   expiryWarningEpochs: number;
+  /** Send the key over plain http to a host other than loopback. */
+  allowInsecureHttp: boolean;
 }
 
 export const DEFAULT_EPOCH_SECONDS = 86_400;
@@ -28,6 +30,7 @@ const CONFIG_KEYS = {
   timeoutMs: "tuskr:timeoutMs",
   epochSeconds: "tuskr:epochSeconds",
   expiryWarningEpochs: "tuskr:expiryWarningEpochs",
+  allowInsecureHttp: "tuskr:allowInsecureHttp",
 } as const satisfies Record<keyof ProviderSettings, string>;
 
 const ENV_VARS = {
@@ -58,7 +61,14 @@ export function settingsFrom(config: ConfigSource | undefined, env: NodeJS.Proce
     timeoutMs: int(CONFIG_KEYS.timeoutMs),
     epochSeconds: int(CONFIG_KEYS.epochSeconds) ?? DEFAULT_EPOCH_SECONDS,
     expiryWarningEpochs: int(CONFIG_KEYS.expiryWarningEpochs) ?? DEFAULT_EXPIRY_WARNING_EPOCHS,
+    allowInsecureHttp: text(CONFIG_KEYS.allowInsecureHttp) === "true",
   };
+}
+
+/** What is wrong with the settings, naming the config key, or undefined: checked before any request. */
+export function settingsProblem(settings: ProviderSettings): string | undefined {
+  const insecure = insecureBaseUrlProblem(settings.baseUrl, settings.allowInsecureHttp);
+  return insecure ? `${CONFIG_KEYS.baseUrl}: ${insecure}` : undefined;
 }
 
 /** The client options these settings make (the caller adds its own, e.g. a retry counter in tests). */
@@ -68,5 +78,6 @@ export function clientOptionsFrom(settings: ProviderSettings): TuskrClientOption
     baseUrl: settings.baseUrl,
     maxConcurrency: settings.maxConcurrency,
     timeoutMs: settings.timeoutMs,
+    allowInsecureHttp: settings.allowInsecureHttp,
   };
 }

@@ -4,11 +4,14 @@ import {
   ErrorEnvelopeSchema,
   FileRecordSchema,
   IDEMPOTENCY_KEY_HEADER,
+  LIMITS,
   RenewBodySchema,
   UpdateFileBodySchema,
   blobIdProblem,
+  boundedText,
   errorCodeForStatus,
   filePath as contractPath,
+  metadataLimitProblem,
   type UpdateFileBody,
 } from "../../api";
 import { USER_AGENT } from "../version";
@@ -16,15 +19,24 @@ import { TuskrApiError, redactString, redactValue } from "./errors";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";
 
 export const DEFAULT_BASE_URL = "https://api.tuskr.dev";
+const DEFAULT_TIMEOUT_MS = 30_000;
+/** The largest response body the client reads; a larger one is refused, never kept. */
+const RESPONSE_MAX_BYTES = 256 * 1024;
 
 export interface TuskrClientOptions {
   baseUrl?: string;
   apiKey: string;
-  /** Per-request timeout. */
+  /** Wall-clock deadline of one request, the whole answer included (not only its headers). */
   timeoutMs?: number;
+  /** Retries; `maxTotalMs` bounds a whole operation, requests in flight included. */
   retry?: Partial<RetryPolicy>;
   /** Most requests this client has in flight at once (the provider process shares one client). */
   maxConcurrency?: number;
+  /**
+   * Send the key over plain `http://` to a host other than loopback. Off: such a base URL is
+   * refused, since the bearer key would cross the network in clear.
+   */
+  allowInsecureHttp?: boolean;
   /** Called once per retry, for logs and tests; never given the key. */
   onRetry?: (info: { method: string; path: string; attempt: number; waitMs: number; error: TuskrApiError }) => void;
   /** Injected in tests to make the jitter deterministic. */
@@ -32,24 +44,37 @@ export interface TuskrClientOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Response schemas: minimal and tolerant ("only what is needed"). Unknown fields are dropped,
-// absent ones stay absent; a body that does not match becomes a TuskrApiError(INVALID_RESPONSE).
+// Response schemas: minimal ("only what is needed") and held to the contract's limits, since a
+// value the service answers goes into state: unknown fields are dropped, absent ones stay
+// absent, and a body that does not match becomes a TuskrApiError(INVALID_RESPONSE).
 // ---------------------------------------------------------------------------------------------
 
+const timestamp = (field: string) =>
+  z
+    .string()
+    .max(64, { error: `${field} is longer than a timestamp` })
+    .refine((v) => !Number.isNaN(Date.parse(v)), { error: `${field} is not a time` });
+
 /**
- * A file record as the client takes it: the contract's shape (api/files.ts), with every field
- * but blobId allowed to be missing or null, since the service documents only part of it.
+ * A file record as the client takes it: the contract's shape (api/files.ts), every field but
+ * blobId allowed to be missing or null (the service documents only part of it), and every value
+ * within the same limits as the inputs.
  */
-const f = FileRecordSchema.shape;
 const ReceivedFileSchema = z.object({
-  blobId: f.blobId,
-  url: f.url.nullish(),
-  name: f.name.optional(),
-  tag: f.tag.optional(),
-  metadata: z.record(z.string(), z.unknown()).nullish(),
-  size: f.size.nullish(),
-  createdAt: f.createdAt.nullish(),
-  expiresAt: f.expiresAt.nullish(),
+  blobId: FileRecordSchema.shape.blobId,
+  url: boundedText("url", LIMITS.urlMaxLength).nullish(),
+  name: boundedText("name", LIMITS.nameMaxLength).nullish(),
+  tag: boundedText("tag", LIMITS.tagMaxLength).nullish(),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .superRefine((value, ctx) => {
+      const problem = metadataLimitProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .nullish(),
+  size: FileRecordSchema.shape.size.nullish(),
+  createdAt: timestamp("createdAt").nullish(),
+  expiresAt: timestamp("expiresAt").nullish(),
 });
 export type ReceivedFile = z.infer<typeof ReceivedFileSchema>;
 
@@ -64,8 +89,9 @@ export interface RenewOptions {
   /** Sent as `Idempotency-Key`; reused verbatim on every retry of this purchase. */
   idempotencyKey: string;
   /**
-   * The file's expiry as last seen before this renew. After an ambiguous failure the client
-   * reads the file back and compares its expiry with this one (see `readBackVerdict`).
+   * The file's expiry as last seen before this renew. The answer must be later; after an
+   * ambiguous failure, when the key is not known to be honoured, the client reads the file back
+   * and compares its expiry with this one (see `readBackVerdict`).
    */
   expiresAtBefore?: string | null;
   /**
@@ -74,13 +100,21 @@ export interface RenewOptions {
    * is not mistaken for ours. Without it, any move counts as applied.
    */
   epochMs?: number;
+  /**
+   * The service is known to honour Idempotency-Key (it echoed one before). Then an ambiguous
+   * failure is simply sent again under the same key; otherwise the file is read back first, and
+   * a move that cannot be attributed stops with RENEW_OUTCOME_UNKNOWN.
+   */
+  keyHonoured?: boolean;
 }
 
 export interface RenewResult {
   /** The file after the renew, when the service (or the read-back) told us. */
   file?: Partial<ReceivedFile>;
-  /** How we know the epochs were bought: the service answered, or a read-back saw the expiry move. */
-  confirmedBy: "response" | "read-back";
+  /** How we know the epochs were bought: the answer, a replay of an earlier answer, or a read-back. */
+  confirmedBy: "response" | "replay" | "read-back";
+  /** The service echoed the Idempotency-Key: it took the key into account. */
+  keyHonoured: boolean;
 }
 
 /** Path of a file's route, after the contract's blobId rule (refused as BAD_REQUEST, before any request). */
@@ -94,6 +128,25 @@ export function assertSafeBlobId(blobId: string): void {
   if (problem) throw new TuskrApiError({ code: "BAD_REQUEST", message: `blobId ${problem}`, retryable: false });
 }
 
+/** Why a base URL may not carry the key, or undefined. Plain http is for loopback only, unless allowed. */
+export function insecureBaseUrlProblem(baseUrl: string, allowInsecureHttp = false): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return `${JSON.stringify(baseUrl)} is not a URL`;
+  }
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol !== "http:") return `${url.protocol} is not http(s)`;
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const loopback = host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
+  if (loopback || allowInsecureHttp) return undefined;
+  return (
+    `${url.origin} is plain http to a host other than this machine: the API key would be sent in clear. ` +
+    "Use https, or set tuskr:allowInsecureHttp to true if this network is trusted"
+  );
+}
+
 interface SendOptions<S extends z.ZodType> {
   body?: unknown;
   headers?: Record<string, string>;
@@ -103,12 +156,20 @@ interface SendOptions<S extends z.ZodType> {
    * True for GET and PATCH (same body, same result); false for renew, which buys epochs.
    */
   retryAmbiguous: boolean;
+  /** Wall-clock time (ms) by which the whole operation must end, retries and requests in flight included. */
+  deadline: number;
+}
+
+interface Sent<T> {
+  data: T;
+  headers: Record<string, unknown>;
 }
 
 export class TuskrClient {
   private readonly http: AxiosInstance;
   private readonly apiKey: string;
   private readonly policy: RetryPolicy;
+  private readonly timeoutMs: number;
   private readonly gate: Semaphore;
   private readonly random: () => number;
   private readonly onRetry?: TuskrClientOptions["onRetry"];
@@ -121,15 +182,17 @@ export class TuskrClient {
         message: "no API key: set the secret stack config `tuskr:apiKey` (pulumi config set --secret tuskr:apiKey ...) or TUSKR_API_KEY",
       });
     }
-    this.apiKey = options.apiKey;
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+    const insecure = insecureBaseUrlProblem(this.baseUrl, options.allowInsecureHttp);
+    if (insecure) throw new TuskrApiError({ code: "CONFIG_ERROR", message: `tuskr:baseUrl: ${insecure}` });
+    this.apiKey = options.apiKey;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.gate = new Semaphore(options.maxConcurrency ?? 8);
     this.random = options.random ?? Math.random;
     this.onRetry = options.onRetry;
     this.http = axios.create({
       baseURL: this.baseUrl,
-      timeout: options.timeoutMs ?? 30_000,
       headers: {
         Authorization: `Bearer ${this.apiKey}`,
         "Content-Type": "application/json",
@@ -143,6 +206,7 @@ export class TuskrClient {
       responseType: "text",
       transformResponse: [(data: unknown) => data],
       maxRedirects: 0,
+      maxContentLength: RESPONSE_MAX_BYTES,
     });
   }
 
@@ -153,57 +217,76 @@ export class TuskrClient {
 
   /** `GET /v1/files/:blobId` — the file's index entry. */
   async getFile(blobId: string): Promise<ReceivedFile> {
-    return this.send("GET", filePath(blobId), { schema: ReceivedFileSchema, retryAmbiguous: true });
+    return this.getWithin(blobId, this.deadline());
   }
 
   /** `PATCH /v1/files/:blobId` with only the fields that change. Safe to retry: same body, same result. */
   async updateFile(blobId: string, patch: UpdateFileBody): Promise<Partial<ReceivedFile> | undefined> {
-    const body = parseBody(UpdateFileBodySchema, patch, "PATCH", filePath(blobId));
-    return this.send("PATCH", filePath(blobId), { body, schema: UpdateFileResponseSchema, retryAmbiguous: true });
+    const path = filePath(blobId);
+    const body = parseBody(UpdateFileBodySchema, patch, "PATCH", path);
+    const { data } = await this.send("PATCH", path, { body, schema: UpdateFileResponseSchema, retryAmbiguous: true, deadline: this.deadline() });
+    if (data) this.expectFile(blobId, "PATCH", path, data);
+    return data;
   }
 
   /**
    * `POST /v1/files/:blobId/renew`. Never retried blindly: the same Idempotency-Key goes with
-   * every attempt, and after an ambiguous failure the file is read back; the renew is sent again
-   * unless the expiry moved by exactly this purchase (`readBackVerdict`). Without a prior expiry
-   * to compare with, it fails with RENEW_OUTCOME_UNKNOWN rather than risk buying twice.
+   * every attempt. Once the service is known to honour keys, an ambiguous failure is sent again
+   * under the same key (a service that applied it replays instead of selling twice). Otherwise
+   * the file is read back first: the renew is sent again only if the expiry moved less than this
+   * purchase; a move of exactly it counts as applied; anything else, or no prior expiry to compare
+   * with, fails with RENEW_OUTCOME_UNKNOWN rather than risk buying twice.
    */
   async renewFile(blobId: string, epochs: number, options: RenewOptions): Promise<RenewResult> {
     const path = filePath(blobId, "renew");
     const body = parseBody(RenewBodySchema, { epochs }, "POST", path);
     const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
+    const deadline = this.deadline();
     const rounds = Math.max(1, this.policy.maxAttempts);
     let lastError: TuskrApiError | undefined;
+    let why = "";
     for (let round = 1; round <= rounds; round++) {
       try {
-        const file = await this.send("POST", path, { body, headers, schema: RenewFileResponseSchema, retryAmbiguous: false });
-        return { file: file ?? undefined, confirmedBy: "response" };
+        const sent = await this.send("POST", path, { body, headers, schema: RenewFileResponseSchema, retryAmbiguous: false, deadline });
+        return this.renewed(blobId, path, options, sent);
       } catch (e) {
         const error = e as TuskrApiError;
-        if (!isAmbiguous(error)) throw error;
+        if (!error.mayHaveBeenApplied || error.code === "INVALID_RESPONSE") throw error;
         lastError = error;
       }
-      // The renew may or may not have been applied. Look before buying again.
-      if (!options.expiresAtBefore) break;
+      if (Date.now() >= deadline) {
+        why = "the operation's time budget ran out";
+        break;
+      }
+      if (options.keyHonoured) {
+        await sleep(Math.min(backoffDelayMs(round, this.policy, this.random), Math.max(0, deadline - Date.now())));
+        continue;
+      }
+      // The renew may or may not have been applied, and the key may not protect us. Look first.
+      if (!options.expiresAtBefore) {
+        why = "there is no earlier expiry to compare with";
+        break;
+      }
       let after: ReceivedFile;
       try {
-        after = await this.getFile(blobId);
+        after = await this.getWithin(blobId, deadline);
       } catch {
+        why = "the file could not be read back";
         break;
       }
       const verdict = readBackVerdict(options.expiresAtBefore, after.expiresAt, epochs, options.epochMs);
-      if (verdict === "applied") return { file: after, confirmedBy: "read-back" };
-      // "not-applied": safe to send again. "unattributable": the expiry moved by more than this
-      // purchase, so someone else renewed the file since it was last seen and the move cannot
-      // tell whether ours is in it. Sent again with the same Idempotency-Key either way: a
-      // service that applied it replays the purchase instead of making it twice.
+      if (verdict === "applied") return { file: after, confirmedBy: "read-back", keyHonoured: false };
+      if (verdict === "unattributable") {
+        why = `the expiry moved from ${options.expiresAtBefore} to ${after.expiresAt}, more than this purchase: someone else renewed the file too`;
+        break;
+      }
     }
     throw new TuskrApiError({
       code: "RENEW_OUTCOME_UNKNOWN",
       message:
         `renew of ${epochs} epoch(s) for blobId ${JSON.stringify(blobId)} may or may not have been applied ` +
-        `(${lastError?.message ?? "ambiguous failure"}); not retried to avoid buying twice. ` +
-        "Run `pulumi refresh` and `pulumi up` again: the same idempotency key is reused.",
+        `(${lastError?.message ?? "ambiguous failure"}${why ? `; ${why}` : ""}); not sent again, to avoid buying twice. ` +
+        "Check the file's expiry on the service, then run `pulumi refresh` and `pulumi up`: the same purchase reuses its Idempotency-Key.",
       method: "POST",
       path,
       status: lastError?.status,
@@ -211,29 +294,93 @@ export class TuskrClient {
     });
   }
 
-  private async send<S extends z.ZodType>(method: string, path: string, opts: SendOptions<S>): Promise<z.infer<S>> {
-    const started = Date.now();
+  /** Checks a renew's answer against the request, and reads what it says about the key. */
+  private renewed(blobId: string, path: string, options: RenewOptions, sent: Sent<z.infer<typeof RenewFileResponseSchema>>): RenewResult {
+    const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
+    const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
+    const replayed = keyHonoured && header("Idempotent-Replayed") === "true";
+    const file = sent.data ?? undefined;
+    if (file) {
+      this.expectFile(blobId, "POST", path, file);
+      // A renew only ever moves the expiry later. A replay answers as of its first request, so
+      // it may be older than what was seen since.
+      const before = options.expiresAtBefore ? Date.parse(options.expiresAtBefore) : NaN;
+      const after = file.expiresAt ? Date.parse(file.expiresAt) : NaN;
+      if (!replayed && !Number.isNaN(before) && !Number.isNaN(after) && after <= before) {
+        throw this.invalidResponse("POST", path, 200, `expiresAt ${file.expiresAt} is not later than ${options.expiresAtBefore}, the expiry before this renew`, file);
+      }
+    }
+    return { file, confirmedBy: replayed ? "replay" : "response", keyHonoured };
+  }
+
+  /** A record in an answer must be the requested file's. */
+  private expectFile(blobId: string, method: string, path: string, file: { blobId?: string }): void {
+    if (file.blobId !== undefined && file.blobId !== blobId) {
+      throw this.invalidResponse(method, path, 200, `the answer is the record of another file (blobId ${JSON.stringify(file.blobId.slice(0, 80))})`, undefined);
+    }
+  }
+
+  private async getWithin(blobId: string, deadline: number): Promise<ReceivedFile> {
+    const path = filePath(blobId);
+    const { data } = await this.send("GET", path, { schema: ReceivedFileSchema, retryAmbiguous: true, deadline });
+    this.expectFile(blobId, "GET", path, data);
+    return data;
+  }
+
+  /** When an operation started now must be over. */
+  private deadline(): number {
+    return Date.now() + this.policy.maxTotalMs;
+  }
+
+  private async send<S extends z.ZodType>(method: string, path: string, opts: SendOptions<S>): Promise<Sent<z.infer<S>>> {
     for (let attempt = 1; ; attempt++) {
       let error: TuskrApiError;
       try {
-        const response = await this.gate.run(() =>
-          this.http.request({ method, url: path, data: opts.body === undefined ? undefined : JSON.stringify(opts.body), headers: opts.headers }),
-        );
-        if (response.status >= 200 && response.status < 300) return this.parseResponse(method, path, response, opts.schema);
+        const response = await this.gate.run(() => this.request(method, path, opts));
+        if (response.status >= 200 && response.status < 300) {
+          return { data: this.parseResponse(method, path, response, opts.schema), headers: response.headers as Record<string, unknown> };
+        }
         error = this.httpError(method, path, response);
       } catch (e) {
         error = e instanceof TuskrApiError ? e : this.transportError(method, path, e);
       }
-      const retryable = error.retryable && (opts.retryAmbiguous || !isAmbiguous(error));
+      const retryable = error.retryable && (opts.retryAmbiguous || !error.mayHaveBeenApplied);
       // A 429 is the server pacing us, not failing: it is bounded by the time budget only, so a
       // rate-limited run slows down instead of failing after a handful of attempts.
       const outOfAttempts = attempt >= this.policy.maxAttempts && error.status !== 429;
       if (!retryable || outOfAttempts) throw error;
       const serverWaitMs = error.retryAfterSeconds !== undefined ? Math.ceil(error.retryAfterSeconds * 1000) : undefined;
       const waitMs = serverWaitMs ?? backoffDelayMs(attempt, this.policy, this.random);
-      if (Date.now() - started + waitMs > this.policy.maxTotalMs) throw error;
+      if (Date.now() + waitMs >= opts.deadline) throw error;
       this.onRetry?.({ method, path, attempt, waitMs, error });
       await sleep(waitMs);
+    }
+  }
+
+  /**
+   * One request. Its deadline is wall-clock and covers the whole answer: the abort signal fires
+   * at the request timeout or at the operation's deadline, whichever comes first, and aborts a
+   * body still arriving as well as a request still waiting for headers.
+   */
+  private async request(method: string, path: string, opts: SendOptions<z.ZodType>): Promise<AxiosResponse> {
+    const remaining = opts.deadline - Date.now();
+    if (remaining <= 0) throw this.timeoutError(method, path, `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`, false);
+    const limit = Math.min(this.timeoutMs, remaining);
+    const signal = AbortSignal.timeout(limit);
+    try {
+      return await this.http.request({
+        method,
+        url: path,
+        data: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        headers: opts.headers,
+        signal,
+      });
+    } catch (e) {
+      if (signal.aborted) {
+        const why = limit < this.timeoutMs ? `the operation's time budget of ${this.policy.maxTotalMs} ms ran out` : `no complete answer within ${this.timeoutMs} ms (tuskr:timeoutMs)`;
+        throw this.timeoutError(method, path, why, true);
+      }
+      throw e;
     }
   }
 
@@ -251,11 +398,12 @@ export class TuskrClient {
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue?.path.length ? issue.path.join(".") : "body";
-      throw this.invalidResponse(method, path, response.status, `${where}: ${issue?.message ?? "does not match the schema"}`, json);
+      throw this.invalidResponse(method, path, response.status, `${where}: ${issue?.message ?? "does not match the schema"}`, undefined);
     }
     return parsed.data;
   }
 
+  /** A 2xx answer that cannot be trusted: never retried, nothing from it is recorded. */
   private invalidResponse(method: string, path: string, status: number, detail: string, body: unknown): TuskrApiError {
     return new TuskrApiError({
       code: "INVALID_RESPONSE",
@@ -264,7 +412,20 @@ export class TuskrClient {
       method,
       path,
       retryable: false,
-      responseBody: redactValue(body, [this.apiKey]),
+      // The service acted on the request, whatever its answer says.
+      mayHaveBeenApplied: true,
+      responseBody: body === undefined ? undefined : redactValue(body, [this.apiKey]),
+    });
+  }
+
+  private timeoutError(method: string, path: string, why: string, sent: boolean): TuskrApiError {
+    return new TuskrApiError({
+      code: "TIMEOUT",
+      message: this.redact(`${method} ${this.baseUrl}${path} timed out: ${why}`),
+      method,
+      path,
+      retryable: sent,
+      mayHaveBeenApplied: sent,
     });
   }
 
@@ -279,16 +440,16 @@ export class TuskrClient {
     const envelope = ErrorEnvelopeSchema.safeParse(body);
     const status = response.status;
     const code = envelope.success ? envelope.data.error.code : (errorCodeForStatus(status) ?? (status >= 500 ? "INTERNAL_ERROR" : "HTTP_ERROR"));
-    const serverMessage = envelope.success ? envelope.data.error.message : undefined;
+    const serverMessage = envelope.success ? envelope.data.error.message.slice(0, 1000) : undefined;
     const waitSeconds = serverRequestedWaitSeconds(response.headers as Record<string, unknown>);
     return new TuskrApiError({
-      code,
+      code: code.slice(0, 64),
       status,
       method,
       path,
-      message: this.redact(`${method} ${path} failed with ${status} ${code}${serverMessage ? `: ${serverMessage}` : ""}`),
+      message: this.redact(`${method} ${path} failed with ${status} ${code.slice(0, 64)}${serverMessage ? `: ${serverMessage}` : ""}`),
       retryable: status === 429 || status >= 500,
-      responseBody: redactValue(body, [this.apiKey]),
+      responseBody: redactValue(typeof body === "string" ? body.slice(0, 2000) : body, [this.apiKey]),
       retryAfterSeconds: status === 429 || status === 503 ? waitSeconds : undefined,
       mayHaveBeenApplied: status >= 500,
     });
@@ -296,7 +457,10 @@ export class TuskrClient {
 
   private transportError(method: string, path: string, e: unknown): TuskrApiError {
     const err = e as { code?: string; message?: string };
-    const timeout = err.code === "ECONNABORTED" || err.code === "ETIMEDOUT" || /timeout/i.test(err.message ?? "");
+    if (err.code === "ERR_BAD_RESPONSE" && /maxContentLength/.test(err.message ?? "")) {
+      return this.invalidResponse(method, path, 200, `the body is larger than ${RESPONSE_MAX_BYTES} bytes, the most the client reads`, undefined);
+    }
+    const timeout = err.code === "ECONNABORTED" || err.code === "ETIMEDOUT";
     // Refused or unresolvable: the request never reached the server, so it was not applied.
     const neverSent = err.code === "ECONNREFUSED" || err.code === "ENOTFOUND" || err.code === "EAI_AGAIN";
     return new TuskrApiError({
@@ -312,11 +476,6 @@ export class TuskrClient {
   private redact(text: string): string {
     return redactString(text, [this.apiKey]);
   }
-}
-
-/** A failure after which the request may have been applied: timeouts, resets, 5xx. */
-function isAmbiguous(error: TuskrApiError): boolean {
-  return error.mayHaveBeenApplied;
 }
 
 /**

@@ -202,32 +202,50 @@ describe("client ↔ emulator: renew never buys twice", () => {
 
   // Someone else renews the file after this client last saw its expiry, then our renew fails
   // ambiguously: the expiry moved by more than our purchase whether or not ours was applied.
-  const renewAfterOutOfBand = async (fault: FaultKind, outOfBand: number) => {
+  const renewAfterOutOfBand = async (fault: FaultKind, outOfBand: number, keyHonoured = false) => {
     const before = await client().getFile(blobId);
     expect((await renewFile(emu, blobId, { epochs: outOfBand })).status).toBe(200);
     const boughtBefore = epochsBought(blobId)!;
     emu.setFaults({ script: [{ route: "renew", fault, times: 1 }] });
     emu.clearRequests();
-    const result = await client().renewFile(blobId, 4, {
-      idempotencyKey: `oob-${fault}`,
-      expiresAtBefore: before.expiresAt,
-      epochMs: 86_400_000,
-    });
-    return { result, routes: v1().map((r) => r.route), added: epochsBought(blobId)! - boughtBefore };
+    const outcome = await client()
+      .renewFile(blobId, 4, { idempotencyKey: `oob-${fault}-${keyHonoured}`, expiresAtBefore: before.expiresAt, epochMs: 86_400_000, keyHonoured })
+      .then(
+        (result) => ({ result, error: undefined }),
+        (error: TuskrApiError) => ({ result: undefined, error }),
+      );
+    return { ...outcome, routes: v1().map((r) => r.route), added: epochsBought(blobId)! - boughtBefore };
   };
 
-  it("5xx after a larger renewal elsewhere: the move is not taken for ours; resent once, bought once", async () => {
-    const { result, routes, added } = await renewAfterOutOfBand("5xx", 5);
-    expect(routes).toEqual(["renew", "get", "renew"]);
-    expect(result.confirmedBy).toBe("response");
+  it("5xx after a larger renewal elsewhere, keys not known to be honoured: the move cannot be attributed, so it stops, nothing bought", async () => {
+    const { error, routes, added } = await renewAfterOutOfBand("5xx", 5);
+    expect(routes).toEqual(["renew", "get"]);
+    expect(error?.code).toBe("RENEW_OUTCOME_UNKNOWN");
+    expect(error?.message).toMatch(/more than this purchase: someone else renewed the file too/);
+    expect(added).toBe(0);
+  });
+
+  it("apply-then-drop after a larger renewal elsewhere, keys not known to be honoured: stops rather than risk a second purchase", async () => {
+    const { error, routes, added } = await renewAfterOutOfBand("apply-then-drop", 5);
+    expect(routes).toEqual(["renew", "get"]);
+    expect(error?.code).toBe("RENEW_OUTCOME_UNKNOWN");
     expect(added).toBe(4);
   });
 
-  it("apply-then-drop after a larger renewal elsewhere: resent under the same key, replayed, not bought twice", async () => {
-    const { routes, added } = await renewAfterOutOfBand("apply-then-drop", 5);
-    expect(routes).toEqual(["renew", "get", "renew"]);
+  it("5xx after a larger renewal elsewhere, keys known to be honoured: resent under the same key at once, bought once", async () => {
+    const { result, routes, added } = await renewAfterOutOfBand("5xx", 5, true);
+    expect(routes).toEqual(["renew", "renew"]);
+    expect(result?.confirmedBy).toBe("response");
+    expect(result?.keyHonoured).toBe(true);
+    expect(added).toBe(4);
+  });
+
+  it("apply-then-drop after a larger renewal elsewhere, keys known to be honoured: resent under the same key, replayed, not bought twice", async () => {
+    const { result, routes, added } = await renewAfterOutOfBand("apply-then-drop", 5, true);
+    expect(routes).toEqual(["renew", "renew"]);
+    expect(result?.confirmedBy).toBe("replay");
     const keys = emu.requests().filter((r) => r.route === "renew").map((r) => r.idempotencyKey);
-    expect(new Set(keys)).toEqual(new Set(["oob-apply-then-drop"]));
+    expect(new Set(keys)).toEqual(new Set(["oob-apply-then-drop-true"]));
     expect(added).toBe(4);
   });
 

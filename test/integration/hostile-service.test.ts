@@ -1,0 +1,159 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { TuskrClient } from "../../provider/client/client";
+import { StoredFileProvider } from "../../provider/stored-file-provider";
+import { hostileService, json, record, type HostileService } from "../helpers/hostile-service";
+import { recordResult } from "../helpers/reliability-results";
+
+/**
+ * Nothing a server answers is trusted before it is checked, and no answer can hold a run
+ * forever: a service that answers another file's record, moves an expiry backwards, sends a
+ * huge body or values past the limits, or sends headers and then trickles the body.
+ */
+
+const KEY = "tsk_test_hostile_key";
+let service: HostileService | undefined;
+afterEach(async () => {
+  await service?.close();
+  service = undefined;
+});
+
+const outcomes: Record<string, string> = {};
+const note = (scenario: string, outcome: string) => {
+  outcomes[scenario] = outcome;
+  recordResult("hostile-responses", { outcomes });
+};
+
+async function providerFor(answer: Parameters<typeof hostileService>[0], config: Record<string, string> = {}) {
+  service = await hostileService(answer);
+  const provider = new StoredFileProvider({ retry: { maxAttempts: 1 } });
+  const all: Record<string, string> = { "tuskr:apiKey": KEY, "tuskr:baseUrl": service.url, ...config };
+  await provider.configure({ config: { get: (k: string) => all[k] } });
+  return provider;
+}
+
+/** What the engine would record after the call: the outputs, a partial state, or nothing new. */
+async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: any }> {
+  return p.then(
+    (value) => ({ ok: true as const, value }),
+    (error) => ({ ok: false as const, error }),
+  );
+}
+
+const recorded = { blobId: "b1", retentionEpochs: 2, expiresAt: "2026-12-01T00:00:00.000Z", idempotencyHonoured: true, renewKeySeed: "seed" };
+
+describe("answers are checked before they are trusted", () => {
+  it("a renew answered with another file's record is INVALID_RESPONSE, and nothing new is recorded", async () => {
+    const provider = await providerFor((_req, res) => json(res, 200, record("someone-else", { expiresAt: "2026-12-05T00:00:00.000Z" })));
+    const result = await settle(provider.update("b1", recorded, { blobId: "b1", retentionEpochs: 4 }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/record of another file/);
+      expect(result.error.properties).toBeUndefined();
+    }
+    note("renew answered with another blobId's record", result.ok ? "taken as this file's" : `${result.error.code}, nothing recorded`);
+  });
+
+  it("a renew whose answer moves the expiry backwards is INVALID_RESPONSE, and nothing new is recorded", async () => {
+    const provider = await providerFor((_req, res) => json(res, 200, record("b1", { expiresAt: "2026-11-20T00:00:00.000Z" })));
+    const result = await settle(provider.update("b1", recorded, { blobId: "b1", retentionEpochs: 4 }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/not later than 2026-12-01/);
+      expect(result.error.properties).toBeUndefined();
+    }
+    note("renew answer moves the expiry backwards", result.ok ? "taken" : `${result.error.code}, nothing recorded`);
+  });
+
+  it("a 10 MB body is refused at the size cap: INVALID_RESPONSE, nothing of it recorded", async () => {
+    const provider = await providerFor((_req, res) => json(res, 200, record("b1", { name: "n".repeat(10 * 1024 * 1024) })));
+    const result = await settle(provider.read("b1", { ...recorded, name: "a.txt" }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/larger than 262144 bytes/);
+      expect(result.error.message.length).toBeLessThan(1000);
+    }
+    note("a 10 MB name in a GET answer", result.ok ? `recorded (${JSON.stringify(result.value).length} bytes of state)` : `${result.error.code} at the 256 KiB cap`);
+  });
+
+  it("values past the inputs' limits are refused before they reach state", async () => {
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      ["a 257-character name", { name: "n".repeat(257) }, /name must be at most 256 characters \(got 257\)/],
+      ["a 300-character tag", { tag: "t".repeat(300) }, /tag must be at most 256 characters/],
+      ["metadata with 65 keys", { metadata: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i])) }, /at most 64 keys/],
+      ["an expiresAt that is not a time", { expiresAt: "soon" }, /expiresAt is not a time/],
+    ];
+    for (const [label, extra, message] of cases) {
+      const provider = await providerFor((_req, res) => json(res, 200, record("b1", extra)));
+      const result = await settle(provider.read("b1", { ...recorded, name: "a.txt", tag: "t", metadata: {} }));
+      expect(result.ok, label).toBe(false);
+      if (!result.ok) {
+        expect(result.error.code, label).toBe("INVALID_RESPONSE");
+        expect(result.error.message, label).toMatch(message);
+      }
+      note(`GET answers ${label}`, result.ok ? "recorded" : result.error.code);
+      await service?.close();
+      service = undefined;
+    }
+  });
+});
+
+describe("deadlines", () => {
+  /** Headers at once, then a byte every 100 ms, forever: never idle long enough for an idle timeout. */
+  const trickle: Parameters<typeof hostileService>[0] = (_req, res) => {
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.write("{");
+    const timer = setInterval(() => res.write(" "), 100);
+    res.on("close", () => clearInterval(timer));
+  };
+  const within = <T>(ms: number, p: Promise<T>) =>
+    Promise.race([p.then(() => "settled", () => "settled"), new Promise<string>((r) => setTimeout(() => r("still waiting"), ms))]);
+
+  it("a body that trickles after the headers is cut at the request's deadline (tuskr:timeoutMs covers the body)", async () => {
+    service = await hostileService(trickle);
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url, timeoutMs: 500, retry: { maxAttempts: 1 } });
+    const started = Date.now();
+    const error = await client.getFile("b1").then(() => undefined, (e) => e);
+    const seconds = (Date.now() - started) / 1000;
+    expect(error?.code).toBe("TIMEOUT");
+    expect(error?.message).toMatch(/no complete answer within 500 ms/);
+    expect(seconds).toBeLessThan(3);
+    note("headers, then a body that trickles forever", `TIMEOUT after ${seconds.toFixed(1)} s (timeoutMs 500)`);
+  });
+
+  it("an operation's total budget holds while a request is in flight", async () => {
+    service = await hostileService(trickle);
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url, timeoutMs: 60_000, retry: { maxTotalMs: 800 } });
+    const started = Date.now();
+    expect(await within(5_000, client.getFile("b1"))).toBe("settled");
+    expect((Date.now() - started) / 1000).toBeLessThan(3);
+  });
+
+  it("through the provider: an up against such a service fails in bounded time instead of hanging", async () => {
+    const provider = await providerFor(trickle, { "tuskr:timeoutMs": "500" });
+    expect(await within(10_000, provider.read("b1", recorded))).toBe("settled");
+  });
+});
+
+describe("the key never crosses the network in clear", () => {
+  const check = async (baseUrl: string, extra: Record<string, string> = {}) => {
+    const provider = new StoredFileProvider();
+    const config: Record<string, string> = { "tuskr:apiKey": KEY, "tuskr:baseUrl": baseUrl, ...extra };
+    await provider.configure({ config: { get: (k: string) => config[k] } });
+    return provider.check({}, { blobId: "b1" }).then(() => "ok", (e: Error) => e.message);
+  };
+
+  it("plain http to another host is refused at check (the preview), naming tuskr:baseUrl and the way out", async () => {
+    const refused = await check("http://files.example.com");
+    expect(refused).toMatch(/tuskr:baseUrl: http:\/\/files\.example\.com is plain http to a host other than this machine: the API key would be sent in clear/);
+    expect(refused).toMatch(/tuskr:allowInsecureHttp/);
+    expect(refused).not.toContain(KEY);
+  });
+
+  it("https, loopback, or an explicit opt-in are accepted", async () => {
+    for (const url of ["https://api.tuskr.dev", "http://127.0.0.1:4010", "http://localhost:4010", "http://[::1]:4010"]) expect(await check(url)).toBe("ok");
+    expect(await check("http://files.example.com", { "tuskr:allowInsecureHttp": "true" })).toBe("ok");
+  });
+});
