@@ -33,12 +33,20 @@ export interface StoredFilePlan {
   renewEpochs: number;
   /** Of renewEpochs, the declared `retentionEpochs` increase. */
   retentionIncrease: number;
+  /**
+   * Epochs the service already sold that this stack could not attribute (after an interrupted
+   * run, with keys not known to be honoured), counted as bought because the program declares
+   * exactly them: no request for them.
+   */
+  countedEpochs: number;
   /** Of renewEpochs, what keep-alive buys because too few epochs are left. */
   keepAliveEpochs: number;
   /** Epochs left before this plan, as of the recorded expiry. */
   remainingBefore?: number;
   /** Set when the renew would pass the service's horizon: the plan must not be applied. */
   horizonProblem?: string;
+  /** Set when the plan would write to a file recorded as expired: the service refuses that, so it must not be applied. */
+  expiredProblem?: string;
   /** Things a reviewer must see in the preview: expired, expiring soon, keep-alive due. */
   notices: string[];
 }
@@ -84,6 +92,11 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     retentionIncrease = Math.max(0, declaredEpochs - bought);
     if (retentionIncrease > 0) changedFields.push("retentionEpochs");
   }
+  // The user's answer to an unattributed expiry move (see the provider's stop): declaring exactly
+  // those epochs on top of what is recorded counts them; any other value buys as usual.
+  const pending = olds.unconfirmedEpochs ?? 0;
+  const countedEpochs = pending > 0 && retentionIncrease === pending ? pending : 0;
+  if (countedEpochs > 0) retentionIncrease = 0;
 
   const keepAlive = news.keepAlive;
   if (isUnknown(keepAlive) || (keepAlive !== undefined && keepAlive !== null && !jsonEqual(keepAlive, olds.keepAlive))) {
@@ -91,6 +104,9 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   }
 
   const notices: string[] = [];
+  if (countedEpochs > 0) {
+    notices.push(`counts ${countedEpochs} epoch(s) the service already sold (found after an interrupted run) as bought by this stack; buys none for them`);
+  }
   const remainingBefore = clock ? remainingEpochs(olds.expiresAt, clock) : undefined;
   let keepAliveEpochs = 0;
   if (clock && remainingBefore !== undefined) {
@@ -121,15 +137,25 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
       `${olds.expiresAt}), so at most ${LIMITS.maxEpochsAhead - remainingBefore} more can be bought now`;
   }
 
+  const writes = Object.keys(patch).length > 0 || renewEpochs > 0;
+  const expiredProblem =
+    !replace && writes && remainingBefore === 0
+      ? `it expired at ${olds.expiresAt} (as last read), and an expired file cannot be updated or renewed: the change is not ` +
+        "applied and nothing is sent. Upload the file again and declare its new blobId, or remove this resource; if it was " +
+        "renewed elsewhere since, run `pulumi refresh` first"
+      : undefined;
+
   return {
     replace,
     changedFields,
     patch: Object.keys(patch).length > 0 ? (patch as UpdateFileBody) : undefined,
     renewEpochs,
     retentionIncrease,
+    countedEpochs,
     keepAliveEpochs,
     remainingBefore,
     horizonProblem,
+    expiredProblem,
     notices,
   };
 }

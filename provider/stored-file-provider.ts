@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from "node:crypto";
 import type * as pulumi from "@pulumi/pulumi";
-import { PATCH_FIELDS, type PatchField } from "../api";
-import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
-import { TuskrApiError, isTuskrApiError } from "./client/errors";
-import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom } from "./settings";
+import { PATCH_FIELDS, jsonEqual, type PatchField } from "../api";
+import { type ReceivedFile, type RenewResult, TuskrClient, type TuskrClientOptions } from "./client/client";
+import { TuskrApiError, isTuskrApiError, redactString } from "./client/errors";
+import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
 import { type PlanClock, planChange, remainingEpochs, type StoredFilePlan } from "./stored-file-plan";
-import { type StoredFileState, StoredFileStateSchema, validateInputs } from "./stored-file-schema";
+import { type StoredFileState, StoredFileStateSchema, secretInputs, secretTexts, validateInputs } from "./stored-file-schema";
 
 /**
  * The real `StoredFile` provider. Pulumi never serializes this module: the stub in
@@ -53,22 +53,59 @@ function recorded(state: StoredFileState, clock: PlanClock): StoredFileState {
   return compact({ ...state, remainingEpochs: remainingEpochs(state.expiresAt, clock) });
 }
 
+/** Masks every value of a secret input in a message (the inputs or state name them). */
+function redactor(props: Record<string, unknown>): (text: string) => string {
+  const texts = secretTexts(props);
+  return (text) => (texts.length ? redactString(text, texts) : text);
+}
+
+/** The same error, its message (and reasons) masked. */
+function masked<E extends Error>(error: E, redact: (text: string) => string): E {
+  error.message = redact(error.message);
+  const reasons = (error as { reasons?: string[] }).reasons;
+  if (Array.isArray(reasons)) (error as { reasons?: string[] }).reasons = reasons.map(redact);
+  return error;
+}
+
 /** How a file is named in messages: its managed name if any, else its blobId. */
 const label = (state: StoredFileState, blobId: string): string =>
   state.name ? `${JSON.stringify(state.name)} (${blobId})` : JSON.stringify(blobId);
 
+/** The resource's URN, passed as an input by `StoredFile` (a plugin provider gets it from the engine). */
+const URN_KEY = "__urn";
+
+const sha256hex = (text: string): string => createHash("sha256").update(text).digest("hex");
+
 /**
- * The Idempotency-Key of one purchase: the resource's seed and the counters before and after
- * (declared and keep-alive), so a retry of the same purchase, even in a later `up`, reuses it.
+ * The seed every purchase key of a resource derives from. From its URN and file when known, so
+ * that a create interrupted after its purchase and run again later (the engine re-creates a
+ * pending create) sends the same key, and a service that honours it does not sell twice.
  */
-function renewIdempotencyKey(seed: string, blobId: string, ...counters: number[]): string {
-  const digest = createHash("sha256").update([seed, blobId, ...counters].join("\n")).digest("hex");
-  return `pulumi-tuskr-${digest.slice(0, 40)}`;
+function keySeed(urn: unknown, blobId: string): string {
+  return typeof urn === "string" && urn.startsWith("urn:") ? sha256hex(`create\n${urn}\n${blobId}`).slice(0, 32) : randomUUID();
 }
+
+type PurchaseKind = "retention" | "keepAlive";
+
+/**
+ * The Idempotency-Key of the purchase of one kind that starts from `boughtSoFar` epochs of that
+ * kind bought through this resource. The amount is not in it: a run interrupted after the
+ * service applied a purchase, then run again, sends the same key whatever the program now
+ * declares, and the service replays its answer, or refuses a different amount, instead of
+ * selling again.
+ */
+function purchaseKey(seed: string, blobId: string, kind: PurchaseKind, boughtSoFar: number): string {
+  return `pulumi-tuskr-${sha256hex([seed, blobId, kind, boughtSoFar].join("\n")).slice(0, 40)}`;
+}
+
+/** A purchase this stack will not make: nothing was bought; the message says what to check and do. */
+class PurchaseStopped extends TuskrApiError {}
 
 /**
  * Carries out a plan, step by step. `state` is updated after each confirmed step, so that when
- * a later step fails the caller can record exactly what was done.
+ * a later step fails the caller can record exactly what was done. Declared epochs and
+ * keep-alive are bought by separate renews, each with its own key, so that what keep-alive
+ * decides on a later run (with more or fewer epochs left) never changes the declared purchase.
  */
 async function applyPlan(
   client: TuskrClient,
@@ -77,6 +114,8 @@ async function applyPlan(
   news: Record<string, unknown>,
   plan: StoredFilePlan,
   clock: PlanClock,
+  lookedAt: boolean,
+  log: (line: string) => void,
 ): Promise<void> {
   const managed = declaredFields(news);
   if (plan.patch) {
@@ -90,32 +129,129 @@ async function applyPlan(
       }
     }
   }
-  if (plan.renewEpochs > 0) {
-    const bought = state.retentionEpochs ?? 0;
-    const target = bought + plan.retentionIncrease;
-    const kept = state.keepAliveEpochs ?? 0;
-    const keptTarget = kept + plan.keepAliveEpochs;
-    // The older two-counter key form is kept when keep-alive is not involved, so a purchase a
-    // previous release left unconfirmed is retried under the same key.
-    const counters = kept === 0 && keptTarget === 0 ? [bought, target] : [bought, target, kept, keptTarget];
-    const result = await client.renewFile(blobId, plan.renewEpochs, {
-      idempotencyKey: renewIdempotencyKey(state.renewKeySeed ?? blobId, blobId, ...counters),
-      expiresAtBefore: state.expiresAt,
-      epochMs: clock.epochMs,
-    });
-    state.retentionEpochs = target;
-    if (keptTarget > 0) state.keepAliveEpochs = keptTarget;
-    if (result.file?.expiresAt) {
-      Object.assign(state, observed(result.file, managed));
-    } else {
-      // The service did not say where the expiry is now; ask once rather than record a stale one.
-      Object.assign(state, observed(await client.getFile(blobId), managed));
+  // A purchase an earlier run sent and could not settle: if the expiry moved by exactly it since
+  // this stack's last purchase, it was made (the read-back rule); not at all, it was not.
+  const unsettled = state.unsettledPurchase;
+  if (unsettled && state.idempotencyHonoured !== true && state.purchasedExpiresAt) {
+    if (!lookedAt) Object.assign(state, observed(await client.getFile(blobId), managed));
+    lookedAt = true;
+    const moved = Math.round(((state.expiresAt ? Date.parse(state.expiresAt) : NaN) - Date.parse(state.purchasedExpiresAt)) / clock.epochMs);
+    if (moved === 0) delete state.unsettledPurchase;
+    if (moved === unsettled.epochs) {
+      const counter = unsettled.kind === "retention" ? "retentionEpochs" : "keepAliveEpochs";
+      state[counter] = (state[counter] ?? 0) + unsettled.epochs;
+      state.purchasedExpiresAt = state.expiresAt;
+      delete state.unsettledPurchase;
+      log(`warning: StoredFile ${label(state, blobId)}: the purchase of ${unsettled.epochs} epoch(s) an earlier run could not settle was made: the expiry moved by exactly it. Counted, not bought again.`);
+      // What is left to buy, from where the file now stands.
+      plan = planChange({ ...state, keepAlive: state.keepAlive }, news, clock);
     }
   }
+  const purchases: Array<[PurchaseKind, number]> = [
+    ["retention", plan.retentionIncrease],
+    ["keepAlive", plan.keepAliveEpochs],
+  ];
+  for (const [kind, epochs] of purchases) {
+    if (epochs <= 0) continue;
+    await purchase(client, blobId, state, managed, kind, epochs, clock, lookedAt, log);
+    lookedAt = true;
+  }
+}
+
+async function purchase(
+  client: TuskrClient,
+  blobId: string,
+  state: StoredFileState,
+  managed: ReadonlySet<PatchField>,
+  kind: PurchaseKind,
+  epochs: number,
+  clock: PlanClock,
+  lookedAt: boolean,
+  log: (line: string) => void,
+): Promise<void> {
+  const who = label(state, blobId);
+  const honoured = state.idempotencyHonoured === true;
+  // A service not known to honour Idempotency-Key cannot protect a purchase an interrupted run
+  // may have made: look first, and stop if the expiry moved past what this stack bought.
+  if (!honoured && state.purchasedExpiresAt) {
+    if (!lookedAt) Object.assign(state, observed(await client.getFile(blobId), managed));
+    const now = state.expiresAt;
+    const moved = (now ? Date.parse(now) : NaN) - Date.parse(state.purchasedExpiresAt);
+    if (moved >= clock.epochMs / 2) {
+      const movedBy = Math.round(moved / clock.epochMs);
+      const from = state.purchasedExpiresAt;
+      const recordedEpochs = state.retentionEpochs ?? 0;
+      // Recorded, with the partial state: the move is seen, and the next up's declaration says whose it was.
+      state.purchasedExpiresAt = now;
+      state.unconfirmedEpochs = movedBy;
+      throw new PurchaseStopped({
+        code: "RENEW_OUTCOME_UNKNOWN",
+        message:
+          `StoredFile ${who}: not buying ${epochs} epoch(s): the file's expiry moved ${movedBy} epoch(s) past what this stack ` +
+          `bought (from ${from} to ${now}), and the service has not confirmed that it honours Idempotency-Key, so this stack ` +
+          "cannot tell whether an interrupted run of its own bought them. Nothing was bought. Check the file's purchases on the " +
+          `service. If those ${movedBy} epoch(s) were this stack's, declare retentionEpochs: ${recordedEpochs + movedBy} for the next ` +
+          "`pulumi up`: they are then counted, not bought again (raise it afterwards to buy more). With any other value, the " +
+          `next \`pulumi up\` buys the difference from ${recordedEpochs} as usual.`,
+        retryable: false,
+      });
+    }
+  }
+  const counter = kind === "retention" ? "retentionEpochs" : "keepAliveEpochs";
+  const bought = state[counter] ?? 0;
+  let result: RenewResult;
+  try {
+    result = await client.renewFile(blobId, epochs, {
+      idempotencyKey: purchaseKey(state.renewKeySeed ?? blobId, blobId, kind, bought),
+      expiresAtBefore: state.expiresAt,
+      epochMs: clock.epochMs,
+      keyHonoured: honoured,
+    });
+  } catch (e) {
+    // Sent, and perhaps made: recorded (with the partial state) so the next run can settle it.
+    if (isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN") state.unsettledPurchase = { kind, epochs };
+    if (isTuskrApiError(e) && e.code === "IDEMPOTENCY_KEY_REUSED") {
+      throw new PurchaseStopped({
+        code: e.code,
+        status: e.status,
+        message:
+          `StoredFile ${who}: not buying ${epochs} epoch(s): an earlier run of this stack, interrupted, already made this purchase ` +
+          `(${kind === "retention" ? `retentionEpochs from ${bought}` : `keep-alive after ${bought} epoch(s)`}) for another number of ` +
+          `epochs, and the service refused the same Idempotency-Key for a different amount (${e.message}). Nothing more was bought. ` +
+          (kind === "retention"
+            ? "Declare retentionEpochs as that run did (the value before your last change), run `pulumi up` so that purchase is confirmed, then declare the new value."
+            : "Run `pulumi refresh` and `pulumi up` again."),
+        retryable: false,
+      });
+    }
+    throw e;
+  }
+  state[counter] = bought + epochs;
+  delete state.unsettledPurchase;
+  if (result.keyHonoured) state.idempotencyHonoured = true;
+  if (result.confirmedBy === "replay") {
+    log(
+      `warning: StoredFile ${who}: the service already had this purchase of ${epochs} epoch(s) (its Idempotency-Key was used before): ` +
+        "taken as bought by an earlier, interrupted run of this stack, and not bought again. If this resource was destroyed and declared " +
+        "again with the same file and values, that earlier purchase was its previous life's: raise retentionEpochs to buy more.",
+    );
+  } else if (!result.keyHonoured && result.confirmedBy === "response") {
+    log(
+      `warning: StoredFile ${who}: bought ${epochs} epoch(s), but the service did not confirm the Idempotency-Key, so this purchase ` +
+        "cannot be told apart from an earlier attempt's: if an earlier run of this stack was interrupted while buying epochs for this " +
+        "file, check on the service that it did not sell them twice.",
+    );
+  }
+  // Where the expiry is after this purchase: the answer, unless it is a replay (as of its first
+  // request) or says nothing; then ask once rather than record a stale expiry.
+  const after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
+  Object.assign(state, observed(after, managed));
+  state.purchasedExpiresAt = result.file?.expiresAt ?? after.expiresAt ?? undefined;
 }
 
 /** Turns an API failure into a message that names the file and says what to do. */
 function describe(error: unknown, blobId: string, action: string): TuskrApiError {
+  if (error instanceof PurchaseStopped) return error;
   if (!isTuskrApiError(error)) {
     return new TuskrApiError({ code: "INTERNAL_ERROR", message: `StoredFile ${JSON.stringify(blobId)}: ${action} failed: ${String((error as Error)?.message ?? error)}` });
   }
@@ -152,6 +288,23 @@ function partialFailure(error: TuskrApiError, id: string, state: StoredFileState
     properties: { ...recorded(state, clock), [PROVIDER_KEY]: providerText },
     reasons: [error.message],
   });
+}
+
+/** The secret inputs' names, for the state (none: undefined, so nothing is recorded). */
+function secretList(inputs: Record<string, unknown>): string[] | undefined {
+  const names = [...secretInputs(inputs)];
+  return names.length > 0 ? names : undefined;
+}
+
+/** A value as a message shows it: JSON, cut short. */
+function shown(value: unknown): string {
+  const text = value === undefined ? "(none)" : JSON.stringify(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/** Why a plan must not be applied (the preview fails with it, and the apply sends nothing), or undefined. */
+function planRefusal(plan: StoredFilePlan): string | undefined {
+  return plan.expiredProblem ?? plan.horizonProblem;
 }
 
 /** What `configure` builds, once: the settings and (on first use) the client. */
@@ -191,6 +344,9 @@ export class StoredFileProvider {
   }
 
   async check(olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+    // Bad configuration fails the preview, before any request.
+    const problem = settingsProblem(this.context.settings);
+    if (problem) throw new Error(problem);
     const { inputs, failures } = validateInputs(olds, news);
     return { inputs, failures };
   }
@@ -198,15 +354,17 @@ export class StoredFileProvider {
   /**
    * What will change. Also where a preview learns what the engine cannot show for a dynamic
    * resource: expired or expiring files and a due keep-alive are printed (plugin output appears
-   * in the preview), and a purchase past the service's horizon fails the preview, before any
-   * request.
+   * in the preview), and a change that the apply would refuse (past the service's horizon, or to
+   * an expired file) fails the preview, before any request.
    */
   async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
+    const redact = redactor(news);
     const state = parseState(olds);
     const plan = planChange(state, news, this.clock());
     const who = label(state, state.blobId ?? id);
-    for (const notice of plan.notices) console.log(`warning: StoredFile ${who}: ${notice}`);
-    if (plan.horizonProblem && !plan.replace) throw new Error(`StoredFile ${who}: ${plan.horizonProblem}`);
+    for (const notice of plan.notices) console.log(redact(`warning: StoredFile ${who}: ${notice}`));
+    const refusal = plan.replace ? undefined : planRefusal(plan);
+    if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {
       changes: plan.changedFields.length > 0 || plan.renewEpochs > 0,
       replaces: plan.replace ? ["blobId"] : [],
@@ -216,6 +374,7 @@ export class StoredFileProvider {
 
   /** Adopts an existing file: read it, patch what differs, buy the declared epochs. */
   async create(inputs: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+    const redact = redactor(inputs);
     const blobId = String(inputs.blobId);
     const clock = this.clock();
     const client = this.context.client();
@@ -223,34 +382,39 @@ export class StoredFileProvider {
     try {
       file = await client.getFile(blobId);
     } catch (e) {
-      throw describe(e, blobId, "adopting the file");
+      throw masked(describe(e, blobId, "adopting the file"), redact);
     }
     const state: StoredFileState = {
       ...observed(file, declaredFields(inputs)),
       blobId,
       retentionEpochs: 0,
-      renewKeySeed: randomUUID(),
+      renewKeySeed: keySeed(inputs[URN_KEY], blobId),
       keepAlive: (inputs.keepAlive as StoredFileState["keepAlive"]) ?? undefined,
+      purchasedExpiresAt: file.expiresAt ?? undefined,
+      secretInputs: secretList(inputs),
     };
     const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
     // Refused before any write: nothing half-done to record.
-    if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
+    const refusal = planRefusal(plan);
+    if (refusal) throw new Error(redact(`StoredFile ${label(state, blobId)}: ${refusal}`));
     try {
-      await applyPlan(client, blobId, state, inputs, plan, clock);
+      await applyPlan(client, blobId, state, inputs, plan, clock, true, (line) => console.log(redact(line)));
     } catch (e) {
       // The file exists and may already be patched: record it, so nothing done is forgotten.
-      throw partialFailure(describe(e, blobId, "adopting the file"), blobId, state, inputs[PROVIDER_KEY], clock);
+      throw masked(partialFailure(describe(e, blobId, "adopting the file"), blobId, state, inputs[PROVIDER_KEY], clock), redact);
     }
     return { id: blobId, outs: recorded(state, clock) };
   }
 
   /**
-   * Refresh: the service's view; an unknown or expired file is gone from the stack. The managed
-   * fields come back as inputs too, so that a following preview shows what drifted
-   * (`~ tag: "edited" => "declared"`): dynamic providers cannot return a detailed diff, and the
-   * engine otherwise compares unchanged inputs.
+   * Refresh: the service's view; an unknown or expired file is gone from the stack. A managed
+   * field changed outside the stack is said in the output (field, old → new), and comes back as
+   * an input too, so that a following preview shows what drifted (`~ tag: "edited" =>
+   * "declared"`): dynamic providers cannot return a detailed diff, and the engine otherwise
+   * compares unchanged inputs.
    */
   async read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
+    const redact = redactor(props);
     const before = parseState(props);
     const blobId = before.blobId ?? id;
     const clock = this.clock();
@@ -259,9 +423,19 @@ export class StoredFileProvider {
       file = await this.context.client().getFile(blobId);
     } catch (e) {
       if (isTuskrApiError(e) && e.isGone) return {};
-      throw describe(e, blobId, "reading the file");
+      throw masked(describe(e, blobId, "reading the file"), redact);
     }
     const managed = declaredFields(before);
+    const secret = secretInputs(before);
+    for (const field of managed) {
+      const was = before[field];
+      const now = file[field] ?? undefined;
+      if (jsonEqual(was, now)) continue;
+      const change = secret.has(field) ? "(a secret input: values not shown)" : `${shown(was)} → ${shown(now)}`;
+      console.log(
+        redact(`warning: StoredFile ${label(before, blobId)}: ${field} was changed outside this stack: ${change}; the next \`pulumi up\` sets it back to the declared value`),
+      );
+    }
     const state: StoredFileState = {
       ...observed(file, managed),
       blobId,
@@ -269,6 +443,11 @@ export class StoredFileProvider {
       renewKeySeed: before.renewKeySeed,
       keepAlive: before.keepAlive,
       keepAliveEpochs: before.keepAliveEpochs,
+      idempotencyHonoured: before.idempotencyHonoured,
+      purchasedExpiresAt: before.purchasedExpiresAt,
+      unconfirmedEpochs: before.unconfirmedEpochs,
+      unsettledPurchase: before.unsettledPurchase,
+      secretInputs: before.secretInputs,
     };
     const inputs: Record<string, unknown> = { blobId, keepAlive: before.keepAlive };
     for (const field of managed) inputs[field] = file[field] ?? undefined;
@@ -278,9 +457,10 @@ export class StoredFileProvider {
 
   /** One PATCH with only the changed fields, then one renew for the increase; nothing if unchanged. */
   async update(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.UpdateResult> {
+    const redact = redactor(news);
     const before = parseState(olds);
     const blobId = String(news.blobId ?? before.blobId ?? id);
-    const state: StoredFileState = { ...before, blobId, renewKeySeed: before.renewKeySeed ?? randomUUID() };
+    const state: StoredFileState = { ...before, blobId, renewKeySeed: before.renewKeySeed ?? randomUUID(), secretInputs: secretList(news) };
     // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
     state.keepAlive = (news.keepAlive as StoredFileState["keepAlive"]) ?? undefined;
@@ -291,21 +471,27 @@ export class StoredFileProvider {
     const newlyManaged = PATCH_FIELDS.filter((f) => news[f] !== undefined && news[f] !== null && before[f] === undefined);
     if (newlyManaged.length > 0) {
       try {
-        Object.assign(before, observed(await client.getFile(blobId), new Set(newlyManaged)));
+        const fresh = await client.getFile(blobId);
+        Object.assign(before, observed(fresh, new Set(newlyManaged)));
+        Object.assign(state, observed(fresh, new Set()));
       } catch (e) {
-        throw describe(e, blobId, "reading the file");
+        throw masked(describe(e, blobId, "reading the file"), redact);
       }
     }
     const plan = planChange(before, news, clock);
-    if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
+    const refusal = planRefusal(plan);
+    if (refusal) throw new Error(redact(`StoredFile ${label(state, blobId)}: ${refusal}`));
     const unchanged = JSON.stringify(compact(state));
+    // The program answered a stop for unattributed epochs: exactly them declared counts them.
+    if (plan.countedEpochs > 0) state.retentionEpochs = (state.retentionEpochs ?? 0) + plan.countedEpochs;
+    delete state.unconfirmedEpochs;
     try {
-      await applyPlan(client, blobId, state, news, plan, clock);
+      await applyPlan(client, blobId, state, news, plan, clock, newlyManaged.length > 0, (line) => console.log(redact(line)));
     } catch (e) {
       const error = describe(e, blobId, "updating the file");
       // Only if an earlier step went through is there anything new to record.
-      if (JSON.stringify(compact(state)) !== unchanged) throw partialFailure(error, id, state, news[PROVIDER_KEY], clock);
-      throw error;
+      if (JSON.stringify(compact(state)) !== unchanged) throw masked(partialFailure(error, id, state, news[PROVIDER_KEY], clock), redact);
+      throw masked(error, redact);
     }
     return { outs: recorded(state, clock) };
   }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { LIMITS, blobIdProblem, boundedText, isPlainObject, jsonBytes, tooDeepAt } from "../api";
+import { LIMITS, blobIdProblem, boundedText, isPlainObject, metadataLimitProblem, tooDeepAt } from "../api";
+import { redactString } from "./client/errors";
 
 /**
  * The value Pulumi puts in place of an input that is not known yet (during preview).
@@ -8,6 +9,9 @@ import { LIMITS, blobIdProblem, boundedText, isPlainObject, jsonBytes, tooDeepAt
  */
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
+
+/** The type the engine gives the dynamic resource (module "tuskr", type "StoredFile"). */
+export const STORED_FILE_TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
 
 /** Paths of `null` values inside a JSON value; a declared null cannot survive a merge patch. */
 function nullPaths(value: unknown, at: string): string[] {
@@ -27,14 +31,8 @@ const blobId = z.string({ error: "blobId is required and must be a string" }).ch
 const metadata = z
   .record(z.string(), z.json(), { error: "metadata must be a JSON object (key → JSON value), not an array or a scalar" })
   .superRefine((value, ctx) => {
-    const keys = Object.keys(value).length;
-    if (keys > LIMITS.metadataMaxKeys) {
-      ctx.addIssue({ code: "custom", message: `metadata must have at most ${LIMITS.metadataMaxKeys} keys (got ${keys})` });
-    }
-    const bytes = jsonBytes(value);
-    if (bytes > LIMITS.metadataMaxBytes) {
-      ctx.addIssue({ code: "custom", message: `metadata must be at most ${LIMITS.metadataMaxBytes} bytes as JSON (got ${bytes})` });
-    }
+    const problem = metadataLimitProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
     const nulls = nullPaths(value, "metadata");
     if (nulls.length > 0) {
       ctx.addIssue({
@@ -106,6 +104,43 @@ export type StoredFileInputs = z.infer<typeof StoredFileInputsSchema>;
 
 /** Input fields in declaration order; `blobId` changes replace, the rest update in place. */
 export const INPUT_FIELDS = StoredFileInputsSchema.keyof().options;
+/**
+ * Inputs the resource itself adds, not the user: the serialized provider (`__provider`, the
+ * engine's) and the resource's URN (`__urn`), from which its purchase keys derive.
+ */
+const INTERNAL_INPUTS = ["__provider", "__urn", "__secretInputs"] as const;
+
+/**
+ * The inputs a program declared secret, named by `__secretInputs` (StoredFile passes it; the
+ * engine strips secrecy from what a dynamic provider receives, so the provider cannot see it).
+ */
+export function secretInputs(news: Record<string, unknown> | undefined): ReadonlySet<string> {
+  // Inputs name them `__secretInputs`; the state records them as `secretInputs`.
+  const listed = news?.__secretInputs ?? news?.secretInputs;
+  return new Set(Array.isArray(listed) ? listed.filter((f): f is string => typeof f === "string") : []);
+}
+
+/** Every string inside the secret inputs' values (what must never appear in a message). */
+export function secretTexts(news: Record<string, unknown> | undefined): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") out.push(v);
+    else if (typeof v === "number") out.push(String(v));
+    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) (out.push(k), walk(x));
+  };
+  for (const field of secretInputs(news)) walk(news?.[field]);
+  return out;
+}
+
+/**
+ * A check failure for a secret input, made safe to print: no property (the engine prints the
+ * named property's value next to the reason, secret or not) and no values in the reason.
+ */
+function withoutSecretValues(failure: CheckFailure, secrets: ReadonlySet<string>, texts: string[]): CheckFailure {
+  if (!secrets.has(failure.property)) return failure;
+  const reason = failure.reason.replace(/\s*\(got [^)]*\)/g, "").replace(/ from \S+ to \S+:/, ":");
+  return { property: "", reason: redactString(`${failure.property} (a secret input): ${reason}`, texts) };
+}
 export type InputField = (typeof INPUT_FIELDS)[number];
 
 /** Outputs that are not inputs: what the service reports and what the provider derives. */
@@ -142,11 +177,29 @@ export const StoredFileStateSchema = z
     keepAlive: z.object({ minRemainingEpochs: z.number(), renewEpochs: z.number() }).nullish(),
     ...reportedShape,
     /**
-     * Random per resource, fixed at create: the Idempotency-Key of a renew derives from it and
-     * the epoch counts, so a retried purchase (even in a later `pulumi up`) reuses its key while
-     * a destroyed-and-recreated resource never collides with its predecessor.
+     * Fixed at create, from the resource's URN and file (random in states of earlier releases):
+     * the Idempotency-Key of each purchase derives from it, the kind of purchase and the epochs
+     * of that kind bought before it, so a purchase retried in any later run reuses its key.
      */
     renewKeySeed: z.string().nullish(),
+    /** The service echoed this resource's Idempotency-Key: it honours keys, so a purchase can be sent again safely. */
+    idempotencyHonoured: z.boolean().nullish(),
+    /**
+     * The expiry right after this stack's last confirmed purchase (or as adopted). A later expiry
+     * seen before a purchase means someone bought epochs since: an interrupted run of this stack,
+     * maybe. Refresh does not move it.
+     */
+    purchasedExpiresAt: z.string().nullish(),
+    /**
+     * Epochs the service sold that this stack saw but could not attribute (the expiry moved past
+     * `purchasedExpiresAt` and keys are not known to be honoured), waiting for the program to say
+     * whether they were its own: declaring exactly them on top of retentionEpochs counts them.
+     */
+    unconfirmedEpochs: z.number().nullish(),
+    /** A purchase this stack sent whose outcome it could not learn: the next run settles it from the expiry. */
+    unsettledPurchase: z.object({ kind: z.enum(["retention", "keepAlive"]), epochs: z.number() }).nullish(),
+    /** The inputs declared as secrets (names only), so that no message shows their values. */
+    secretInputs: z.array(z.string()).nullish(),
   })
   .loose();
 export type StoredFileState = z.infer<typeof StoredFileStateSchema>;
@@ -187,6 +240,8 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
 } {
   const failures: CheckFailure[] = [];
   const inputs: Record<string, unknown> = {};
+  if (typeof news?.__urn === "string") inputs.__urn = news.__urn;
+  if (Array.isArray(news?.__secretInputs)) inputs.__secretInputs = news.__secretInputs;
   const candidate: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {
     const value = news?.[field];
@@ -218,7 +273,7 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
     }
   }
   for (const key of Object.keys(news ?? {})) {
-    if (key === "__provider" || (INPUT_FIELDS as readonly string[]).includes(key) || news[key] === undefined) continue;
+    if ((INTERNAL_INPUTS as readonly string[]).includes(key) || (INPUT_FIELDS as readonly string[]).includes(key) || news[key] === undefined) continue;
     failures.push({
       property: key,
       reason: `${key} is not an input of StoredFile (inputs: ${INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
@@ -244,6 +299,8 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
       });
     }
   }
-  return { inputs, failures };
+  const secrets = secretInputs(news);
+  const texts = secretTexts(news);
+  return { inputs, failures: failures.map((f) => withoutSecretValues(f, secrets, texts)) };
 }
 

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState } from "./stored-file-schema";
+import { INPUT_FIELDS, REPORTED_FIELDS, STORED_FILE_TYPE, type StoredFileInputs, type StoredFileState } from "./stored-file-schema";
 import storedFileProviderStub from "./stored-file-stub";
+
 
 /**
  * Arguments of a StoredFile: one `pulumi.Input` per field of the input schema
@@ -34,8 +35,22 @@ export class StoredFile extends pulumi.dynamic.Resource {
     // undefined unless declared (undefined inputs never reach the provider).
     const props: Record<string, unknown> = {};
     for (const field of [...INPUT_FIELDS, ...REPORTED_FIELDS]) props[field] = undefined;
-    super(storedFileProviderStub, name, { ...props, ...args }, opts, "tuskr", "StoredFile");
+    // The resource's URN, so that its purchase keys are the same in every run (a create
+    // interrupted and run again included); the dynamic provider is not told it otherwise.
+    const __urn = pulumi.createUrn(name, STORED_FILE_TYPE, opts?.parent);
+    super(storedFileProviderStub, name, { ...props, ...args, __urn, __secretInputs: secretFieldsOf(args) }, opts, "tuskr", "StoredFile");
   }
+}
+
+/**
+ * The names of the inputs given as secrets. The engine strips secrecy from what a dynamic
+ * provider receives, so the provider is told this way which values it must never put in a
+ * message (the names only: the list itself is not secret).
+ */
+function secretFieldsOf(args: StoredFileArgs): pulumi.Output<string[]> {
+  const fields = Object.keys(args).filter((f) => (args as Record<string, unknown>)[f] !== undefined);
+  const flags = Promise.all(fields.map((f) => pulumi.isSecret(pulumi.output((args as Record<string, pulumi.Input<unknown>>)[f]))));
+  return pulumi.output(flags.then((secret) => fields.filter((_, i) => secret[i])));
 }
 
 /**

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { DEFAULT_EPOCH_SECONDS, DEFAULT_EXPIRY_WARNING_EPOCHS } from "./settings";
 import { isPlainObject, jsonEqual } from "../api";
 import { planChange } from "./stored-file-plan";
-import { StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
+import { STORED_FILE_TYPE, StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
 
 /**
  * The pull-request summary: reads `pulumi preview --json` and says, per StoredFile, what a merge
@@ -10,7 +10,6 @@ import { StoredFileStateSchema, type StoredFileState } from "./stored-file-schem
  * declared inputs, so the summary and the apply cannot disagree.
  */
 
-const STORED_FILE_TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
 
 // Only what is needed of the preview's JSON; the rest of it is ignored.
 const ResourceStateSchema = z.object({
@@ -115,7 +114,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : "changed"}`);
     if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
     for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`\`${name}\`: ${n}`);
-    if (plan.horizonProblem) notices.push(`\`${name}\`: **will fail**: ${plan.horizonProblem}`);
+    for (const problem of [plan.expiredProblem, plan.horizonProblem]) if (problem) notices.push(`\`${name}\`: **will fail**: ${problem}`);
     const expires = olds.expiresAt ? Date.parse(olds.expiresAt) : Number.NaN;
     const newExpiry =
       plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * epochMs).toISOString() : undefined;

@@ -141,15 +141,29 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(`${e.message} ${JSON.stringify(e)} ${e.stack}`).not.toContain("tsk_live_not_the_right_key_42");
   });
 
+  it("a renew whose answer is lost is sent again under the same key once the service is known to honour keys: bought once, in one run", async () => {
+    const { outs } = await provider.create({ blobId, retentionEpochs: 2, __provider: STUB });
+    // The create's purchase came back with its Idempotency-Key echoed: the service honours keys.
+    expect(outs.idempotencyHonoured).toBe(true);
+    emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
+    const { outs: after } = await provider.update(blobId, outs, { blobId, retentionEpochs: 6, __provider: STUB });
+    expect(after.retentionEpochs).toBe(6);
+    expect(stored().epochsBought).toBe(6);
+    const renews = emu.requests().filter((r) => r.route === "renew");
+    expect(renews.at(-1)?.idempotencyKey).toBe(renews.at(-2)?.idempotencyKey);
+  });
+
   it("a retried renew after a lost response reuses its idempotency key across runs and buys once", async () => {
     const { outs } = await provider.create({ blobId, retentionEpochs: 2, __provider: STUB });
-    // Lose the response and the state's prior expiry: the provider cannot verify, so it fails…
+    // A state as an earlier release wrote it (no word on keys, no purchase ledger) that has lost
+    // its prior expiry: the provider cannot verify, so it fails…
+    const unknowing = { ...outs, expiresAt: undefined, idempotencyHonoured: undefined, purchasedExpiresAt: undefined };
     emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
-    const e = await caught(provider.update(blobId, { ...outs, expiresAt: undefined }, { blobId, retentionEpochs: 6, __provider: STUB }));
+    const e = await caught(provider.update(blobId, unknowing, { blobId, retentionEpochs: 6, __provider: STUB }));
     expect(e.message).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not/);
     expect(stored().epochsBought).toBe(6);
     // …and the next run, from the same recorded state, sends the same key: replayed, not bought again.
-    await provider.update(blobId, outs, { blobId, retentionEpochs: 6, __provider: STUB });
+    await provider.update(blobId, unknowing, { blobId, retentionEpochs: 6, __provider: STUB });
     expect(stored().epochsBought).toBe(6);
   });
 
