@@ -223,10 +223,12 @@ async function waitForQuiet() {
 
 /** The six steps; `min` is the fewest requests the service could possibly get for N files. */
 const STEPS = [
-  { key: "adopt", op: "up", config: { tag: "v1", epochs: 0 }, min: (n) => ({ get: n, patch: n, renew: 0 }) },
+  // Adoption buys one epoch: the service's echo of that purchase's Idempotency-Key is what lets
+  // later purchases go without a look first (README "Buying epochs safely").
+  { key: "adopt", op: "up", config: { tag: "v1", epochs: 1 }, min: (n) => ({ get: n, patch: n, renew: n }) },
   { key: "preview", op: "preview", min: () => ({ get: 0, patch: 0, renew: 0 }) },
   { key: "tags", op: "up", config: { tag: "v2" }, min: (n) => ({ get: 0, patch: n, renew: 0 }) },
-  { key: "epochs", op: "up", config: { epochs: 1 }, min: (n) => ({ get: 0, patch: 0, renew: n }) },
+  { key: "epochs", op: "up", config: { epochs: 2 }, min: (n) => ({ get: 0, patch: 0, renew: n }) },
   { key: "refresh", op: "refresh", min: (n) => ({ get: n, patch: 0, renew: 0 }) },
   { key: "destroy", op: "destroy", min: () => ({ get: 0, patch: 0, renew: 0 }) },
 ];
@@ -250,7 +252,7 @@ function engineProblems(step, changes, n) {
 /** What the emulator must hold after each StoredFile step. */
 function emulatorProblems(step, files, blobIds) {
   const byId = new Map(files.map((f) => [f.blobId, f]));
-  const want = { adopt: { tag: "v1", epochsBought: 0 }, tags: { tag: "v2", epochsBought: 0 }, epochs: { tag: "v2", epochsBought: 1 } }[step];
+  const want = { adopt: { tag: "v1", epochsBought: 1 }, tags: { tag: "v2", epochsBought: 1 }, epochs: { tag: "v2", epochsBought: 2 } }[step];
   if (!want) return [];
   const wrong = blobIds.filter((id, i) => {
     const f = byId.get(id);

@@ -59,6 +59,8 @@ const data = {
   failedUp: read("failed-up"),
   rateLimit: read("rate-limit"),
   secrets: read("secrets"),
+  crash: read("crash"),
+  hostile: read("hostile-responses"),
   properties: read("properties"),
   securityInputs: read("security-inputs"),
   securityAuth: read("security-auth"),
@@ -128,6 +130,16 @@ if (data.failedUp) {
   }
 }
 if (data.secrets) verdict.push(["API key in outputs, state, export, config, logs", `${data.secrets.placesSearched?.length} places, ${n(data.secrets.bytesSearched)} bytes`, data.secrets.leaks?.length ? `**found: ${data.secrets.leaks.join("; ")}**` : "not found anywhere"]);
+const crashModes = ["honour", "ignore"].filter((m) => data.crash?.[m]);
+for (const m of crashModes) {
+  const rows = data.crash[m].rows ?? [];
+  const off = rows.filter((row) => row.bought !== row.declared);
+  verdict.push([
+    `SIGKILL mid-request, service that ${m}s Idempotency-Key`,
+    `${rows.length} kill points`,
+    off.length ? `epochs bought = declared at ${rows.length - off.length}; **${off.map((row) => `${row.killedDuring}: ${row.bought} bought for ${row.declared}`).join("; ")}**` : "epochs bought = declared, tags and metadata as declared, at every kill point",
+  ]);
+}
 if (data.soak?.placesSearched) verdict.push(["API key after the soak", `${data.soak.placesSearched.length} places`, data.soak.keyFoundIn?.length ? `**found in ${data.soak.keyFoundIn.join(", ")}**` : "not found anywhere"]);
 
 push("## What was lost", "");
@@ -144,17 +156,57 @@ const problems = [
     .filter(([, v]) => v.epochsBought !== v.declared)
     .map(([k, v]) => `${k}: ${v.epochsBought} bought, ${v.declared} declared`),
   ...(data.secrets ? data.secrets.leaks ?? [] : ["the key search did not report"]),
+  ...(data.crash?.honour ? (data.crash.honour.rows ?? []).filter((row) => row.bought !== row.declared || !row.tagExact).map((row) => `crash (keys honoured), ${row.killedDuring}: ${row.bought} bought for ${row.declared} declared`) : ["the crash tier did not report"]),
   ...(data.soak?.keyFoundIn ?? []),
   ...(data.testRun.exitCode === 0 ? [] : [`the test run failed (exit code ${data.testRun.exitCode})`]),
 ];
 push(
   problems.length
     ? `**Something was lost, leaked or not measured:**\n\n${problems.map((p) => `- ${p}`).join("\n")}`
-    : "**Nothing.** Under the faults below, nothing was bought twice, nothing declared was dropped and the key leaked nowhere, in every run of the checks below.",
+    : "**Nothing.** Under the faults below, nothing was bought twice, nothing declared was dropped and the key leaked nowhere, in every run of the checks below, against a service that honours Idempotency-Key.",
   "",
+  ...(data.crash?.ignore
+    ? (() => {
+        const off = (data.crash.ignore.rows ?? []).filter((row) => row.bought !== row.declared);
+        return off.length
+          ? [
+              `Against a service that **ignores** Idempotency-Key, what cannot be told apart was bought twice: ${off.map((row) => `${row.killedDuring} (${row.bought} bought for ${row.declared})`).join("; ")}. A create has no record of its own before its first purchase, so nothing tells the run after a kill that the killed one bought; the provider says so in its output as it buys, and the engine warns about the interrupted create. Every other kill point ended exact, the provider stopping where it could not tell (see Crashes).`,
+              "",
+            ]
+          : ["Against a service that **ignores** Idempotency-Key, every kill point ended exact too.", ""];
+      })()
+    : []),
   table(["Check", "Size", "Result"], verdict),
   "",
 );
+
+// --- Crashes ---------------------------------------------------------------------------------
+if (crashModes.length) {
+  push(
+    "## Crashes: `pulumi up` SIGKILLed mid-request",
+    "",
+    "Through the real engine (`test/e2e/crash.e2e.test.ts`): the CLI's process group and every descendant SIGKILLed while the listed requests were in flight, the service having applied the writes and held the answers; then what the CLI and the provider said to do: `pulumi cancel` (the stack is locked), `pulumi refresh`, `pulumi up`, and where the provider stopped with a value to declare, that value, then the program's own again.",
+    "",
+    table(
+      ["Service", "Killed during", "Epochs declared", "Epochs bought", "Tag and metadata as declared"],
+      crashModes.flatMap((m) => (data.crash[m].rows ?? []).map((row) => [`${m}s keys`, row.killedDuring, n(row.declared), row.bought === row.declared ? n(row.bought) : `**${n(row.bought)}**`, row.tagExact ? "yes" : "**no**"])),
+    ),
+    "",
+    ...crashModes.flatMap((m) => [`Runs, service that ${m}s keys: ${(data.crash[m].runs ?? []).join(" → ")}.`, ""]),
+  );
+}
+
+// --- Hostile responses -----------------------------------------------------------------------
+if (data.hostile?.outcomes) {
+  push(
+    "## Hostile responses",
+    "",
+    "A service on loopback answering wrongly on purpose (`test/integration/hostile-service.test.ts`): what the provider did with each answer.",
+    "",
+    table(["Answer", "Outcome"], Object.entries(data.hostile.outcomes).map(([k, v]) => [k, v])),
+    "",
+  );
+}
 
 // --- Faults tried ----------------------------------------------------------------------------
 push("## Faults tried", "", "Each request of the listed routes drew at most one fault at the stated rates (the emulator's seeded generator), or took the scripted one.", "");

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -45,6 +45,8 @@ export interface EngineStack {
   refresh(): Promise<Outcome>;
   /** The pulumi CLI on this stack, same environment: stdout, stderr and exit code. */
   cli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }>;
+  /** The pulumi CLI started in a process group of its own, to be killed while it runs. */
+  startCli(args: string[]): RunningCli;
   /**
    * The stack's state as stored: every file of the backend directory, concatenated. (The
    * Automation API's exportStack passes --show-secrets, so it cannot answer "is the key in the
@@ -79,6 +81,60 @@ export interface StackOptions {
   apiKey?: string;
   config?: Record<string, string>;
   stackName?: string;
+}
+
+interface RunningCli {
+  pid: number;
+  /** What it printed so far. */
+  output(): string;
+  /** Settles when it exits (code, or the signal that ended it). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** The pids of every live descendant of `pid`, from /proc (Linux). */
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The parent pid is the 2nd field after the command, which may contain spaces: read after ")".
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      (children.get(ppid) ?? children.set(ppid, []).get(ppid)!).push(Number(entry));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+/**
+ * SIGKILL, as a cancelled CI job or an out-of-memory runner does: the CLI's process group and
+ * every descendant (the CLI starts its language host and plugins in process groups of their own).
+ */
+export function killTree(pid: number): number {
+  const all = [pid, ...descendants(pid)];
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    /* already gone */
+  }
+  for (const p of all) {
+    try {
+      process.kill(p, "SIGKILL");
+    } catch {
+      /* already gone */
+    }
+  }
+  return all.length;
 }
 
 /** Every regular file under `dir` (symlinks not followed, files over 20 MB skipped), concatenated. */
@@ -149,6 +205,24 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
         },
       );
     });
+  const startCli: EngineStack["startCli"] = (args) => {
+    let output = "";
+    const child = spawn(path.join(pulumiDir, "pulumi"), [...args, "--stack", name, "--non-interactive"], {
+      cwd: workDir,
+      env: { ...process.env, ...envVars },
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout.on("data", (b: Buffer) => (output += b.toString("utf8")));
+    child.stderr.on("data", (b: Buffer) => (output += b.toString("utf8")));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on("exit", (code, signal) => {
+        transcript.push(output);
+        resolve({ code, signal });
+      }),
+    );
+    return { pid: child.pid!, output: () => output, exited };
+  };
   const events: EngineEvent[] = [];
   const ctx: EngineStack = {
     stack,
@@ -174,6 +248,7 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
       return { ok, output, seconds };
     },
     cli,
+    startCli,
     storedState: () => readTree(path.join(tmp, "state")),
     async resources() {
       const { stdout, code, stderr } = await cli(["stack", "export"]);
