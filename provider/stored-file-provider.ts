@@ -229,7 +229,8 @@ async function purchase(
   state[counter] = bought + epochs;
   delete state.unsettledPurchase;
   if (result.keyHonoured) state.idempotencyHonoured = true;
-  if (result.confirmedBy === "replay") {
+  // A replay of this run's own resend is the key doing its job; on a first send it is an earlier run's purchase.
+  if (result.confirmedBy === "replay" && !result.resent) {
     log(
       `warning: StoredFile ${who}: the service already had this purchase of ${epochs} epoch(s) (its Idempotency-Key was used before): ` +
         "taken as bought by an earlier, interrupted run of this stack, and not bought again. If this resource was destroyed and declared " +
@@ -260,6 +261,8 @@ function describe(error: unknown, blobId: string, action: string): TuskrApiError
       ? `no file with blobId ${JSON.stringify(blobId)} exists on the service (unknown blobId): upload it first and declare the blobId the upload returns`
       : error.status === 410
         ? `the file with blobId ${JSON.stringify(blobId)} has expired: an expired blob cannot be updated or renewed; upload it again`
+        : error.status === 402
+          ? `the service refused to sell epochs: the prepaid balance is short (402 ${error.code}). Nothing was bought and nothing is recorded as bought; top up the account, then run \`pulumi up\` again`
         : error.status === 401
           ? "the service rejected the API key (401 UNAUTHORIZED): check the secret `tuskr:apiKey` (or TUSKR_API_KEY)"
           : error.status === 403
@@ -289,6 +292,9 @@ function partialFailure(error: TuskrApiError, id: string, state: StoredFileState
     reasons: [error.message],
   });
 }
+
+/** Whether the program declares retentionEpochs (recorded, so a refresh hands back exactly the declared inputs). */
+const declaresRetention = (inputs: Record<string, unknown>): boolean => inputs.retentionEpochs !== undefined && inputs.retentionEpochs !== null;
 
 /** The secret inputs' names, for the state (none: undefined, so nothing is recorded). */
 function secretList(inputs: Record<string, unknown>): string[] | undefined {
@@ -388,6 +394,7 @@ export class StoredFileProvider {
       ...observed(file, declaredFields(inputs)),
       blobId,
       retentionEpochs: 0,
+      retentionDeclared: declaresRetention(inputs),
       renewKeySeed: keySeed(inputs[URN_KEY], blobId),
       keepAlive: (inputs.keepAlive as StoredFileState["keepAlive"]) ?? undefined,
       purchasedExpiresAt: file.expiresAt ?? undefined,
@@ -448,10 +455,13 @@ export class StoredFileProvider {
       unconfirmedEpochs: before.unconfirmedEpochs,
       unsettledPurchase: before.unsettledPurchase,
       secretInputs: before.secretInputs,
+      retentionDeclared: before.retentionDeclared,
     };
     const inputs: Record<string, unknown> = { blobId, keepAlive: before.keepAlive };
     for (const field of managed) inputs[field] = file[field] ?? undefined;
-    if (state.retentionEpochs) inputs.retentionEpochs = state.retentionEpochs;
+    // As declared: a refresh must not make a declared `retentionEpochs: 0` look new, nor an
+    // omitted one look declared. (States of earlier releases do not say: any non-zero count.)
+    if (before.retentionDeclared ?? Boolean(state.retentionEpochs)) inputs.retentionEpochs = state.retentionEpochs;
     return { id, props: recorded(state, clock), inputs: compact(inputs as StoredFileState) };
   }
 
@@ -460,7 +470,13 @@ export class StoredFileProvider {
     const redact = redactor(news);
     const before = parseState(olds);
     const blobId = String(news.blobId ?? before.blobId ?? id);
-    const state: StoredFileState = { ...before, blobId, renewKeySeed: before.renewKeySeed ?? randomUUID(), secretInputs: secretList(news) };
+    const state: StoredFileState = {
+      ...before,
+      blobId,
+      renewKeySeed: before.renewKeySeed ?? randomUUID(),
+      secretInputs: secretList(news),
+      retentionDeclared: declaresRetention(news),
+    };
     // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
     state.keepAlive = (news.keepAlive as StoredFileState["keepAlive"]) ?? undefined;

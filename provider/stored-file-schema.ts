@@ -198,6 +198,8 @@ export const StoredFileStateSchema = z
     unconfirmedEpochs: z.number().nullish(),
     /** A purchase this stack sent whose outcome it could not learn: the next run settles it from the expiry. */
     unsettledPurchase: z.object({ kind: z.enum(["retention", "keepAlive"]), epochs: z.number() }).nullish(),
+    /** Whether retentionEpochs is declared (rather than omitted, counted as 0). */
+    retentionDeclared: z.boolean().nullish(),
     /** The inputs declared as secrets (names only), so that no message shows their values. */
     secretInputs: z.array(z.string()).nullish(),
   })

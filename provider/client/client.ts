@@ -115,6 +115,8 @@ export interface RenewResult {
   confirmedBy: "response" | "replay" | "read-back";
   /** The service echoed the Idempotency-Key: it took the key into account. */
   keyHonoured: boolean;
+  /** This call sent the purchase more than once (a replay then answers its own earlier send). */
+  resent: boolean;
 }
 
 /** Path of a file's route, after the contract's blobId rule (refused as BAD_REQUEST, before any request). */
@@ -248,7 +250,7 @@ export class TuskrClient {
     for (let round = 1; round <= rounds; round++) {
       try {
         const sent = await this.send("POST", path, { body, headers, schema: RenewFileResponseSchema, retryAmbiguous: false, deadline });
-        return this.renewed(blobId, path, options, sent);
+        return { ...this.renewed(blobId, path, options, sent), resent: round > 1 };
       } catch (e) {
         const error = e as TuskrApiError;
         if (!error.mayHaveBeenApplied || error.code === "INVALID_RESPONSE") throw error;
@@ -275,7 +277,7 @@ export class TuskrClient {
         break;
       }
       const verdict = readBackVerdict(options.expiresAtBefore, after.expiresAt, epochs, options.epochMs);
-      if (verdict === "applied") return { file: after, confirmedBy: "read-back", keyHonoured: false };
+      if (verdict === "applied") return { file: after, confirmedBy: "read-back", keyHonoured: false, resent: round > 1 };
       if (verdict === "unattributable") {
         why = `the expiry moved from ${options.expiresAtBefore} to ${after.expiresAt}, more than this purchase: someone else renewed the file too`;
         break;
@@ -295,7 +297,7 @@ export class TuskrClient {
   }
 
   /** Checks a renew's answer against the request, and reads what it says about the key. */
-  private renewed(blobId: string, path: string, options: RenewOptions, sent: Sent<z.infer<typeof RenewFileResponseSchema>>): RenewResult {
+  private renewed(blobId: string, path: string, options: RenewOptions, sent: Sent<z.infer<typeof RenewFileResponseSchema>>): Omit<RenewResult, "resent"> {
     const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
     const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
     const replayed = keyHonoured && header("Idempotent-Replayed") === "true";
