@@ -9,6 +9,8 @@ import { z } from "zod";
 export const ERROR_CODES = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
+  /** The prepaid balance is short for a purchase (Tusky documents it for extensions). */
+  INSUFFICIENT_BALANCE: 402,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   FILE_EXPIRED: 410,

@@ -26,6 +26,7 @@ Options:
   --rate-limit N           allow N /v1 requests per second, then 429
   --ignore-idempotency-keys
                            renew ignores Idempotency-Key (as a service without it would)
+  --prepaid-balance N      each key may buy N epochs in all, then renew answers 402
   -h, --help               show this help
 `;
 
@@ -43,6 +44,7 @@ const FLAGS = {
   fault: { type: "string", multiple: true },
   "rate-limit": { type: "string" },
   "ignore-idempotency-keys": { type: "boolean" },
+  "prepaid-balance": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -86,6 +88,7 @@ function parseFlags(argv: string[], env: NodeJS.ProcessEnv): EmulatorOptions | "
     ...(faults.routes !== undefined ? { faults } : {}),
     ...(rate !== undefined ? { rateLimit: { requestsPerSecond: rate } } : {}),
     ...(values["ignore-idempotency-keys"] ? { idempotency: "ignore" as const } : {}),
+    ...(number("prepaid-balance") !== undefined ? { prepaidBalance: number("prepaid-balance") } : {}),
   };
 }
 

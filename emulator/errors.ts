@@ -49,6 +49,10 @@ export const ERRORS = {
   invalidApiKey: entry(401, "UNAUTHORIZED", () => "the API key is not valid"),
   readOnlyApiKey: entry(403, "FORBIDDEN", (action: string) => `this API key is read-only and cannot ${action}`),
 
+  // 402
+  insufficientBalance: entry(402, "INSUFFICIENT_BALANCE", (epochs: number, balance: number) =>
+    `the prepaid balance is short: renewing by ${epochs} epochs costs ${epochs}, the balance is ${balance}; nothing was bought`),
+
   // 404 / 410
   routeNotFound: entry(404, "NOT_FOUND", (method: string, path: string) => `no route for ${method} ${quote(path, 200)}`),
   fileNotFound: entry(404, "NOT_FOUND", (blobId: string) => `no file with blobId ${quote(blobId)}`),

@@ -37,6 +37,12 @@ export interface EmulatorOptions {
    * "ignore": renew pays no attention to the header, as a service that does not support it.
    */
   idempotency?: IdempotencyMode;
+  /**
+   * Each API key's prepaid balance, in epochs (an epoch costs one credit): a renew that costs
+   * more than what is left answers 402 INSUFFICIENT_BALANCE and buys nothing. Unlimited by
+   * default. Kept in memory: a restart refills it.
+   */
+  prepaidBalance?: number;
 }
 
 export interface EmulatorUpload {
@@ -90,7 +96,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   const store = await openStore({ dataDir: options.dataDir, epochSeconds: options.epochSeconds });
   const faults = new FaultInjector(options.seed ?? DEFAULT_SEED, options.faults);
-  const server = new EmulatorServer({ store, faults, apiKeys, readOnlyApiKeys, rateLimit: options.rateLimit, idempotency: options.idempotency });
+  const server = new EmulatorServer({ store, faults, apiKeys, readOnlyApiKeys, rateLimit: options.rateLimit, idempotency: options.idempotency, prepaidBalance: options.prepaidBalance });
   let url: string;
   try {
     url = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
@@ -150,6 +156,9 @@ function checkOptions(options: EmulatorOptions, apiKeys: string[], readOnlyApiKe
   const rps = options.rateLimit?.requestsPerSecond;
   if (options.rateLimit !== undefined && !(typeof rps === "number" && Number.isFinite(rps) && rps > 0)) {
     throw new Error(`rateLimit.requestsPerSecond must be a positive number, got ${rps}`);
+  }
+  if (options.prepaidBalance !== undefined && !(Number.isSafeInteger(options.prepaidBalance) && options.prepaidBalance >= 0)) {
+    throw new Error(`prepaidBalance must be a whole number of epochs >= 0, got ${options.prepaidBalance}`);
   }
   if (options.idempotency !== undefined && options.idempotency !== "honour" && options.idempotency !== "ignore") {
     throw new Error(`idempotency must be "honour" or "ignore", got ${JSON.stringify(options.idempotency)}`);

@@ -26,6 +26,8 @@ export interface Reply {
 /** What a handler gets: the path's parameters and the body, parsed once by the route's kind. */
 interface RouteRequest {
   blobId: string;
+  /** Who calls: the API key's digest (the key itself is never kept). */
+  account: string;
   /** The parsed JSON body; throws the parse error (400) if it did not parse. */
   json(): unknown;
   /** The parsed multipart form; likewise. */
@@ -76,7 +78,7 @@ export function routeTable(d: RouteDeps): Route[] {
     route("GET", PATHS.file, "get", "none", ADMIN, (r) => ok(d.service.get(r.blobId))),
     route("PATCH", PATHS.file, "patch", "json", "update files", async (r) => ok(await d.service.patch(r.blobId, r.json()))),
     route("POST", PATHS.renew, "renew", "json", "renew files", async (r) => {
-      const result = await d.service.renew(r.blobId, r.json(), r.header("idempotency-key"));
+      const result = await d.service.renew(r.blobId, r.json(), r.header("idempotency-key"), r.account);
       // A key the service took is echoed back (as Stripe does): the client's proof that it counts.
       const headers: Record<string, string> = {};
       if (result.key !== undefined) headers["Idempotency-Key"] = result.key;

@@ -45,6 +45,7 @@ export interface ServerConfig {
   readOnlyApiKeys: readonly string[];
   rateLimit?: { requestsPerSecond: number };
   idempotency?: IdempotencyMode;
+  prepaidBalance?: number;
 }
 
 /** One request in flight and what has been done about its response. */
@@ -95,7 +96,7 @@ export class EmulatorServer {
     const address = this.http.address() as AddressInfo;
     const shown = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
     const url = `http://${shown.includes(":") ? `[${shown}]` : shown}:${address.port}`;
-    const service = new FileService(this.config.store, url, this.config.idempotency);
+    const service = new FileService(this.config.store, url, this.config.idempotency, this.config.prepaidBalance);
     this.service = service;
     this.routes = routeTable({
       service,
@@ -131,6 +132,7 @@ export class EmulatorServer {
 
   async reset(): Promise<void> {
     await this.config.store.reset();
+    this.service?.refillBalances();
     this.clearRequests();
   }
 
@@ -178,21 +180,22 @@ export class EmulatorServer {
 
     try {
       const route = match.kind === "route" ? match.route : undefined;
-      const readOnly = route?.auth === false ? false : this.authenticate(req);
+      const caller = route?.auth === false ? { readOnly: false, account: "" } : this.authenticate(req);
+      const readOnly = caller.readOnly;
       if (match.kind === "badPath") throw emulatorError(ERRORS.malformedPath);
       if (match.kind === "none") throw emulatorError(ERRORS.routeNotFound, method, rawPath);
       if (match.kind === "method") {
         throw emulatorErrorWithHeaders(ERRORS.methodNotAllowed, { Allow: match.allowed.join(", ") }, method, match.allowed);
       }
       if (readOnly && method !== "GET") throw emulatorError(ERRORS.readOnlyApiKey, match.route.refusal);
-      await this.serve(exchange, match.route, match.blobId);
+      await this.serve(exchange, match.route, match.blobId, caller.account);
     } catch (error) {
       this.fail(exchange, error);
     }
   }
 
-  /** Returns whether the key is read-only; throws 401 for a missing or unknown key. */
-  private authenticate(req: http.IncomingMessage): boolean {
+  /** The caller's key: read-only or not, and its account (the key's digest); 401 for a missing or unknown key. */
+  private authenticate(req: http.IncomingMessage): { readOnly: boolean; account: string } {
     const header = req.headers.authorization;
     if (header === undefined || header.trim() === "") throw emulatorError(ERRORS.missingApiKey);
     const match = /^Bearer +(\S+) *$/i.exec(header);
@@ -203,14 +206,14 @@ export class EmulatorServer {
       if (timingSafeEqual(key.digest, digest)) found ??= key;
     }
     if (found === undefined) throw emulatorError(ERRORS.invalidApiKey);
-    return found.readOnly;
+    return { readOnly: found.readOnly, account: digest.toString("hex") };
   }
 
   /**
    * A matched route: the rate limit (service routes), the body read and parsed once (before any
    * fault strikes, so the log shows what each attempt carried), the injected fault, the handler.
    */
-  private async serve(exchange: Exchange, route: Route, blobId: string): Promise<void> {
+  private async serve(exchange: Exchange, route: Route, blobId: string, account: string): Promise<void> {
     const { req } = exchange;
     const service = isServiceRoute(route);
     if (service && this.limiter !== undefined) {
@@ -244,6 +247,7 @@ export class EmulatorServer {
     try {
       reply = await route.handle({
         blobId,
+        account,
         json: () => parsed(json),
         form: () => parsed(form),
         header: (name) => {

@@ -56,7 +56,17 @@ export class FileService {
     private readonly store: FileStore,
     private readonly baseUrl: string,
     private readonly idempotency: IdempotencyMode = "honour",
+    /** Epochs each API key may buy in all (one credit an epoch); undefined: no limit. */
+    private readonly prepaidBalance?: number,
   ) {}
+
+  /** Credits spent per account (API key digest); kept in memory, so a restart or a reset refills balances. */
+  private readonly spent = new Map<string, number>();
+
+  /** Refills every balance (reset). */
+  refillBalances(): void {
+    this.spent.clear();
+  }
 
   private get clock() {
     return this.store.clock;
@@ -208,7 +218,7 @@ export class FileService {
    * answer; the same key and request again replays that answer without buying again, and the
    * same key with another request is refused.
    */
-  async renew(blobId: string, body: unknown, headerKey?: string): Promise<{ body: RenewAnswer; replayed: boolean; key?: string }> {
+  async renew(blobId: string, body: unknown, headerKey?: string, account = ""): Promise<{ body: RenewAnswer; replayed: boolean; key?: string }> {
     const epochs = parseRenewBody(body);
     const idempotencyKey = this.idempotency === "honour" ? headerKey : undefined;
     if (idempotencyKey !== undefined) {
@@ -228,6 +238,11 @@ export class FileService {
     const ahead = file.endEpoch + epochs - currentEpoch;
     if (ahead > LIMITS.maxEpochsAhead) {
       throw emulatorError(ERRORS.renewBeyondHorizon, epochs, ahead, currentEpoch, file.endEpoch);
+    }
+    if (this.prepaidBalance !== undefined) {
+      const balance = this.prepaidBalance - (this.spent.get(account) ?? 0);
+      if (balance < epochs) throw emulatorError(ERRORS.insufficientBalance, epochs, balance);
+      this.spent.set(account, (this.spent.get(account) ?? 0) + epochs);
     }
     file.endEpoch += epochs;
     file.epochsBought += epochs;

@@ -19,8 +19,8 @@ export interface ProviderSettings {
   allowInsecureHttp: boolean;
 }
 
-export const DEFAULT_EPOCH_SECONDS = 86_400;
-export const DEFAULT_EXPIRY_WARNING_EPOCHS = 3;
+const DEFAULT_EPOCH_SECONDS = 86_400;
+const DEFAULT_EXPIRY_WARNING_EPOCHS = 3;
 
 /** Stack config keys, by setting. */
 const CONFIG_KEYS = {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DEFAULT_EPOCH_SECONDS, DEFAULT_EXPIRY_WARNING_EPOCHS } from "./settings";
+import { settingsFrom } from "./settings";
 import { isPlainObject, jsonEqual } from "../api";
 import { planChange } from "./stored-file-plan";
 import { STORED_FILE_TYPE, StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
@@ -47,23 +47,40 @@ interface FileLine {
   patch: boolean;
 }
 
-const code = (v: unknown): string => `\`${typeof v === "string" ? v : JSON.stringify(v)}\``;
+/**
+ * A value as an inline code span that cannot break the Markdown around it: a pipe would end a
+ * table cell (GitHub needs it escaped even inside code), a line break the row, and a backtick
+ * the span (a longer fence holds it).
+ */
+function code(v: unknown): string {
+  const text = (typeof v === "string" ? v : (JSON.stringify(v) ?? String(v))).replace(/\r\n|\r|\n/g, "↵").replace(/\|/g, "\\|");
+  const fence = "`".repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((t) => t.length)) + 1);
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
+/** Text that cannot break a table row or start markup: pipes, line breaks, backticks, `<` escaped. */
+function plain(text: string): string {
+  return text.replace(/\r\n|\r|\n/g, "↵").replace(/[\\|`<]/g, (c) => `\\${c}`);
+}
 
 function metadataChanges(before: unknown, after: Record<string, unknown>): string[] {
   const old = isPlainObject(before) ? before : {};
   const out: string[] = [];
   for (const key of Object.keys(after)) {
-    if (!Object.hasOwn(old, key)) out.push(`+${key}`);
-    else if (!jsonEqual(old[key], after[key])) out.push(`~${key}`);
+    if (!Object.hasOwn(old, key)) out.push(`+${plain(key)}`);
+    else if (!jsonEqual(old[key], after[key])) out.push(`~${plain(key)}`);
   }
-  for (const key of Object.keys(old)) if (!Object.hasOwn(after, key)) out.push(`-${key}`);
+  for (const key of Object.keys(old)) if (!Object.hasOwn(after, key)) out.push(`-${plain(key)}`);
   return out;
 }
 
-function epochSecondsOf(config: Record<string, unknown> | undefined): number {
-  const raw = config?.["tuskr:epochSeconds"];
-  const n = Number(isPlainObject(raw) ? raw.value : raw);
-  return Number.isInteger(n) && n > 0 ? n : DEFAULT_EPOCH_SECONDS;
+/** The stack's settings as the preview's config carries them (`{value}` objects or strings), read as the provider reads them. */
+function settingsOf(config: Record<string, unknown> | undefined) {
+  return settingsFrom({ get: (key) => {
+    const raw = config?.[key];
+    return isPlainObject(raw) ? raw.value : raw;
+  } }, {});
 }
 
 export function summarizePreview(preview: unknown, options: SummaryOptions = {}): string {
@@ -71,8 +88,9 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
   if (!parsed.success) {
     throw new Error(`not the output of \`pulumi preview --json\`: ${parsed.error.issues[0]?.path.join(".") || "body"}: ${parsed.error.issues[0]?.message}`);
   }
-  const epochMs = epochSecondsOf(parsed.data.config) * 1000;
-  const clock = { nowMs: options.nowMs ?? Date.now(), epochMs, warnWithinEpochs: DEFAULT_EXPIRY_WARNING_EPOCHS };
+  const settings = settingsOf(parsed.data.config);
+  const epochMs = settings.epochSeconds * 1000;
+  const clock = { nowMs: options.nowMs ?? Date.now(), epochMs, warnWithinEpochs: settings.expiryWarningEpochs };
   const lines: FileLine[] = [];
   const notices: string[] = [];
 
@@ -113,8 +131,8 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     if (plan.retentionIncrease > 0) changes.push(`retentionEpochs ${olds.retentionEpochs ?? 0} → ${String(news.retentionEpochs)}`);
     if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : "changed"}`);
     if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
-    for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`\`${name}\`: ${n}`);
-    for (const problem of [plan.expiredProblem, plan.horizonProblem]) if (problem) notices.push(`\`${name}\`: **will fail**: ${problem}`);
+    for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`${code(name)}: ${n}`);
+    for (const problem of [plan.expiredProblem, plan.horizonProblem]) if (problem) notices.push(`${code(name)}: **will fail**: ${problem}`);
     const expires = olds.expiresAt ? Date.parse(olds.expiresAt) : Number.NaN;
     const newExpiry =
       plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * epochMs).toISOString() : undefined;
@@ -138,7 +156,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     lines.sort((a, b) => a.name.localeCompare(b.name));
     for (const l of lines) {
       const epochs = l.epochs + l.keepAlive === 0 ? "—" : `${l.epochs + l.keepAlive}${l.keepAlive ? ` (keep-alive ${l.keepAlive})` : ""}`;
-      out.push(`| \`${l.name}\` | ${l.op} | ${l.changes.join("; ") || "—"} | ${epochs} | ${l.newExpiry ?? "—"} |`);
+      out.push(`| ${code(l.name)} | ${l.op} | ${l.changes.join("; ") || "—"} | ${epochs} | ${l.newExpiry ?? "—"} |`);
     }
     const count = (op: string) => lines.filter((l) => l.op === op).length;
     const bought = lines.reduce((n, l) => n + l.epochs + l.keepAlive, 0);

@@ -188,3 +188,12 @@ describe("StoredFile provider ↔ emulator", () => {
     expect((await provider.diff(blobId, after, news)).changes).toBe(false);
   });
 });
+
+describe("refresh hands back the inputs as declared", () => {
+  it("a declared retentionEpochs: 0 stays declared, an omitted one stays omitted", async () => {
+    const declared = await provider.create({ blobId, retentionEpochs: 0, __provider: STUB });
+    expect((await provider.read(blobId, declared.outs)).inputs).toMatchObject({ retentionEpochs: 0 });
+    const omitted = await provider.create({ blobId, tag: "t", __provider: STUB });
+    expect((await provider.read(blobId, omitted.outs)).inputs).not.toHaveProperty("retentionEpochs");
+  });
+});
