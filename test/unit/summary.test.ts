@@ -48,14 +48,73 @@ describe("summarizePreview", () => {
 });
 
 describe("examples/gitops CI workflow", () => {
-  it("is valid YAML that previews with the summary on pull requests and applies on merge, the key as a secret", async () => {
-    const text = fs.readFileSync(path.resolve(__dirname, "../../examples/gitops/.github/workflows/tuskr.yml"), "utf8");
-    const wf = parse(text) as { on: Record<string, unknown>; jobs: Record<string, { steps: Array<{ run?: string; if?: string }> }> };
+  const text = fs.readFileSync(path.resolve(__dirname, "../../examples/gitops/.github/workflows/tuskr.yml"), "utf8");
+  const wf = parse(text) as {
+    on: Record<string, unknown>;
+    jobs: Record<string, { concurrency?: { group: string; "cancel-in-progress": unknown }; strategy?: { "fail-fast"?: boolean }; steps: Array<{ run?: string; if?: string; env?: Record<string, string> }> }>;
+  };
+  const job = wf.jobs.files;
+
+  it("is valid YAML that previews with the summary on pull requests and applies on merge, the key as a secret", () => {
     expect(Object.keys(wf.on).sort()).toEqual(["pull_request", "push"]);
-    const runs = wf.jobs.files.steps.map((s) => `${s.if ?? ""} ${s.run ?? ""}`).join("\n");
+    const runs = job.steps.map((s) => `${s.if ?? ""} ${s.run ?? ""}`).join("\n");
     expect(runs).toMatch(/pull_request.*\n?.*pulumi preview --refresh --json > preview\.json[\s\S]*npx pulumi-tuskr summary < preview\.json/);
     expect(runs).toMatch(/push.*pulumi up --yes/);
     expect(runs).toMatch(/pulumi config set --secret tuskr:apiKey "\$TUSKR_API_KEY"/);
     expect(text).not.toMatch(/tsk_(live|test)_/);
+  });
+
+  it("never cancels an up: one queue per stack for applies, cancel-in-progress only for pull-request previews", () => {
+    expect(job.concurrency?.group).toContain("${{ matrix.stack }}");
+    expect(job.concurrency?.group).toContain("'apply'");
+    expect(job.concurrency?.["cancel-in-progress"]).toBe("${{ github.event_name == 'pull_request' }}");
+    expect(job.strategy?.["fail-fast"]).toBe(false);
+  });
+
+  it("keeps one pull-request comment per stack, found by its marker and updated in place", () => {
+    const comment = job.steps.find((s) => s.run?.includes("gh api"))!;
+    expect(comment.env?.MARKER).toBe("<!-- tuskr-summary:${{ matrix.stack }} -->");
+    expect(comment.run).toMatch(/select\(\.body \| startswith\(env\.MARKER\)\)/);
+    expect(comment.run).toMatch(/--method PATCH "repos\/\$\{\{ github\.repository \}\}\/issues\/comments\/\$id"/);
+    expect(job.steps.find((s) => s.run?.includes("comment.md") && s.run.includes("tuskr-summary"))?.run).toMatch(/echo "<!-- tuskr-summary:\$\{\{ matrix\.stack \}\} -->"/);
+    expect(text).not.toMatch(/gh pr comment/);
+  });
+});
+
+describe("summarizePreview with the stack's settings and hostile names", () => {
+  it("warns as the stack's tuskr:expiryWarningEpochs says, not the default", () => {
+    const step = (warn?: string) =>
+      summarizePreview(
+        {
+          config: { "tuskr:epochSeconds": "86400", ...(warn ? { "tuskr:expiryWarningEpochs": warn } : {}) },
+          steps: [{ op: "update", urn: urn("a"), oldState: { type: TYPE, outputs: outputs({ expiresAt: new Date(now + 5 * DAY - 3_600_000).toISOString() }) }, newState: { type: TYPE, inputs: { blobId: "b1", tag: "new" } } }],
+        },
+        { nowMs: now },
+      );
+    expect(step()).not.toMatch(/expiring soon/);
+    expect(step("7")).toMatch(/`a`: expiring soon: 5 epoch\(s\) left/);
+  });
+
+  it("a pipe, a backtick or a line break in a name, tag or metadata key never breaks the table", () => {
+    const md = summarizePreview(
+      {
+        steps: [
+          {
+            op: "update",
+            urn: urn("we|ird`\nname"),
+            oldState: { type: TYPE, outputs: outputs({ tag: "a|b", metadata: { "k|1": 1 } }) },
+            newState: { type: TYPE, inputs: { blobId: "b1", tag: "x`y\nz|w", metadata: { "k|1": 2, "new\nkey": 1 } } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    const rows = md.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| File") && !line.startsWith("|---"));
+    expect(rows).toHaveLength(1);
+    // Five cells: the only unescaped pipes are the six borders.
+    expect(rows[0].replace(/\\\|/g, "").split("|")).toHaveLength(7);
+    expect(rows[0]).toContain("``we\\|ird`↵name``");
+    expect(rows[0]).toContain("tag `a\\|b` → ``x`y↵z\\|w``");
+    expect(rows[0]).toContain("metadata ~k\\|1 +new↵key");
   });
 });
