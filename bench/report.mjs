@@ -241,7 +241,7 @@ export function render(results, { findings } = {}) {
       "of each, then step 2 of each, …), and which variant goes first alternates between repetitions" +
       `${results.settings.warmup ? "; one unrecorded warm-up repetition at N=10 comes first" : ""}. ` +
       `Engine parallelism: ${typeof results.settings.parallel === "number" ? `\`--parallel ${results.settings.parallel}\`` : `not set, i.e. the CLI's ${results.settings.parallel}`}. ` +
-      "`PULUMI_NODEJS_TRANSPILE_ONLY=true`, as in the e2e harness (no type check inside the engine). " +
+      "Programs are type-checked by the engine, as users' are (both variants alike). " +
       "**The floor** is the same program with each StoredFile replaced by a `pulumi.dynamic.Resource` with the same inputs " +
       "whose inline provider does nothing (create returns an id, diff/update compare inputs, read returns the state): same " +
       "engine, backend, config and number of resources, so the ratio isolates pulumi-tuskr's cost.",

@@ -27,7 +27,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
-import { offlineEngineEnv } from "../scripts/offline-engine.mjs";
+import { installProject, offlineEngineEnv } from "../scripts/offline-engine.mjs";
 import { render, summarize } from "./report.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -135,12 +135,7 @@ execFileSync("npm", ["run", "--silent", "build"], { cwd: repoRoot, stdio: ["igno
 const pulumiDir = sh("bash", [path.join(repoRoot, "scripts", "ensure-pulumi")]);
 if (!cli["skip-install"] || !fs.existsSync(path.join(projectDir, "node_modules", "pulumi-tuskr"))) {
   log("installing bench/project (pulumi-tuskr packed from this checkout, --install-links)");
-  // npm sees the same version as "up to date" and would keep a stale copy of the package.
-  fs.rmSync(path.join(projectDir, "node_modules", "pulumi-tuskr"), { recursive: true, force: true });
-  execFileSync("npm", ["install", "--install-links", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error"], {
-    cwd: projectDir,
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+  installProject(projectDir, repoRoot);
 }
 phaseDone("install");
 

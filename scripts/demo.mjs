@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { copyProject, offlineEngineEnv } from "./offline-engine.mjs";
+import { copyProject, installProject, offlineEngineEnv } from "./offline-engine.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const example = path.join(repoRoot, "examples", "basic");
@@ -23,8 +23,7 @@ const pulumiDir = execFileSync("bash", [path.join(repoRoot, "scripts/ensure-pulu
 console.log(pulumiDir);
 
 say("Installing examples/basic's dependencies (pulumi-tuskr packed from this checkout)");
-fs.rmSync(path.join(example, "node_modules", "pulumi-tuskr"), { recursive: true, force: true });
-execFileSync("npm", ["install", "--install-links", "--no-package-lock", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: example, stdio: "inherit" });
+installProject(example, repoRoot);
 
 say("Starting the emulator");
 const dataDir = path.join(tmp, "emulator-data");

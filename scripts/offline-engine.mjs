@@ -1,6 +1,8 @@
 // What every driver of the real engine in this repo needs to run it offline and self-contained
 // (the e2e harness, the reliability stacks, the demo, the benchmark): the environment for the
-// Automation API / CLI, and a copy of a Pulumi project whose node_modules is linked, not copied.
+// Automation API / CLI, a Pulumi project installed as a user's would be, and a copy of it whose
+// node_modules is linked, not copied.
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
@@ -9,9 +11,9 @@ import * as path from "node:path";
  * in `<tmp>/state` (created) and a Pulumi home in `<tmp>/home`, a passphrase secrets provider,
  * no update check and no plugin download (plugins come from PATH).
  *
- * `isolated` is for tests and benchmarks: no type check inside the engine (that is
- * `npm run build`'s job) and no TUSKR_API_KEY / TUSKR_BASE_URL from the caller's environment,
- * so only the stack config under test reaches the provider.
+ * Programs are type-checked by the engine, as users' TypeScript programs are by default.
+ * `isolated` is for tests and benchmarks: no TUSKR_API_KEY / TUSKR_BASE_URL from the caller's
+ * environment, so only the stack config under test reaches the provider.
  *
  * @param {{ pulumiDir: string, tmp: string, passphrase: string, isolated?: boolean }} options
  * @returns {Record<string, string>}
@@ -26,7 +28,7 @@ export function offlineEngineEnv({ pulumiDir, tmp, passphrase, isolated = false 
     PULUMI_CONFIG_PASSPHRASE: passphrase,
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    ...(isolated ? { PULUMI_NODEJS_TRANSPILE_ONLY: "true", TUSKR_API_KEY: "", TUSKR_BASE_URL: "" } : {}),
+    ...(isolated ? { TUSKR_API_KEY: "", TUSKR_BASE_URL: "" } : {}),
   };
 }
 
@@ -40,4 +42,24 @@ export function offlineEngineEnv({ pulumiDir, tmp, passphrase, isolated = false 
 export function copyProject(source, dest) {
   fs.cpSync(source, dest, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
   fs.symlinkSync(path.join(source, "node_modules"), path.join(dest, "node_modules"), "dir");
+}
+
+/**
+ * Installs a Pulumi project's dependencies as a user's `npm install pulumi-tuskr` would: this
+ * checkout packed (`--install-links`: a real copy under node_modules, not a link), and the same
+ * @pulumi/pulumi as this checkout runs with (so each CI leg runs its projects on its own SDK,
+ * one copy of it, whatever range the project declares).
+ *
+ * @param {string} dir the project
+ * @param {string} repoRoot this checkout
+ */
+export function installProject(dir, repoRoot) {
+  const sdk = JSON.parse(fs.readFileSync(path.join(repoRoot, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version;
+  // npm sees the same version as "up to date" and would keep a stale copy of the package.
+  fs.rmSync(path.join(dir, "node_modules", "pulumi-tuskr"), { recursive: true, force: true });
+  execFileSync(
+    "npm",
+    ["install", "--install-links", "--no-package-lock", "--no-save", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", `@pulumi/pulumi@${sdk}`],
+    { cwd: dir, stdio: ["ignore", "inherit", "inherit"] },
+  );
 }

@@ -50,6 +50,10 @@ describe("StoredFile through the real Pulumi engine: epochs, metadata, drift", (
       await declare({ f: { blobId: id, retentionEpochs: 0 } });
       const first = await stack.up();
       const expiresAt0 = Date.parse(first.outputs.files.value.f.expiresAt);
+      // Documented outputs a program can read; and a declared 0 survives a refresh unchanged.
+      expect(first.outputs.files.value.f.remainingEpochs).toBe(1);
+      await stack.refresh();
+      expect((await stack.preview()).changeSummary).toEqual({ same: 2 });
       emu.clearRequests();
       await declare({ f: { blobId: id, retentionEpochs: 5 } });
       await stack.up();
