@@ -1,0 +1,87 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * The npm package as users get it: `npm pack`'s tarball, installed into an empty project with
+ * only its runtime dependencies (and the @pulumi/pulumi the project brings), must work there,
+ * and its type declarations must resolve under node16 and bundler resolution (attw).
+ * Installs come from npm's local cache first (`npm ci` filled it).
+ */
+const repoRoot = path.resolve(__dirname, "../..");
+const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
+const sdkVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version as string;
+let tmp: string;
+let tarball: string;
+let project: string;
+const npm = (args: string[], cwd: string) =>
+  execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+beforeAll(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-pack-"));
+  const packed = JSON.parse(npm(["pack", "--json", "--pack-destination", tmp], repoRoot))[0];
+  tarball = path.join(tmp, packed.filename);
+  project = path.join(tmp, "project");
+  fs.mkdirSync(project);
+  fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "empty-project", private: true }));
+  npm(["install", "--prefer-offline", tarball, `@pulumi/pulumi@${sdkVersion}`], project);
+}, 300_000);
+afterAll(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe("the packed package", () => {
+  it("ships dist/, the README, the CHANGELOG, the LICENSE and PulumiPlugin.yaml, and no sources or tests", () => {
+    const listing = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).split("\n");
+    for (const f of ["package/LICENSE", "package/README.md", "package/CHANGELOG.md", "package/PulumiPlugin.yaml", "package/dist/provider/index.js", "package/dist/provider/index.d.ts"]) {
+      expect(listing).toContain(f);
+    }
+    expect(listing.filter((f) => /^package\/(test|provider|emulator|api)\//.test(f) || f.endsWith(".test.ts"))).toEqual([]);
+    expect(fs.readFileSync(path.join(project, "node_modules/pulumi-tuskr/LICENSE"), "utf8")).toMatch(/Apache License\s+Version 2\.0/);
+  });
+
+  it("takes @pulumi/pulumi from the project (a peer), so the project holds one copy of the SDK", () => {
+    expect(pkg.dependencies["@pulumi/pulumi"]).toBeUndefined();
+    expect(pkg.peerDependencies["@pulumi/pulumi"]).toBe(">=3.248.0 <4");
+    const copies = execFileSync("find", [path.join(project, "node_modules"), "-path", "*/@pulumi/pulumi/package.json", "-not", "-path", "*/vendor/*"], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean);
+    expect(copies).toEqual([path.join(project, "node_modules/@pulumi/pulumi/package.json")]);
+  });
+
+  it("installs only its runtime dependencies", () => {
+    const installed = fs.readdirSync(path.join(project, "node_modules")).filter((d) => !d.startsWith("."));
+    for (const dev of Object.keys(pkg.devDependencies).filter((d) => d !== "@pulumi/pulumi" && !d.startsWith("@types/"))) {
+      expect(installed, dev).not.toContain(dev.split("/")[0]);
+    }
+  });
+
+  it("works there: the library, the emulator and the client talk, and both commands run", () => {
+    const script = `
+      const { StoredFile, TuskrClient, LIMITS } = require("pulumi-tuskr");
+      const { startEmulator, EMULATOR_DEFAULT_API_KEY } = require("pulumi-tuskr/emulator");
+      (async () => {
+        const emu = await startEmulator({ port: 0 });
+        try {
+          const file = await emu.uploadFile({ content: "packed", filename: "p.txt" });
+          const client = new TuskrClient({ apiKey: EMULATOR_DEFAULT_API_KEY, baseUrl: emu.url });
+          const updated = await client.updateFile(file.blobId, { tag: "from-the-tarball" });
+          console.log(JSON.stringify({ storedFile: typeof StoredFile, nameMax: LIMITS.nameMaxLength, tag: updated.tag }));
+        } finally { await emu.close(); }
+      })().catch((e) => { console.error(e); process.exit(1); });`;
+    const out = execFileSync(process.execPath, ["-e", script], { cwd: project, encoding: "utf8" });
+    expect(JSON.parse(out)).toEqual({ storedFile: "function", nameMax: 256, tag: "from-the-tarball" });
+    const bin = (name: string) => path.join(project, "node_modules/.bin", name);
+    expect(spawnSync(bin("tuskr-emulator"), ["--help"], { encoding: "utf8" }).stdout).toMatch(/Usage: tuskr-emulator/);
+    const summary = spawnSync(bin("pulumi-tuskr"), ["summary"], { input: JSON.stringify({ steps: [] }), encoding: "utf8" });
+    expect(summary.stdout).toMatch(/No StoredFile changes/);
+  });
+
+  it("its type declarations resolve under node16 and bundler resolution (attw)", () => {
+    const attw = spawnSync(path.join(repoRoot, "node_modules/.bin/attw"), [tarball, "--format", "table-flipped"], { cwd: repoRoot, encoding: "utf8" });
+    expect(attw.stdout).not.toMatch(/💀|❗|🐛|⚠️/);
+    expect(attw.status, attw.stdout + attw.stderr).toBe(0);
+  });
+});
