@@ -23,6 +23,8 @@ export const LIMITS = {
   renewMaxEpochs: 53,
   /** Maximum accepted request body, in bytes, for JSON routes. */
   jsonBodyMaxBytes: 64 * 1024,
+  /** Largest file an upload accepts, in bytes. */
+  uploadMaxBytes: 32 * 1024 * 1024,
   /** Maximum length of a file's `url`, as a client accepts it (a browser-safe URL length). */
   urlMaxLength: 2048,
 } as const;

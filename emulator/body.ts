@@ -10,8 +10,8 @@ import { ERRORS, type EmulatorError, emulatorError } from "./errors";
  * looks at the body).
  */
 
-/** The largest upload body accepted (the emulator's own limit; the service publishes none). */
-export const UPLOAD_MAX_BYTES = 32 * 1024 * 1024;
+/** The largest upload body accepted: the contract's file limit, plus room for the form around it. */
+export const UPLOAD_MAX_BYTES = LIMITS.uploadMaxBytes + 64 * 1024;
 /** After a 413, this much more of the body is read and discarded before the connection is cut. */
 const DISCARD_MAX_BYTES = 8 * 1024 * 1024;
 /** Parts of one upload form, at most. */

@@ -127,8 +127,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     faults: () => faults.view(),
     async uploadFile(upload) {
       const content = typeof upload.content === "string" ? Buffer.from(upload.content, "utf8") : Buffer.from(upload.content);
-      const { file } = await service.upload({ ...upload, content });
-      return service.internalView(file);
+      return service.internalView(await service.uploadDirect({ ...upload, content }));
     },
   };
 }

@@ -72,18 +72,14 @@ export function routeTable(d: RouteDeps): Route[] {
   });
   return [
     route("POST", PATHS.files, "upload", "multipart", "upload files", async (r) => {
-      const { created, file } = await d.service.upload(uploadInput(r.form()));
-      return { status: created ? 201 : 200, body: d.service.uploadView(file) };
+      const result = await d.service.upload(uploadInput(r.form()), r.header("idempotency-key"));
+      return { status: result.status, body: result.body, headers: keyHeaders(result) };
     }),
     route("GET", PATHS.file, "get", "none", ADMIN, (r) => ok(d.service.get(r.blobId))),
     route("PATCH", PATHS.file, "patch", "json", "update files", async (r) => ok(await d.service.patch(r.blobId, r.json()))),
     route("POST", PATHS.renew, "renew", "json", "renew files", async (r) => {
       const result = await d.service.renew(r.blobId, r.json(), r.header("idempotency-key"), r.account);
-      // A key the service took is echoed back (as Stripe does): the client's proof that it counts.
-      const headers: Record<string, string> = {};
-      if (result.key !== undefined) headers["Idempotency-Key"] = result.key;
-      if (result.replayed) headers["Idempotent-Replayed"] = "true";
-      return { status: 200, body: result.body, headers };
+      return { status: 200, body: result.body, headers: keyHeaders(result) };
     }),
     route("GET", "/cdn/:blobId", "cdn", "none", ADMIN, async (r) => {
       const file = d.service.liveFile(r.blobId);
@@ -113,6 +109,14 @@ export function routeTable(d: RouteDeps): Route[] {
       return ok(d.faults.view());
     }),
   ];
+}
+
+/** A key the service took is echoed back (as Stripe does): the client's proof that it counts. */
+function keyHeaders(result: { key?: string; replayed: boolean }): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (result.key !== undefined) headers["Idempotency-Key"] = result.key;
+  if (result.replayed) headers["Idempotent-Replayed"] = "true";
+  return headers;
 }
 
 /** Whether a route is one of the service's own (/v1): logged, rate-limited, subject to faults. */

@@ -29,7 +29,7 @@ export interface RequestLogEntry {
   blobId?: string;
   /** Status sent; 0 when no response was sent (connection destroyed, or the client went away). */
   status: number;
-  /** Parsed JSON body of PATCH and renew requests, when it parsed. */
+  /** Parsed JSON body of PATCH and renew requests, when it parsed; for an upload, its form's text fields and, for a file part, `{ filename, bytes }`. */
   requestBody?: unknown;
   idempotencyKey?: string;
   /** The fault injected into this request, if any. */
@@ -228,6 +228,7 @@ export class EmulatorServer {
       if (json.ok && exchange.entry) exchange.entry.requestBody = json.value;
     } else if (route.body === "multipart") {
       form = await readMultipart(req);
+      if (form.ok && exchange.entry) exchange.entry.requestBody = formSummary(form.value);
     }
 
     const fault = service ? this.config.faults.decide(route.name, blobId || undefined) : undefined;
@@ -315,4 +316,9 @@ export class EmulatorServer {
     this.log.push(exchange.entry);
     if (this.log.length > LOG_MAX_ENTRIES) this.log.splice(0, this.log.length - LOG_MAX_ENTRIES);
   }
+}
+
+/** What the request log keeps of a multipart form: text fields as sent, files by name and size. */
+function formSummary(parts: readonly FormPart[]): Record<string, unknown> {
+  return Object.fromEntries(parts.map((p) => [p.name, p.filename === undefined ? p.data.toString("utf8") : { filename: p.filename, bytes: p.data.length }]));
 }

@@ -130,20 +130,36 @@ export class FileService {
 
   /**
    * Uploads content. The same bytes uploaded again while the file is alive give back the existing
-   * file unchanged (`created: false`): the blob is content-addressed, as on Walrus.
+   * file unchanged (`created: false`, 200): the blob is content-addressed, as on Walrus. With an
+   * Idempotency-Key (honoured), the first accepted upload's answer is replayed for the same key.
    */
-  async upload(input: UploadInput): Promise<{ created: boolean; file: FileEntry }> {
-    const epochs = input.epochs ?? 1;
-    checkIntegerRange("epochs", epochs, 1, LIMITS.maxEpochsAhead);
-    const name = input.name ?? input.filename ?? null;
-    checkLength("name", name, LIMITS.nameMaxLength);
-    checkLength("tag", input.tag ?? null, LIMITS.tagMaxLength);
-    checkLength("category", input.category ?? null, LIMITS.tagMaxLength);
-
+  async upload(input: UploadInput, headerKey?: string): Promise<{ status: number; body: UploadRecord; replayed: boolean; key?: string }> {
+    const { epochs, name } = uploadFields(input);
     const blobId = blobIdOf(input.content);
+    const idempotencyKey = this.idempotency === "honour" ? headerKey : undefined;
+    if (idempotencyKey !== undefined) {
+      const replay = await this.replay(idempotencyKey, "upload", blobId, epochs);
+      if (replay) return { status: replay.status ?? 200, body: replay.response as unknown as UploadRecord, replayed: true, key: idempotencyKey };
+    }
+    const { created, file } = await this.store_(input, blobId, name, epochs);
+    const body = this.uploadView(file);
+    const status = created ? 201 : 200;
+    if (idempotencyKey !== undefined) {
+      this.store.putIdempotency({ key: idempotencyKey, route: "upload", blobId, epochs, status, response: structuredClone(body) as unknown as JsonObject, createdAt: new Date().toISOString() });
+      await this.store.persist();
+    }
+    return { status, body, replayed: false, key: idempotencyKey };
+  }
+
+  /** Library upload (no HTTP, no key): the file as kept. */
+  async uploadDirect(input: UploadInput): Promise<FileEntry> {
+    const { epochs, name } = uploadFields(input);
+    return (await this.store_(input, blobIdOf(input.content), name, epochs)).file;
+  }
+
+  private async store_(input: UploadInput, blobId: string, name: string | null, epochs: number): Promise<{ created: boolean; file: FileEntry }> {
     const existing = this.store.file(blobId);
     if (existing !== undefined && !this.isExpired(existing)) return { created: false, file: existing };
-
     const currentEpoch = this.clock.currentEpoch();
     const file: FileEntry = {
       id: this.store.nextFileId(blobId),
@@ -166,6 +182,21 @@ export class FileService {
     await this.store.putBlob(blobId, input.content);
     await this.store.persist();
     return { created: true, file };
+  }
+
+  /**
+   * The remembered answer of a key, if it was used for this very request; 422 if it was used for
+   * another one (another route, file or number of epochs); undefined if it is new.
+   */
+  private async replay(key: string, route: "renew" | "upload", blobId: string, epochs: number) {
+    if (!/^[\x21-\x7e]{1,255}$/.test(key)) throw emulatorError(ERRORS.idempotencyKeyInvalid, key.length);
+    const prior = this.store.idempotency(key);
+    if (prior === undefined) return undefined;
+    if ((prior.route ?? "renew") !== route || prior.blobId !== blobId || prior.epochs !== epochs) {
+      throw emulatorError(ERRORS.idempotencyKeyReused, prior.blobId, prior.epochs);
+    }
+    await this.store.flush(); // the first request may still be on its way to disk
+    return prior;
   }
 
   /** The file if it exists and is alive; 404 or 410 otherwise. */
@@ -222,15 +253,8 @@ export class FileService {
     const epochs = parseRenewBody(body);
     const idempotencyKey = this.idempotency === "honour" ? headerKey : undefined;
     if (idempotencyKey !== undefined) {
-      if (!/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) throw emulatorError(ERRORS.idempotencyKeyInvalid, idempotencyKey.length);
-      const prior = this.store.idempotency(idempotencyKey);
-      if (prior !== undefined) {
-        if (prior.blobId !== blobId || prior.epochs !== epochs) {
-          throw emulatorError(ERRORS.idempotencyKeyReused, prior.blobId, prior.epochs);
-        }
-        await this.store.flush(); // the first request may still be on its way to disk
-        return { body: structuredClone(prior.response) as unknown as RenewAnswer, replayed: true, key: idempotencyKey };
-      }
+      const prior = await this.replay(idempotencyKey, "renew", blobId, epochs);
+      if (prior) return { body: structuredClone(prior.response) as unknown as RenewAnswer, replayed: true, key: idempotencyKey };
     }
 
     const file = this.liveFile(blobId);
@@ -251,6 +275,7 @@ export class FileService {
     if (idempotencyKey !== undefined) {
       this.store.putIdempotency({
         key: idempotencyKey,
+        route: "renew",
         blobId,
         epochs,
         response: structuredClone(response) as unknown as JsonObject,
@@ -305,6 +330,17 @@ export function requireObject(body: unknown, allowed: readonly string[]): Record
     if (!allowed.includes(key)) throw emulatorError(ERRORS.unknownField, key, allowed);
   }
   return body;
+}
+
+/** An upload's fields, checked: epochs 1..53 (default 1), the name (default: the filename), lengths. */
+function uploadFields(input: UploadInput): { epochs: number; name: string | null } {
+  const epochs = input.epochs ?? 1;
+  checkIntegerRange("epochs", epochs, 1, LIMITS.maxEpochsAhead);
+  const name = input.name ?? input.filename ?? null;
+  checkLength("name", name, LIMITS.nameMaxLength);
+  checkLength("tag", input.tag ?? null, LIMITS.tagMaxLength);
+  checkLength("category", input.category ?? null, LIMITS.tagMaxLength);
+  return { epochs, name };
 }
 
 function checkLength(field: string, value: string | null, max: number): void {

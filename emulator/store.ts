@@ -30,11 +30,15 @@ export interface FileEntry {
   updateCount: number;
 }
 
-/** A renew made with an Idempotency-Key: the request it answered and the answer to replay. */
+/** A renew or upload made with an Idempotency-Key: the request it answered and the answer to replay. */
 export interface IdempotencyRecord {
   key: string;
+  /** The route it was made on (absent in states written before uploads took keys: a renew). */
+  route?: "renew" | "upload";
   blobId: string;
   epochs: number;
+  /** The answer's status (an upload's 201 or 200); absent: 200. */
+  status?: number;
   response: JsonObject;
   createdAt: string;
 }

@@ -97,6 +97,7 @@ export interface UploadOptions {
   epochs?: number | string;
   name?: string;
   key?: string | null;
+  idempotencyKey?: string;
 }
 
 /** `POST /v1/files` as multipart/form-data, the way a browser or Node's FormData sends it. */
@@ -108,7 +109,8 @@ export function uploadFile(base: { url: string }, upload: UploadOptions): Promis
   if (upload.tag !== undefined) form.append("tag", upload.tag);
   if (upload.category !== undefined) form.append("category", upload.category);
   if (upload.epochs !== undefined) form.append("epochs", String(upload.epochs));
-  return request<UploadView>(base, "POST", "/v1/files", { body: form, key: upload.key });
+  const headers: Record<string, string> = upload.idempotencyKey === undefined ? {} : { "Idempotency-Key": upload.idempotencyKey };
+  return request<UploadView>(base, "POST", "/v1/files", { body: form, key: upload.key, headers });
 }
 
 export const filePath = (blobId: string): string => `/v1/files/${encodeURIComponent(blobId)}`;

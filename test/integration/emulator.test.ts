@@ -348,6 +348,46 @@ describe("PATCH /v1/files/:blobId (JSON Merge Patch)", () => {
   });
 });
 
+describe("Idempotency-Key on upload", () => {
+  it("replays the first answer, with its status, for a repeated key, and stores nothing more", async () => {
+    const first = await upload("keyed upload", { epochs: 3, tag: "t", idempotencyKey: "up-1" });
+    const again = await uploadFile(emulator(), { content: "keyed upload", filename: "notes.txt", type: "text/plain", epochs: 3, tag: "t", idempotencyKey: "up-1" });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotency-key")).toBe("up-1");
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first);
+    expect(emulator().files()).toMatchObject([{ blobId: first.blob_id, uploadEpochs: 3 }]);
+  });
+
+  it("echoes the key on a first upload, and refuses it for another upload (other content or epochs) with 422", async () => {
+    const response = await uploadFile(emulator(), { content: "echoed", filename: "e.txt", epochs: 2, idempotencyKey: "up-2" });
+    expect(response.status).toBe(201);
+    expect(response.headers.get("idempotency-key")).toBe("up-2");
+    expect(response.headers.get("idempotent-replayed")).toBeNull();
+    expectError(await uploadFile(emulator(), { content: "echoed", filename: "e.txt", epochs: 5, idempotencyKey: "up-2" }), ERRORS.idempotencyKeyReused, "Idempotency-Key");
+    expectError(await uploadFile(emulator(), { content: "other content", filename: "o.txt", epochs: 2, idempotencyKey: "up-2" }), ERRORS.idempotencyKeyReused, "Idempotency-Key");
+    expect(emulator().files()).toHaveLength(1);
+  });
+
+  it("is ignored, like renew's, by an emulator started with idempotency: \"ignore\" (no echo, no replay, no refusal)", async () => {
+    await withEmulator(
+      async (emu) => {
+        const first = await uploadFile(emu, { content: "ignored key", filename: "i.txt", epochs: 2, idempotencyKey: "up-3" });
+        expect(first.status).toBe(201);
+        expect(first.headers.get("idempotency-key")).toBeNull();
+        const again = await uploadFile(emu, { content: "ignored key", filename: "i.txt", epochs: 4, idempotencyKey: "up-3" });
+        expect(again.status).toBe(200); // the same content, still alive: the existing file
+        expect(again.headers.get("idempotent-replayed")).toBeNull();
+        const renewed = await renewFile(emu, first.body.blob_id, { epochs: 1 }, { idempotencyKey: "r-3" });
+        expect(renewed.headers.get("idempotency-key")).toBeNull();
+        await renewFile(emu, first.body.blob_id, { epochs: 1 }, { idempotencyKey: "r-3" });
+        expect(emu.files()).toMatchObject([{ uploadEpochs: 2, epochsBought: 2 }]);
+      },
+      { port: 0, idempotency: "ignore" },
+    );
+  });
+});
+
 describe("POST /v1/files/:blobId/renew", () => {
   it("buys epochs, moves expiresAt by exactly that many epochs and counts the purchase", async () => {
     const file = await upload("renew me", { epochs: 2 });
@@ -533,7 +573,7 @@ describe("routing and path encoding", () => {
 });
 
 describe("request log", () => {
-  it("records each /v1 request with route, blobId, status, body and idempotency key, and no admin calls", async () => {
+  it("records each /v1 request with route, blobId, status, body (an upload's fields, its file by name and size) and idempotency key, and no admin calls", async () => {
     const file = await upload("logged");
     await patchFile(emulator(), file.blob_id, { tag: "x" });
     await renewFile(emulator(), file.blob_id, { epochs: 2 }, { idempotencyKey: "log-key" });
@@ -542,7 +582,7 @@ describe("request log", () => {
 
     const log = emulator().requests();
     expect(log.map(({ time, ...rest }) => rest)).toEqual([
-      { seq: 1, method: "POST", path: "/v1/files", route: "upload", status: 201 },
+      { seq: 1, method: "POST", path: "/v1/files", route: "upload", status: 201, requestBody: { file: { filename: "notes.txt", bytes: 6 } } },
       { seq: 2, method: "PATCH", path: `/v1/files/${file.blob_id}`, route: "patch", blobId: file.blob_id, status: 200, requestBody: { tag: "x" } },
       {
         seq: 3,
