@@ -1,5 +1,6 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../api";
-import { type InputField, type KeepAlive, type StoredFileState, isUnknown } from "./stored-file-schema";
+import { type InputField, type KeepAlive, type StoredFileState, UNKNOWN, isUnknown } from "./stored-file-schema";
+import { wireAsset } from "./stored-file-source";
 
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {
@@ -23,8 +24,10 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
  * preview can never promise something the apply does not do.
  */
 export interface StoredFilePlan {
-  /** The declared blobId differs from the recorded one: a different file, so replace. */
+  /** Another file (another blobId, other content, adopting ↔ uploading): replace. */
   replace: boolean;
+  /** The inputs whose change makes the replace. */
+  replaceFields: InputField[];
   /** Input fields whose declared value differs from the recorded one (or is not known yet). */
   changedFields: InputField[];
   /** The PATCH body (only fields that change), or undefined when nothing is to be patched. */
@@ -58,8 +61,16 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   const changedFields: InputField[] = [];
   const patch: Record<string, unknown> = {};
 
-  const replace = news.blobId !== undefined && (isUnknown(news.blobId) || news.blobId !== olds.blobId);
-  if (replace) changedFields.push("blobId");
+  // Another file: another blobId declared, or other content (another hash) to upload, or a
+  // switch between adopting and uploading.
+  const adopts = news.blobId !== undefined && news.blobId !== null;
+  const uploads = news.source !== undefined && news.source !== null;
+  const newHash = uploads ? (isUnknown(news.source) ? UNKNOWN : wireAsset(news.source)?.hash) : undefined;
+  const replaceFields: InputField[] = [];
+  if (adopts && (isUnknown(news.blobId) || news.blobId !== olds.blobId || olds.sourceHash)) replaceFields.push("blobId");
+  if (uploads && (newHash === UNKNOWN || newHash === undefined || newHash !== olds.sourceHash)) replaceFields.push("source");
+  const replace = replaceFields.length > 0;
+  changedFields.push(...replaceFields);
 
   for (const field of PATCH_FIELDS) {
     const declared = news[field];
@@ -147,6 +158,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
 
   return {
     replace,
+    replaceFields,
     changedFields,
     patch: Object.keys(patch).length > 0 ? (patch as UpdateFileBody) : undefined,
     renewEpochs,

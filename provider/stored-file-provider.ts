@@ -1,11 +1,12 @@
 import { createHash, randomUUID } from "node:crypto";
 import type * as pulumi from "@pulumi/pulumi";
 import { PATCH_FIELDS, jsonEqual, type PatchField } from "../api";
-import { type ReceivedFile, type RenewResult, TuskrClient, type TuskrClientOptions } from "./client/client";
+import { type ReceivedFile, type RenewResult, TuskrClient, type TuskrClientOptions, type UploadResult } from "./client/client";
 import { TuskrApiError, isTuskrApiError, redactString } from "./client/errors";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
 import { type PlanClock, planChange, remainingEpochs, type StoredFilePlan } from "./stored-file-plan";
 import { type StoredFileState, StoredFileStateSchema, secretInputs, secretTexts, validateInputs } from "./stored-file-schema";
+import { type WireAsset, sourceFilename, sourceHash, wireAsset } from "./stored-file-source";
 
 /**
  * The real `StoredFile` provider. Pulumi never serializes this module: the stub in
@@ -94,12 +95,23 @@ type PurchaseKind = "retention" | "keepAlive";
  * declares, and the service replays its answer, or refuses a different amount, instead of
  * selling again.
  */
-function purchaseKey(seed: string, blobId: string, kind: PurchaseKind, boughtSoFar: number): string {
+function purchaseKey(seed: string, blobId: string, kind: PurchaseKind | "upload", boughtSoFar: number): string {
   return `pulumi-tuskr-${sha256hex([seed, blobId, kind, boughtSoFar].join("\n")).slice(0, 40)}`;
 }
 
 /** A purchase this stack will not make: nothing was bought; the message says what to check and do. */
 class PurchaseStopped extends TuskrApiError {}
+
+/**
+ * How many epochs a file was stored for at its upload, if it was never renewed: its period from
+ * upload to expiry, rounded up to whole epochs (a service may end a period on an epoch boundary).
+ */
+function uploadedFor(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "epochMs">): number | undefined {
+  const from = Date.parse(file.createdAt ?? "");
+  const to = Date.parse(file.expiresAt ?? "");
+  if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) return undefined;
+  return Math.ceil((to - from) / clock.epochMs - 1e-9);
+}
 
 /**
  * Carries out a plan, step by step. `state` is updated after each confirmed step, so that when
@@ -373,44 +385,116 @@ export class StoredFileProvider {
     if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {
       changes: plan.changedFields.length > 0 || plan.renewEpochs > 0,
-      replaces: plan.replace ? ["blobId"] : [],
+      replaces: plan.replaceFields,
       deleteBeforeReplace: false,
     };
   }
 
-  /** Adopts an existing file: read it, patch what differs, buy the declared epochs. */
+  /**
+   * Adopts an existing file (`blobId`: read it) or uploads one (`source`: the upload carries its
+   * name, tag and initial epochs), then patches what differs and buys the declared epochs.
+   */
   async create(inputs: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
     const redact = redactor(inputs);
-    const blobId = String(inputs.blobId);
+    const log = (line: string) => console.log(redact(line));
     const clock = this.clock();
     const client = this.context.client();
-    let file: ReceivedFile;
+    const asset = wireAsset(inputs.source);
+    let start: { blobId: string; file: Partial<ReceivedFile>; state: Partial<StoredFileState> };
     try {
-      file = await client.getFile(blobId);
+      start = asset ? await this.upload(client, asset, inputs, clock, log) : await this.adopt(client, String(inputs.blobId), inputs[URN_KEY]);
     } catch (e) {
-      throw masked(describe(e, blobId, "adopting the file"), redact);
+      throw masked(describe(e, asset ? `(upload of ${sourceFilename(asset, inputs.name)})` : String(inputs.blobId), asset ? "uploading the file" : "adopting the file"), redact);
     }
+    const { blobId } = start;
     const state: StoredFileState = {
-      ...observed(file, declaredFields(inputs)),
+      ...observed(start.file, declaredFields(inputs)),
       blobId,
       retentionEpochs: 0,
       retentionDeclared: declaresRetention(inputs),
-      renewKeySeed: keySeed(inputs[URN_KEY], blobId),
       keepAlive: (inputs.keepAlive as StoredFileState["keepAlive"]) ?? undefined,
-      purchasedExpiresAt: file.expiresAt ?? undefined,
+      purchasedExpiresAt: start.file.expiresAt ?? undefined,
       secretInputs: secretList(inputs),
+      ...start.state,
     };
     const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
-    // Refused before any write: nothing half-done to record.
+    // Refused before any write (an upload aside): nothing half-done to record.
     const refusal = planRefusal(plan);
     if (refusal) throw new Error(redact(`StoredFile ${label(state, blobId)}: ${refusal}`));
     try {
-      await applyPlan(client, blobId, state, inputs, plan, clock, true, (line) => console.log(redact(line)));
+      await applyPlan(client, blobId, state, inputs, plan, clock, true, log);
     } catch (e) {
       // The file exists and may already be patched: record it, so nothing done is forgotten.
-      throw masked(partialFailure(describe(e, blobId, "adopting the file"), blobId, state, inputs[PROVIDER_KEY], clock), redact);
+      throw masked(partialFailure(describe(e, blobId, asset ? "uploading the file" : "adopting the file"), blobId, state, inputs[PROVIDER_KEY], clock), redact);
     }
     return { id: blobId, outs: recorded(state, clock) };
+  }
+
+  private async adopt(client: TuskrClient, blobId: string, urn: unknown) {
+    const file = await client.getFile(blobId);
+    return { blobId, file, state: { renewKeySeed: keySeed(urn, blobId) } };
+  }
+
+  /**
+   * Uploads `source`: one request carrying what the upload form can (the name as the filename,
+   * the tag, the declared epochs when there are any), under an Idempotency-Key derived from the
+   * resource's URN and the content, so an interrupted upload run again is the same upload.
+   */
+  private async upload(client: TuskrClient, asset: WireAsset, inputs: Record<string, unknown>, clock: PlanClock, log: (line: string) => void) {
+    const hash = await sourceHash(asset);
+    const seed = keySeed(inputs[URN_KEY], `sha256:${hash}`);
+    const filename = sourceFilename(asset, inputs.name);
+    const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
+    const declared = typeof inputs.retentionEpochs === "number" ? inputs.retentionEpochs : 0;
+    // The upload buys at least one epoch: the declared ones if any (then no renew is needed), else the service's default.
+    const epochs = declared >= 1 ? declared : undefined;
+    let result: UploadResult;
+    try {
+      result = await client.uploadFile({ path: asset.path, text: asset.text, filename }, { tag, epochs }, { idempotencyKey: purchaseKey(seed, `sha256:${hash}`, "upload", 0) });
+    } catch (e) {
+      if (isTuskrApiError(e) && e.code === "IDEMPOTENCY_KEY_REUSED") {
+        throw new PurchaseStopped({
+          code: e.code,
+          status: e.status,
+          message:
+            `StoredFile ${label({ name: filename }, "(upload)")}: not uploading: an earlier run of this stack, interrupted, already uploaded this content ` +
+            `with another number of epochs, and the service refused the same Idempotency-Key for a different upload (${e.message}). Nothing was bought. ` +
+            "Declare retentionEpochs as that run did (the value before your last change), run `pulumi up` so that upload is confirmed, then declare the new value.",
+          retryable: false,
+        });
+      }
+      throw e;
+    }
+    const { blobId } = result.file;
+    const common = { renewKeySeed: seed, sourceHash: hash, source: inputs.source, idempotencyHonoured: result.keyHonoured || undefined };
+    const who = label({ name: filename }, blobId);
+    if (!result.created) {
+      // The same content was already stored: nothing bought by this request, nothing set.
+      const file = await client.getFile(blobId);
+      if (result.keyHonoured || epochs === undefined) return { blobId, file, state: common };
+      // The key not confirmed, an earlier run of this stack killed mid-upload cannot be told from
+      // someone else's upload by the key. A file stored for exactly the declared epochs since its
+      // upload is taken as that run's (counted, not bought again); anything else is adopted, and
+      // the declared epochs are bought on top of what it has.
+      if (uploadedFor(file, clock) === epochs) {
+        log(
+          `warning: StoredFile ${who}: the service already stored this content, uploaded at ${file.createdAt} for exactly the declared ${epochs} epoch(s), and did not confirm the Idempotency-Key: taken as this stack's own upload from an earlier, interrupted run, and not bought again. If someone else uploaded it, raise retentionEpochs to buy more.`,
+        );
+        return { blobId, file, state: { ...common, retentionEpochs: epochs } };
+      }
+      log(
+        `warning: StoredFile ${who}: the service already stored this content (uploaded at ${file.createdAt}, expiring at ${file.expiresAt}) and did not confirm the Idempotency-Key: adopted as it stands; the ${epochs} declared epoch(s) are bought on top of its period.`,
+      );
+      return { blobId, file, state: common };
+    }
+    if (result.confirmedBy === "replay" && !result.resent) {
+      log(`warning: StoredFile ${who}: the service already had this upload (its Idempotency-Key was used before): taken as made by an earlier, interrupted run of this stack, and not made again.`);
+    } else if (!result.keyHonoured) {
+      log(`warning: StoredFile ${who}: uploaded, but the service did not confirm the Idempotency-Key: if an earlier run of this stack was interrupted while uploading this content, check on the service that it did not store it twice.`);
+    }
+    // A new file holds what the upload carried, and nothing else yet.
+    const file = { ...result.file, name: filename, tag: tag ?? null, metadata: {} };
+    return { blobId, file, state: { ...common, retentionEpochs: epochs ?? 0 } };
   }
 
   /**
@@ -456,8 +540,13 @@ export class StoredFileProvider {
       unsettledPurchase: before.unsettledPurchase,
       secretInputs: before.secretInputs,
       retentionDeclared: before.retentionDeclared,
+      sourceHash: before.sourceHash,
+      // No `source` among the outputs: the engine gives read an asset with its contents elided
+      // (hash only), which the program could not load back. The inputs may keep it (below).
     };
-    const inputs: Record<string, unknown> = { blobId, keepAlive: before.keepAlive };
+    // As declared: the content for an uploaded file (the engine's elided asset: its hash), the blobId for an adopted one.
+    const inputs: Record<string, unknown> = before.sourceHash ? { source: before.source } : { blobId };
+    inputs.keepAlive = before.keepAlive;
     for (const field of managed) inputs[field] = file[field] ?? undefined;
     // As declared: a refresh must not make a declared `retentionEpochs: 0` look new, nor an
     // omitted one look declared. (States of earlier releases do not say: any non-zero count.)
@@ -476,6 +565,9 @@ export class StoredFileProvider {
       renewKeySeed: before.renewKeySeed ?? randomUUID(),
       secretInputs: secretList(news),
       retentionDeclared: declaresRetention(news),
+      // The declared asset: the old one arrives with its contents elided (hash only), which the
+      // program could not load back from the outputs.
+      source: news.source,
     };
     // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { LIMITS, blobIdProblem, boundedText, isPlainObject, metadataLimitProblem, tooDeepAt } from "../api";
+import type * as pulumi from "@pulumi/pulumi";
 import { redactString } from "./client/errors";
+import { sourceProblem } from "./stored-file-source";
 
 /**
  * The value Pulumi puts in place of an input that is not known yet (during preview).
@@ -76,9 +78,24 @@ export type KeepAlive = z.infer<typeof KeepAliveSchema>;
  * TypeScript type), `check` and the list of input fields all derive from it. Every field but
  * blobId is optional, and an omitted field is unmanaged.
  */
+/** The content to upload: a file or a text, as a Pulumi asset (the provider sees its wire form). */
+const source = z.custom<pulumi.asset.FileAsset | pulumi.asset.StringAsset>().check((ctx) => {
+  const problem = sourceProblem(ctx.value);
+  if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
+});
+
 export const StoredFileInputsSchema = z.object({
-  /** The file's blob id, as returned by the upload. A change means another file: replace. */
-  blobId,
+  /**
+   * An uploaded file to adopt, by its blob id (as the upload returned it). Exactly one of
+   * `blobId` and `source`. A change means another file: replace.
+   */
+  blobId: blobId.optional(),
+  /**
+   * The content to upload (`pulumi.asset.FileAsset` or `StringAsset`, ≤ 32 MiB): the file is
+   * uploaded on create and its `blobId` becomes an output. Exactly one of `blobId` and `source`.
+   * A change of content is a new blob: replace (the old file is left as it is).
+   */
+  source: source.optional(),
   /** Display name (≤ 256 characters). A change is one PATCH. `""` clears it. */
   name: boundedText("name", LIMITS.nameMaxLength).optional(),
   /** Label used for filtering (≤ 256 characters). A change is one PATCH. `""` clears it. */
@@ -175,6 +192,8 @@ export const StoredFileStateSchema = z
     retentionEpochs: z.number().nullish(),
     /** The keep-alive policy as last applied. */
     keepAlive: z.object({ minRemainingEpochs: z.number(), renewEpochs: z.number() }).nullish(),
+    /** The uploaded content's SHA-256 (hex), for a file declared by `source`. */
+    sourceHash: z.string().nullish(),
     ...reportedShape,
     /**
      * Fixed at create, from the resource's URN and file (random in states of earlier releases):
@@ -281,8 +300,11 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
       reason: `${key} is not an input of StoredFile (inputs: ${INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
     });
   }
-  if (news?.blobId === undefined || news?.blobId === null) {
-    failures.push({ property: "blobId", reason: "blobId is required: the id of a file already uploaded to the service" });
+  const given = (k: string) => news?.[k] !== undefined && news?.[k] !== null;
+  if (!given("blobId") && !given("source")) {
+    failures.push({ property: "blobId", reason: "blobId or source is required: the id of a file already uploaded to the service, or the content to upload" });
+  } else if (given("blobId") && given("source")) {
+    failures.push({ property: "source", reason: "blobId and source exclude each other: declare blobId to adopt an uploaded file, or source to upload one" });
   }
 
   const oldEpochs = olds?.retentionEpochs;

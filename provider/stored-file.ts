@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { INPUT_FIELDS, REPORTED_FIELDS, STORED_FILE_TYPE, type StoredFileInputs, type StoredFileState } from "./stored-file-schema";
+import { assetProblem } from "./stored-file-source";
 import storedFileProviderStub from "./stored-file-stub";
 
 
@@ -35,11 +36,22 @@ export class StoredFile extends pulumi.dynamic.Resource {
     // undefined unless declared (undefined inputs never reach the provider).
     const props: Record<string, unknown> = {};
     for (const field of [...INPUT_FIELDS, ...REPORTED_FIELDS]) props[field] = undefined;
-    // The resource's URN, so that its purchase keys are the same in every run (a create
+    // The resource's identity, so that its purchase keys are the same in every run (a create
     // interrupted and run again included); the dynamic provider is not told it otherwise.
-    const __urn = pulumi.createUrn(name, STORED_FILE_TYPE, opts?.parent);
-    super(storedFileProviderStub, name, { ...props, ...args, __urn, __secretInputs: secretFieldsOf(args) }, opts, "tuskr", "StoredFile");
+    const __urn = identityOf(name, opts?.parent);
+    super(storedFileProviderStub, name, { ...props, ...args, source: checkedSource(name, args.source), __urn, __secretInputs: secretFieldsOf(args) }, opts, "tuskr", "StoredFile");
   }
+}
+
+/**
+ * A URN-like identity, known at once: stack, project, type, and the parent's name when there is
+ * one. (pulumi.createUrn, which waits for the parent's URN, hangs a program that declares two
+ * StoredFiles under one component.)
+ */
+function identityOf(name: string, parent: pulumi.Resource | undefined): string {
+  const parentName = (parent as { __name?: unknown } | undefined)?.__name;
+  const qualified = typeof parentName === "string" ? `${parentName}$${name}` : name;
+  return `urn:pulumi:${pulumi.getStack()}::${pulumi.getProject()}::${STORED_FILE_TYPE}::${qualified}`;
 }
 
 /**
@@ -51,6 +63,24 @@ function secretFieldsOf(args: StoredFileArgs): pulumi.Output<string[]> {
   const fields = Object.keys(args).filter((f) => (args as Record<string, unknown>)[f] !== undefined);
   const flags = Promise.all(fields.map((f) => pulumi.isSecret(pulumi.output((args as Record<string, pulumi.Input<unknown>>)[f]))));
   return pulumi.output(flags.then((secret) => fields.filter((_, i) => secret[i])));
+}
+
+/**
+ * The content, checked before the engine sees it: a missing file, a directory or a file over the
+ * limit fails the program with this resource's name, the path and the limit (the engine would
+ * refuse the first two as well, in its own words and for the first file only). An asset is
+ * passed on as a promise of itself: pulumi.output() would lift it into a plain object. An
+ * Output is passed as it is, for check to judge.
+ */
+function checkedSource(name: string, source: StoredFileArgs["source"]): StoredFileArgs["source"] {
+  if (source === undefined || pulumi.Output.isInstance(source)) return source;
+  return (async () => {
+    const asset = await source;
+    const fields = asset as unknown as { path?: Promise<string>; text?: Promise<string>; uri?: Promise<string> };
+    const problem = await assetProblem(fields, pulumi.asset.Archive.isInstance(asset));
+    if (problem) throw new Error(`StoredFile ${name}: ${problem}`);
+    return asset;
+  })();
 }
 
 /**

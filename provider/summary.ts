@@ -2,6 +2,7 @@ import { z } from "zod";
 import { settingsFrom } from "./settings";
 import { isPlainObject, jsonEqual } from "../api";
 import { planChange } from "./stored-file-plan";
+import { wireAsset } from "./stored-file-source";
 import { STORED_FILE_TYPE, StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
 
 /**
@@ -45,6 +46,8 @@ interface FileLine {
   keepAlive: number;
   newExpiry?: string;
   patch: boolean;
+  /** The step uploads content (a create or replace with `source`). */
+  upload?: boolean;
 }
 
 /**
@@ -105,22 +108,33 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       continue;
     }
     if (step.op === "create-replacement") continue; // reported once, as the replace
+    const content = wireAsset(news.source);
     if (step.op === "create") {
-      const epochs = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
-      const changes = [`adopt ${code(news.blobId)}`];
+      const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+      // An upload buys at least one epoch: the declared ones, else the service's one by default.
+      const epochs = content ? Math.max(declared, 1) : declared;
+      const changes = content
+        ? [`upload ${code(content.path ?? "(text)")}${content.hash ? ` (sha256 ${content.hash.slice(0, 12)}…)` : ""}${declared < 1 ? ", stored 1 epoch (the upload's minimum)" : ""}`]
+        : [`adopt ${code(news.blobId)}`];
       for (const f of ["name", "tag"] as const) if (typeof news[f] === "string") changes.push(`${f} → ${code(news[f])}`);
       if (isPlainObject(news.metadata)) changes.push(`metadata: ${Object.keys(news.metadata).length} key(s)`);
       if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
-      lines.push({ name, op: "create", changes, epochs, keepAlive: 0, patch: false });
+      lines.push({ name, op: "create", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content) });
       continue;
     }
     const plan = planChange(olds, news, clock);
     if (plan.replace) {
       // The replacement is a new resource: it adopts the new file and buys all declared epochs;
       // the old file's expiry and keep-alive no longer matter to this stack.
-      const epochs = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
-      const changes = [`**replace**: blobId ${code(olds.blobId)} → ${code(news.blobId)} (the old file is left as it is)`];
-      lines.push({ name, op: "replace", changes, epochs, keepAlive: 0, patch: false });
+      const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+      const epochs = content ? Math.max(declared, 1) : declared;
+      const old = `the old file ${code(olds.blobId)} is left as it is${olds.expiresAt ? `, stored until ${olds.expiresAt}` : ""}`;
+      const changes = [
+        content
+          ? `**replace**: new content${olds.sourceHash && content.hash ? ` (sha256 ${olds.sourceHash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…)` : ""}, uploaded as a new file; ${old}`
+          : `**replace**: blobId ${code(olds.blobId)} → ${code(news.blobId)} (${old})`,
+      ];
+      lines.push({ name, op: "replace", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content) });
       continue;
     }
     const changes: string[] = [];
@@ -163,7 +177,8 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     const renews = lines.filter((l) => l.epochs + l.keepAlive > 0).length;
     out.push(
       "",
-      `**Totals:** ${count("create")} adopted, ${count("update")} updated, ${count("replace")} replaced, ${count("delete")} no longer managed; ` +
+      `**Totals:** ${lines.filter((l) => l.op === "create" && !l.upload).length} adopted, ` +
+        `${lines.some((l) => l.upload) ? `${lines.filter((l) => l.upload).length} uploaded, ` : ""}${count("update")} updated, ${count("replace")} replaced, ${count("delete")} no longer managed; ` +
         `${lines.filter((l) => l.patch).length} PATCH on existing files, ${renews} renew(s), **${bought} epoch(s) to buy**` +
         (lines.some((l) => l.op === "create" || l.op === "replace") ? " (adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds)." : "."),
     );

@@ -1,3 +1,4 @@
+import * as fs from "node:fs";
 import axios, { type AxiosInstance, type AxiosResponse } from "axios";
 import { z } from "zod";
 import {
@@ -5,6 +6,8 @@ import {
   FileRecordSchema,
   IDEMPOTENCY_KEY_HEADER,
   LIMITS,
+  PATHS,
+  UploadRecordSchema,
   RenewBodySchema,
   UpdateFileBodySchema,
   blobIdProblem,
@@ -77,6 +80,38 @@ const ReceivedFileSchema = z.object({
   expiresAt: timestamp("expiresAt").nullish(),
 });
 export type ReceivedFile = z.infer<typeof ReceivedFileSchema>;
+
+/** The upload's answer (documented, snake_case), within the same limits. */
+const UploadRecordSchemaReceived = UploadRecordSchema.extend({
+  url: boundedText("url", LIMITS.urlMaxLength),
+  tag: boundedText("tag", LIMITS.tagMaxLength).nullish(),
+  category: boundedText("category", LIMITS.tagMaxLength).nullish(),
+  created_at: timestamp("created_at"),
+  expires_at: timestamp("expires_at"),
+});
+
+/** What an upload sends: a file on disk or a text, and the name the file gets. */
+export interface UploadSource {
+  path?: string;
+  text?: string;
+  filename: string;
+}
+
+/** The upload form's fields besides the file. */
+export interface UploadFields {
+  tag?: string;
+  /** Initial storage, in epochs (the service's default is 1). */
+  epochs?: number;
+}
+
+export interface UploadResult {
+  file: Partial<ReceivedFile> & { blobId: string };
+  /** 201: a new file, the epochs bought; 200: the same content was already stored (nothing bought, nothing set). */
+  created: boolean;
+  confirmedBy: "response" | "replay";
+  keyHonoured: boolean;
+  resent: boolean;
+}
 
 /** PATCH answers the updated record (assumed) or 204/empty (tolerated). */
 const UpdateFileResponseSchema = ReceivedFileSchema.partial().optional();
@@ -151,6 +186,10 @@ export function insecureBaseUrlProblem(baseUrl: string, allowInsecureHttp = fals
 
 interface SendOptions<S extends z.ZodType> {
   body?: unknown;
+  /** A multipart body instead of JSON: a fresh form for each attempt (its file streams once). */
+  form?: () => Promise<FormData>;
+  /** More time for this request than `timeoutMs` (an upload's body takes time to send). */
+  extraMs?: number;
   headers?: Record<string, string>;
   schema: S;
   /**
@@ -164,6 +203,7 @@ interface SendOptions<S extends z.ZodType> {
 
 interface Sent<T> {
   data: T;
+  status: number;
   headers: Record<string, unknown>;
 }
 
@@ -209,6 +249,8 @@ export class TuskrClient {
       transformResponse: [(data: unknown) => data],
       maxRedirects: 0,
       maxContentLength: RESPONSE_MAX_BYTES,
+      // An upload's body: the file plus its form.
+      maxBodyLength: LIMITS.uploadMaxBytes + 64 * 1024,
     });
   }
 
@@ -229,6 +271,65 @@ export class TuskrClient {
     const { data } = await this.send("PATCH", path, { body, schema: UpdateFileResponseSchema, retryAmbiguous: true, deadline: this.deadline() });
     if (data) this.expectFile(blobId, "PATCH", path, data);
     return data;
+  }
+
+  /**
+   * `POST /v1/files`: uploads content (multipart/form-data, the file streamed from disk, never
+   * read whole), with what the upload form carries: the file's name (its filename), `tag` and the
+   * initial `epochs`. Like a renew it buys epochs, so it is never retried blindly: the same
+   * Idempotency-Key goes with every attempt, and an ambiguous failure is sent again only once the
+   * service is known to honour keys; otherwise it fails with UPLOAD_OUTCOME_UNKNOWN (nothing to
+   * read back: the file's id is the answer's).
+   */
+  async uploadFile(source: UploadSource, fields: UploadFields, options: { idempotencyKey: string; keyHonoured?: boolean }): Promise<UploadResult> {
+    const path = PATHS.files;
+    const size = source.text !== undefined ? Buffer.byteLength(source.text, "utf8") : (await fs.promises.stat(source.path!)).size;
+    const form = async () => {
+      const data = new FormData();
+      const blob = source.text !== undefined ? new Blob([source.text]) : await fs.openAsBlob(source.path!);
+      data.append("file", blob, source.filename);
+      if (fields.tag !== undefined) data.append("tag", fields.tag);
+      if (fields.epochs !== undefined) data.append("epochs", String(fields.epochs));
+      return data;
+    };
+    const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
+    const deadline = this.deadline();
+    const extraMs = Math.ceil(size / (1024 * 1024)) * 1000;
+    let lastError: TuskrApiError | undefined;
+    for (let round = 1; round <= Math.max(1, this.policy.maxAttempts); round++) {
+      try {
+        const sent = await this.send("POST", path, { form, headers, schema: UploadRecordSchemaReceived, retryAmbiguous: false, deadline, extraMs });
+        const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
+        const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
+        const u = sent.data;
+        // The record of other content is not this upload's (a blob is its content).
+        if (u.size !== size) throw this.invalidResponse("POST", path, sent.status, `the answer is the record of a file of ${u.size} bytes, not the ${size} bytes sent`, undefined);
+        return {
+          file: { blobId: u.blob_id, url: u.url, size: u.size, tag: u.tag, createdAt: u.created_at, expiresAt: u.expires_at },
+          created: sent.status === 201,
+          confirmedBy: keyHonoured && header("Idempotent-Replayed") === "true" ? "replay" : "response",
+          keyHonoured,
+          resent: round > 1,
+        };
+      } catch (e) {
+        const error = e as TuskrApiError;
+        if (!error.mayHaveBeenApplied || error.code === "INVALID_RESPONSE") throw error;
+        lastError = error;
+      }
+      if (!options.keyHonoured || Date.now() >= deadline) break;
+      await sleep(Math.min(backoffDelayMs(round, this.policy, this.random), Math.max(0, deadline - Date.now())));
+    }
+    throw new TuskrApiError({
+      code: "UPLOAD_OUTCOME_UNKNOWN",
+      message:
+        `upload of ${source.filename} (${size} bytes) may or may not have been applied (${lastError?.message ?? "ambiguous failure"}); ` +
+        "not sent again, to avoid buying its epochs twice. Run `pulumi up` again: the same upload reuses its Idempotency-Key, " +
+        "and a service that honours it answers with the file it made instead of making another.",
+      method: "POST",
+      path,
+      status: lastError?.status,
+      retryable: false,
+    });
   }
 
   /**
@@ -340,7 +441,7 @@ export class TuskrClient {
       try {
         const response = await this.gate.run(() => this.request(method, path, opts));
         if (response.status >= 200 && response.status < 300) {
-          return { data: this.parseResponse(method, path, response, opts.schema), headers: response.headers as Record<string, unknown> };
+          return { data: this.parseResponse(method, path, response, opts.schema), status: response.status, headers: response.headers as Record<string, unknown> };
         }
         error = this.httpError(method, path, response);
       } catch (e) {
@@ -367,19 +468,20 @@ export class TuskrClient {
   private async request(method: string, path: string, opts: SendOptions<z.ZodType>): Promise<AxiosResponse> {
     const remaining = opts.deadline - Date.now();
     if (remaining <= 0) throw this.timeoutError(method, path, `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`, false);
-    const limit = Math.min(this.timeoutMs, remaining);
+    const own = this.timeoutMs + (opts.extraMs ?? 0);
+    const limit = Math.min(own, remaining);
     const signal = AbortSignal.timeout(limit);
     try {
       return await this.http.request({
         method,
         url: path,
-        data: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        headers: opts.headers,
+        data: opts.form ? await opts.form() : opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        headers: opts.form ? { ...opts.headers, "Content-Type": "multipart/form-data" } : opts.headers,
         signal,
       });
     } catch (e) {
       if (signal.aborted) {
-        const why = limit < this.timeoutMs ? `the operation's time budget of ${this.policy.maxTotalMs} ms ran out` : `no complete answer within ${this.timeoutMs} ms (tuskr:timeoutMs)`;
+        const why = limit < own ? `the operation's time budget of ${this.policy.maxTotalMs} ms ran out` : `no complete answer within ${own} ms (tuskr:timeoutMs${opts.extraMs ? `, plus ${opts.extraMs} ms for the upload's size` : ""})`;
         throw this.timeoutError(method, path, why, true);
       }
       throw e;

@@ -23,6 +23,9 @@ export type TuskrErrorCode =
   | "TIMEOUT"
   | "INVALID_RESPONSE"
   | "RENEW_OUTCOME_UNKNOWN"
+  | "UPLOAD_OUTCOME_UNKNOWN"
+  | "IDEMPOTENCY_KEY_REUSED"
+  | "INSUFFICIENT_BALANCE"
   | "CONFIG_ERROR";
 
 export interface TuskrApiErrorInit {

@@ -5,8 +5,8 @@ import { recordResult } from "../helpers/reliability-results";
 
 /**
  * The crash tier: through the real engine, `pulumi up` is SIGKILLed (the CLI's process group and
- * every descendant) while requests of each kind are in flight — create's GET, PATCH and renew;
- * update's PATCH and renew; keep-alive's renew — with the service having applied the writes.
+ * every descendant) while requests of each kind are in flight — create's GET, PATCH, renew and
+ * upload; update's PATCH and renew; keep-alive's renew — with the service having applied the writes.
  * Then exactly what the CLI's messages (and the provider's) tell a user to do is done, and the
  * service is checked: epochs bought = declared, metadata = declared. Against a service that
  * honours Idempotency-Key and one that ignores it.
@@ -30,7 +30,9 @@ async function killedUp(rs: EngineStack, emu: Emulator, holds: ScriptedFault[]):
   const deadline = Date.now() + 240_000;
   for (;;) {
     const held = emu.inFlight().filter((r) => r.held);
-    if (holds.every((h) => held.some((r) => r.route === h.route && r.blobId === h.blobId))) break;
+    // Each scripted hold has its request held (uploads have no blobId: counted by route).
+    const same = (x: { route: string; blobId?: string }, h: ScriptedFault) => x.route === h.route && x.blobId === h.blobId;
+    if (holds.every((h) => held.filter((r) => same(r, h)).length >= holds.filter((o) => same(o, h)).length)) break;
     const ended = await Promise.race([run.exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 100))]);
     if (ended) throw new Error(`up ended before every request was held:\n${run.output()}`);
     if (Date.now() > deadline) throw new Error(`requests never all held: ${JSON.stringify(emu.inFlight())}\n${run.output()}`);
@@ -183,6 +185,38 @@ for (const mode of ["honour", "ignore"] as IdempotencyMode[]) {
       rows.push(...got);
       for (const r of got) expect([r.file, r.bought, r.tagExact]).toEqual([r.file, r.declared, true]);
       expect((await rs.preview()).changeSummary).toEqual({ same: 5 });
+    });
+
+    it("killed while create's uploads are in flight (source)", async () => {
+      const content = { ua: `upload a ${mode} ${Math.random()}\n`, ub: `upload b ${mode} ${Math.random()}\n` };
+      const files: Files = {
+        ua: { source: { text: content.ua }, name: "a.txt", tag: "ua", metadata: { k: 1 }, retentionEpochs: 4 },
+        ub: { source: { text: content.ub }, name: "b.txt", tag: "ub", retentionEpochs: 2 },
+      };
+      await rs.declare(files);
+      await killedUp(rs, emu, [
+        { route: "upload", fault: "apply-then-hang" },
+        { route: "upload", fault: "apply-then-hang" },
+      ]);
+      runs.push("create: up SIGKILLed with two uploads in flight");
+      await recover(rs, files, runs, {});
+      const got: Row[] = [];
+      for (const [name, args] of Object.entries(files)) {
+        // One file per content, whatever happened: never a second index entry.
+        const stored = emu.files().filter((f) => f.name === args.name);
+        expect(stored).toHaveLength(1);
+        const [f] = stored;
+        got.push({ file: name, killedDuring: "create: upload", declared: Number(args.retentionEpochs), bought: f.uploadEpochs + f.epochsBought, tagExact: f.tag === args.tag });
+      }
+      rows.push(...got);
+      expect(got.every((r) => r.tagExact)).toBe(true);
+      expect(emu.files().find((f) => f.name === "a.txt")!.metadata).toEqual({ k: 1 });
+      // With keys honoured the upload sent again is replayed; ignored, the service answers with
+      // the file it already stores, for exactly the declared epochs since its upload: counted as
+      // the killed run's, not bought again, and said.
+      expect(got.map((r) => r.bought)).toEqual([4, 2]);
+      if (mode === "ignore") expect(rs.transcript.join("\n")).toMatch(/taken as this stack's own upload from an earlier, interrupted run, and not bought again/);
+      expect((await rs.preview()).changeSummary).toEqual({ same: 3 });
     });
   });
 }

@@ -55,7 +55,7 @@ export interface EngineStack {
   storedState(): string;
   /** The StoredFile resources of the current checkpoint (via the CLI, without secrets). */
   resources(): Promise<Array<{ urn: string; outputs: Record<string, any>; inputs: Record<string, any>; initErrors?: string[] }>>;
-  /** Requests the emulator received on the file routes since the last `clearRequests`. */
+  /** Requests the emulator received on the file routes (uploads included) since the last `clearRequests`. */
   fileRequests(): ReturnType<Emulator["requests"]>;
   /**
    * The step each StoredFile got in a preview/up, by resource name. (The engine's `diffs` list
@@ -256,7 +256,7 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
       const deployment = JSON.parse(stdout).deployment;
       return (deployment.resources ?? []).filter((r: { type: string }) => r.type === STORED_FILE_TYPE);
     },
-    fileRequests: () => emu.requests().filter((r) => r.path.startsWith("/v1/files/")),
+    fileRequests: () => emu.requests().filter((r) => r.path === "/v1/files" || r.path.startsWith("/v1/files/")),
     ops(evts) {
       return Object.fromEntries(Object.entries(ctx.steps(evts)).map(([n, steps]) => [n, steps.join(",")]));
     },
@@ -300,6 +300,13 @@ export async function upload(label: string, extra: { tag?: string; epochs?: numb
   const emu = await sharedEmulator();
   const file = await emu.uploadFile({ content: Buffer.from(`${label} ${randomBytes(8).toString("hex")}`), filename: `${label}.txt`, ...extra });
   return file.blobId;
+}
+
+/** The bytes the emulator serves for a blob (its CDN route). */
+export async function blobBytes(emu: Emulator, blobId: string): Promise<Buffer> {
+  const res = await fetch(`${emu.url}/cdn/${blobId}`, { headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}` } });
+  if (res.status !== 200) throw new Error(`GET /cdn/${blobId}: ${res.status}`);
+  return Buffer.from(await res.arrayBuffer());
 }
 
 export const storedOnEmulator = async (blobId: string) => (await sharedEmulator()).files().find((f) => f.blobId === blobId)!;

@@ -1,3 +1,6 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TuskrClient } from "../../provider/client/client";
 import { TuskrApiError } from "../../provider/client/errors";
@@ -57,6 +60,46 @@ describe("client ↔ emulator: operations", () => {
     const moved = Date.parse(result.file!.expiresAt!) - Date.parse(before.expiresAt!);
     expect(moved).toBe(5 * 86_400_000);
     expect(epochsBought(blobId)).toBe(5);
+  });
+});
+
+describe("client ↔ emulator: upload", () => {
+  it("sends the file from disk as multipart with its name, tag, epochs and Idempotency-Key; 201 new, then 200 for the same content", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-client-"));
+    try {
+      const file = path.join(dir, "report.csv");
+      fs.writeFileSync(file, `a,b\n${Math.random()}\n`);
+      const size = fs.statSync(file).size;
+      const first = await client().uploadFile({ path: file, filename: "reports/q3.csv" }, { tag: "reports", epochs: 3 }, { idempotencyKey: "up-1" });
+      expect(first).toMatchObject({ created: true, keyHonoured: true, confirmedBy: "response", resent: false, file: { size, tag: "reports" } });
+      const [req] = v1();
+      expect(req).toMatchObject({ route: "upload", status: 201, idempotencyKey: "up-1", requestBody: { file: { filename: "reports/q3.csv", bytes: size }, tag: "reports", epochs: "3" } });
+      expect(emu.files().find((f) => f.blobId === first.file.blobId)).toMatchObject({ name: "reports/q3.csv", uploadEpochs: 3 });
+
+      const again = await client().uploadFile({ path: file, filename: "other.csv" }, {}, { idempotencyKey: "up-2" });
+      expect(again).toMatchObject({ created: false, file: { blobId: first.file.blobId } });
+      const replayed = await client().uploadFile({ path: file, filename: "reports/q3.csv" }, { tag: "reports", epochs: 3 }, { idempotencyKey: "up-1" });
+      expect(replayed).toMatchObject({ created: true, confirmedBy: "replay", file: { blobId: first.file.blobId } });
+      expect(emu.files().filter((f) => f.blobId === first.file.blobId)).toHaveLength(1);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("an ambiguous failure is not sent again unless the key is known to be honoured; then it is, and replayed", async () => {
+    emu.setFaults({ script: [{ route: "upload", fault: "apply-then-drop" }] });
+    const text = `ambiguous ${Math.random()}`;
+    const failed = await expectApiError(client().uploadFile({ text, filename: "a.txt" }, { epochs: 2 }, { idempotencyKey: "amb-1" }));
+    expect(failed.code).toBe("UPLOAD_OUTCOME_UNKNOWN");
+    expect(v1().filter((r) => r.route === "upload")).toHaveLength(1);
+
+    emu.clearRequests();
+    emu.setFaults({ script: [{ route: "upload", fault: "apply-then-drop" }] });
+    const text2 = `honoured ${Math.random()}`;
+    const result = await client().uploadFile({ text: text2, filename: "b.txt" }, { epochs: 2 }, { idempotencyKey: "amb-2", keyHonoured: true });
+    expect(result).toMatchObject({ created: true, confirmedBy: "replay", resent: true });
+    expect(v1().filter((r) => r.route === "upload").map((r) => r.idempotencyKey)).toEqual(["amb-2", "amb-2"]);
+    expect(emu.files().filter((f) => f.name === "b.txt")).toMatchObject([{ uploadEpochs: 2 }]);
   });
 });
 

@@ -180,3 +180,97 @@ describe("against a service that ignores Idempotency-Key", () => {
     expect(bought(emu, blobId)).toBe(2 + 3 + 4);
   });
 });
+
+/** The engine's wire form of `new pulumi.asset.StringAsset(text)`. */
+const textAsset = (text: string) => ({ "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text });
+
+/** Starts `call` and returns once the service has applied its upload and holds the answer. */
+async function dieDuringUpload(emulator: Emulator, call: () => Promise<unknown>): Promise<void> {
+  emulator.setFaults({ script: [{ route: "upload", fault: "apply-then-hang" }] });
+  void call().catch(() => undefined);
+  await vi.waitFor(() => expect(emulator.inFlight().some((r) => r.route === "upload" && r.held)).toBe(true), { timeout: 10_000, interval: 20 });
+  emulator.setFaults({});
+}
+
+/** What the service stores of a content: the number of files, and the epochs bought in all (upload and renews). */
+const storedAs = (emulator: Emulator, name: string) => {
+  const files = emulator.files().filter((f) => f.name === name);
+  return { files: files.length, epochs: files.reduce((n, f) => n + f.uploadEpochs + f.epochsBought, 0) };
+};
+
+describe("an upload (source) killed or failed mid-request", () => {
+  for (const mode of ["honour", "ignore"] as IdempotencyMode[]) {
+    it(`a create killed after its upload was applied, run again: one file, its epochs bought once (keys ${mode === "honour" ? "honoured" : "ignored"})`, async () => {
+      emu = await startEmulator({ port: 0, idempotency: mode });
+      const inputs = { source: textAsset(`upload ${Math.random()}`), name: "u.txt", tag: "t", metadata: { k: 1 }, retentionEpochs: 4, __urn: URN };
+      await dieDuringUpload(emu, async () => (await newRun(emu!)).create(inputs));
+      expect(storedAs(emu, "u.txt")).toEqual({ files: 1, epochs: 4 });
+      const log = captureLog();
+      let outs: Record<string, unknown>;
+      let said: string;
+      try {
+        ({ outs } = await (await newRun(emu)).create(inputs));
+        said = log.text();
+      } finally {
+        log.restore();
+      }
+      expect(outs.retentionEpochs).toBe(4);
+      expect(storedAs(emu, "u.txt")).toEqual({ files: 1, epochs: 4 });
+      expect(emu.files().find((f) => f.name === "u.txt")).toMatchObject({ tag: "t", metadata: { k: 1 } });
+      expect(said).toMatch(
+        mode === "honour"
+          ? /already had this upload \(its Idempotency-Key was used before\): taken as made by an earlier, interrupted run/
+          : /uploaded at .* for exactly the declared 4 epoch\(s\), and did not confirm the Idempotency-Key: taken as this stack's own upload/,
+      );
+      // The killed run's upload is still held (unanswered, so not in the log yet).
+      const keys = [...emu.inFlight(), ...emu.requests()].filter((r) => r.route === "upload").map((r) => r.idempotencyKey);
+      expect(keys).toHaveLength(2);
+      expect(new Set(keys).size).toBe(1);
+    });
+  }
+
+  it("killed with 4 epochs, the program then edited to 6: stops naming what to declare; following it, 6 bought in all", async () => {
+    emu = await startEmulator({ port: 0, idempotency: "honour" });
+    const inputs = { source: textAsset(`edited ${Math.random()}`), name: "e.txt", retentionEpochs: 4, __urn: URN };
+    await dieDuringUpload(emu, async () => (await newRun(emu!)).create(inputs));
+    const stopped = await (await newRun(emu)).create({ ...inputs, retentionEpochs: 6 }).then(() => undefined, (e: Error) => e);
+    expect(stopped?.message).toMatch(/not uploading: an earlier run of this stack, interrupted, already uploaded this content with another number of epochs/);
+    expect(stopped?.message).toMatch(/Declare retentionEpochs as that run did/);
+    expect(storedAs(emu, "e.txt")).toEqual({ files: 1, epochs: 4 });
+    const { outs } = await (await newRun(emu)).create(inputs);
+    expect(storedAs(emu, "e.txt")).toEqual({ files: 1, epochs: 4 });
+    const { outs: last } = await (await newRun(emu)).update(String(outs.blobId), outs, { ...inputs, retentionEpochs: 6 });
+    expect(last.retentionEpochs).toBe(6);
+    expect(storedAs(emu, "e.txt")).toEqual({ files: 1, epochs: 6 });
+  });
+
+  it("the same content uploaded earlier by someone else, for another period: adopted, the declared epochs bought on top, and said", async () => {
+    emu = await startEmulator({ port: 0, idempotency: "ignore" });
+    const text = `shared ${Math.random()}`;
+    await emu.uploadFile({ content: text, filename: "s.txt", epochs: 2 });
+    const log = captureLog();
+    let outs: Record<string, unknown>;
+    let said: string;
+    try {
+      ({ outs } = await (await newRun(emu)).create({ source: textAsset(text), name: "s.txt", retentionEpochs: 4, __urn: URN }));
+      said = log.text();
+    } finally {
+      log.restore();
+    }
+    expect(outs.retentionEpochs).toBe(4);
+    expect(emu.files().find((f) => f.name === "s.txt")).toMatchObject({ uploadEpochs: 2, epochsBought: 4 });
+    expect(said).toMatch(/already stored this content \(uploaded at .*\) and did not confirm the Idempotency-Key: adopted as it stands; the 4 declared epoch\(s\) are bought on top/);
+  });
+
+  it("an upload whose answer is lost (applied, connection dropped): not sent again in that run; the next run finds it, bought once", async () => {
+    emu = await startEmulator({ port: 0, idempotency: "honour" });
+    const inputs = { source: textAsset(`dropped ${Math.random()}`), name: "d.txt", retentionEpochs: 3, __urn: URN };
+    emu.setFaults({ script: [{ route: "upload", fault: "apply-then-drop" }] });
+    const failed = await (await newRun(emu)).create(inputs).then(() => undefined, (e: Error & { code?: string }) => e);
+    expect(failed?.message).toMatch(/upload of d\.txt \(\d+ bytes\) may or may not have been applied .*not sent again, to avoid buying its epochs twice\. Run `pulumi up` again/);
+    expect(emu.requests().filter((r) => r.route === "upload")).toHaveLength(1);
+    const { outs } = await (await newRun(emu)).create(inputs);
+    expect(outs.retentionEpochs).toBe(3);
+    expect(storedAs(emu, "d.txt")).toEqual({ files: 1, epochs: 3 });
+  });
+});

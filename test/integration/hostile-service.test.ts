@@ -98,6 +98,20 @@ describe("answers are checked before they are trusted", () => {
       service = undefined;
     }
   });
+
+  it("an upload answered with the record of other content (another size) is INVALID_RESPONSE, and no resource is created", async () => {
+    const uploadRecord = { id: "f1", blob_id: "b-other", url: "https://cdn.example/b-other", size: 999, mime_type: "text/plain", tag: null, category: null };
+    const provider = await providerFor((_req, res) => json(res, 201, { ...uploadRecord, created_at: "2026-11-22T00:00:00.000Z", expires_at: "2026-11-23T00:00:00.000Z" }));
+    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "twelve bytes" };
+    const result = await settle(provider.create({ source, retentionEpochs: 1, __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h" }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/the record of a file of 999 bytes, not the 12 bytes sent/);
+      expect(result.error.properties).toBeUndefined();
+    }
+    note("upload answered with another content's record", result.ok ? "taken as this upload's" : `${result.error.code}, nothing recorded`);
+  });
 });
 
 describe("deadlines", () => {

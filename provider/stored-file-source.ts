@@ -1,0 +1,89 @@
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { LIMITS } from "../api";
+
+/**
+ * `source`: the content of a StoredFile given as a Pulumi asset. A program passes a
+ * `pulumi.asset.FileAsset` or `StringAsset`; the provider receives the engine's wire form of it:
+ * an object marked with Pulumi's asset signature, with `path` or `text`, and the `hash` (SHA-256
+ * of the content, hex) the engine computed — so a content change is known at preview without
+ * reading the file here.
+ */
+const SIG_KEY = "4dabf18193072939515e22adb298388d";
+const ASSET_SIG = "c44067f5952c0a294b673a41bacd8c17";
+const ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7";
+
+export interface WireAsset {
+  path?: string;
+  text?: string;
+  uri?: string;
+  hash?: string;
+}
+
+/** The asset's wire form, or undefined when the value is not an asset at all. */
+export function wireAsset(value: unknown): WireAsset | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (v[SIG_KEY] !== ASSET_SIG) return undefined;
+  const str = (k: string) => (typeof v[k] === "string" ? (v[k] as string) : undefined);
+  return { path: str("path"), text: str("text"), uri: str("uri"), hash: str("hash") };
+}
+
+/** What is wrong with a `source` value, naming the path and the limit; undefined when it can be uploaded. */
+export function sourceProblem(value: unknown): string | undefined {
+  if (typeof value === "object" && value !== null && (value as Record<string, unknown>)[SIG_KEY] === ARCHIVE_SIG) {
+    return "source must be a single file (pulumi.asset.FileAsset or StringAsset), not an archive: use StoredFolder for a directory";
+  }
+  const asset = wireAsset(value);
+  if (!asset) return "source must be a pulumi.asset.FileAsset or pulumi.asset.StringAsset";
+  if (asset.uri !== undefined) return `source must be a local file or text, not a remote asset (${asset.uri})`;
+  if (asset.text !== undefined) {
+    const bytes = Buffer.byteLength(asset.text, "utf8");
+    return bytes > LIMITS.uploadMaxBytes ? `source text is ${bytes} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes` : undefined;
+  }
+  if (asset.path === undefined) return "source has neither a path nor text";
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(asset.path);
+  } catch {
+    return `source file ${asset.path} does not exist (paths are relative to the program's directory, ${process.cwd()})`;
+  }
+  if (stat.isDirectory()) return `source ${asset.path} is a directory, not a file: use StoredFolder for a directory`;
+  if (!stat.isFile()) return `source ${asset.path} is not a regular file`;
+  if (stat.size > LIMITS.uploadMaxBytes) return `source file ${asset.path} is ${stat.size} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes`;
+  try {
+    fs.accessSync(asset.path, fs.constants.R_OK);
+  } catch {
+    return `source file ${asset.path} cannot be read`;
+  }
+  return undefined;
+}
+
+/**
+ * The same checks on the asset a program passes, before the engine sees it: the engine itself
+ * refuses a missing file or a directory, but in its own words (and only the first such file).
+ */
+export async function assetProblem(
+  asset: { path?: Promise<string> | string; text?: Promise<string> | string; uri?: Promise<string> | string },
+  isArchive: boolean,
+): Promise<string | undefined> {
+  if (isArchive) return sourceProblem({ [SIG_KEY]: ARCHIVE_SIG });
+  const [path, text, uri] = await Promise.all([asset.path, asset.text, asset.uri]);
+  return sourceProblem({ [SIG_KEY]: ASSET_SIG, path, text, uri });
+}
+
+/** The content's SHA-256 (hex): the engine's, else computed here (streamed, not read whole). */
+export async function sourceHash(asset: WireAsset): Promise<string> {
+  if (asset.hash) return asset.hash;
+  const hash = createHash("sha256");
+  if (asset.text !== undefined) return hash.update(asset.text, "utf8").digest("hex");
+  for await (const chunk of fs.createReadStream(asset.path!)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/** The file name an upload carries (the service takes it as the file's name). */
+export function sourceFilename(asset: WireAsset, declaredName: unknown): string {
+  if (typeof declaredName === "string" && declaredName !== "") return declaredName;
+  return asset.path !== undefined ? path.basename(asset.path) : "file.txt";
+}

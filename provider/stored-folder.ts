@@ -1,0 +1,66 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { globSync } from "tinyglobby";
+import { StoredFile, type StoredFileArgs } from "./stored-file";
+
+/** What every file of a folder shares, and what a file may set for itself. */
+type FileValues = Omit<StoredFileArgs, "blobId" | "source">;
+
+export interface StoredFolderArgs extends Omit<FileValues, "name"> {
+  /** The directory whose files are kept, relative to the program's directory. */
+  path: string;
+  /** Globs of the files to keep, relative to `path` (default every file; dot files only if named). */
+  include?: string[];
+  /** Globs of files to leave out. */
+  exclude?: string[];
+  /** Per-file values over the shared ones (name, tag, metadata, retentionEpochs, keepAlive), by relative path. */
+  files?: Record<string, FileValues>;
+}
+
+/**
+ * A directory kept on Tuskr: one StoredFile per file, uploaded from `source`, named by its path
+ * relative to the folder (`docs/guide.md`), sharing `tag`, `metadata`, `retentionEpochs` and
+ * `keepAlive`, with per-file overrides. A file added is one upload; a file edited is that file
+ * replaced (a new blob; the old one is left as it is); a file removed is no longer managed (no
+ * request: it keeps its period); an unchanged folder sends nothing.
+ */
+export class StoredFolder extends pulumi.ComponentResource {
+  /** The StoredFile of each file, by path relative to the folder. */
+  readonly files: Readonly<Record<string, StoredFile>>;
+  /** Each file's blobId, by relative path. */
+  readonly blobIds: pulumi.Output<Record<string, string>>;
+
+  constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("tuskr:index:StoredFolder", name, {}, opts);
+    const { path: dir, include, exclude, files: overrides = {}, ...shared } = args;
+    const relatives = folderFiles(dir, include, exclude);
+    // An override for a file that is not (or no longer) there is likely a typo or a leftover: said, not fatal.
+    for (const rel of Object.keys(overrides).filter((r) => !relatives.includes(r))) {
+      pulumi.log.warn(`StoredFolder ${name}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, this);
+    }
+    const files: Record<string, StoredFile> = {};
+    for (const rel of relatives) {
+      files[rel] = new StoredFile(
+        `${name}/${rel}`,
+        { name: rel, ...shared, ...overrides[rel], source: new pulumi.asset.FileAsset(path.join(dir, rel)) },
+        { parent: this },
+      );
+    }
+    this.files = files;
+    this.blobIds = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.blobId])));
+    this.registerOutputs({ blobIds: this.blobIds });
+  }
+}
+
+/** The folder's files matching the globs, as sorted POSIX paths relative to it. */
+function folderFiles(dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dir);
+  } catch {
+    throw new Error(`StoredFolder: path ${dir} does not exist (paths are relative to the program's directory, ${process.cwd()})`);
+  }
+  if (!stat.isDirectory()) throw new Error(`StoredFolder: path ${dir} is not a directory`);
+  return globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false }).sort();
+}

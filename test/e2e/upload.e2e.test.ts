@@ -1,0 +1,141 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Emulator } from "../../emulator";
+import { summarizePreview } from "../../provider/summary";
+import { blobBytes, FIXTURE, STORED_FILE_TYPE, stopEmulator, withStack } from "../helpers/engine";
+
+/**
+ * Declaring the file itself: `source` uploads it, StoredFolder keeps a folder, through the real
+ * engine. The bytes on the emulator are compared with the files the program read.
+ */
+afterAll(stopEmulator);
+
+const routes = (emu: Emulator) => emu.requests().filter((r) => r.path.startsWith("/v1/")).map((r) => r.route);
+const write = (dir: string, rel: string, content: string | Buffer) => {
+  fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+  fs.writeFileSync(path.join(dir, rel), content);
+};
+
+describe("StoredFile with source", () => {
+  it("one upload (+1 PATCH for metadata), nothing at an unchanged preview or up, a content edit is a replace", async () => {
+    await withStack(FIXTURE, async (ctx) => {
+      const { stack, emu, workDir, declare, cli } = ctx;
+      write(workDir, "data/report.txt", "first version\n");
+      const declared = { report: { source: { file: "data/report.txt" }, tag: "reports", metadata: { team: "data" }, retentionEpochs: 3 } };
+      await declare(declared);
+      emu.clearRequests();
+      const up = await stack.up();
+      expect(up.summary.resourceChanges).toMatchObject({ create: 2 });
+      expect(routes(emu)).toEqual(["upload", "patch"]);
+      const blobId = up.outputs.files.value.report.blobId as string;
+      const stored = emu.files().find((f) => f.blobId === blobId)!;
+      expect(stored).toMatchObject({ name: "report.txt", tag: "reports", metadata: { team: "data" }, uploadEpochs: 3, epochsBought: 0 });
+      expect(up.outputs.files.value.report.retentionEpochs).toBe(3);
+      expect((await blobBytes(emu, blobId)).toString()).toBe("first version\n");
+
+      emu.clearRequests();
+      expect((await stack.preview()).changeSummary).toEqual({ same: 2 });
+      expect((await stack.up()).summary.resourceChanges).toEqual({ same: 2 });
+      expect(routes(emu)).toEqual([]);
+
+      // Another content: a new blob, shown as a replace at preview and in the summary.
+      write(workDir, "data/report.txt", "second version\n");
+      const json = await cli(["preview", "--json"]);
+      const summary = summarizePreview(JSON.parse(json.stdout));
+      expect(summary).toMatch(new RegExp(`\\| \`report\` \\| replace \\| \\*\\*replace\\*\\*: new content \\(sha256 [0-9a-f]{12}… → [0-9a-f]{12}…\\), uploaded as a new file; the old file \`${blobId}\` is left as it is, stored until \\d{4}-`));
+      emu.clearRequests();
+      const replaced = await stack.up();
+      expect(replaced.summary.resourceChanges).toMatchObject({ replace: 1 });
+      const newId = replaced.outputs.files.value.report.blobId as string;
+      expect(newId).not.toBe(blobId);
+      expect(routes(emu)).toEqual(["upload", "patch"]);
+      expect((await blobBytes(emu, newId)).toString()).toBe("second version\n");
+      // The old file is left as it is, with its period.
+      expect(emu.files().find((f) => f.blobId === blobId)).toMatchObject({ expired: false, tag: "reports" });
+
+      // An update (a tag) and a refresh keep the resource loadable by the program in later runs:
+      // the engine hands update and read the asset with its contents elided.
+      await declare({ report: { ...declared.report, tag: "reports-v2" } });
+      emu.clearRequests();
+      expect((await stack.up()).summary.resourceChanges).toMatchObject({ update: 1 });
+      expect(routes(emu)).toEqual(["patch"]);
+      expect((await stack.up()).summary.resourceChanges).toEqual({ same: 2 });
+      await stack.refresh();
+      emu.clearRequests();
+      expect((await stack.preview()).changeSummary).toEqual({ same: 2 });
+      const after = await stack.up();
+      expect(after.summary.resourceChanges).toEqual({ same: 2 });
+      expect(after.outputs.files.value.report).toMatchObject({ blobId: newId, tag: "reports-v2" });
+      expect(routes(emu)).toEqual([]);
+    });
+  });
+});
+
+describe("source: bad content fails the preview, before any request", () => {
+  it("a missing file, a directory: the resource's name, the path, and no request", async () => {
+    await withStack(FIXTURE, async ({ stack, emu, workDir, declare }) => {
+      fs.mkdirSync(path.join(workDir, "a-dir"));
+      for (const [source, message] of [
+        [{ file: "nowhere.txt" }, /StoredFile bad: source file nowhere\.txt does not exist \(paths are relative to the program's directory/],
+        [{ file: "a-dir" }, /StoredFile bad: source a-dir is a directory, not a file: use StoredFolder for a directory/],
+      ] as const) {
+        await declare({ bad: { source } });
+        emu.clearRequests();
+        const failure = await stack.preview().then(() => "", (e: Error) => String(e));
+        expect(failure).toMatch(message);
+        expect(routes(emu)).toEqual([]);
+      }
+      await declare({});
+    });
+  });
+});
+
+describe("StoredFolder", () => {
+  it("a folder is one upload per file; add = 1 upload, edit = that one replaced, remove = no longer managed, unchanged = nothing", async () => {
+    await withStack(FIXTURE, async (ctx) => {
+      const { stack, emu, workDir } = ctx;
+      const site = path.join(workDir, "site");
+      write(site, "index.html", "<h1>home</h1>\n");
+      write(site, "css/app.css", "body { margin: 0 }\n");
+      write(site, "notes.tmp", "scratch\n");
+      const folder = { path: "site", exclude: ["**/*.tmp"], tag: "site", metadata: { release: "1" }, retentionEpochs: 2, files: { "index.html": { tag: "entry" } } };
+      await stack.setConfig("folders", { value: JSON.stringify({ site: folder }) });
+      emu.clearRequests();
+      const up = await stack.up();
+      expect(routes(emu).sort()).toEqual(["patch", "patch", "upload", "upload"]);
+      const ids = up.outputs.folderBlobIds.value.site as Record<string, string>;
+      expect(Object.keys(ids).sort()).toEqual(["css/app.css", "index.html"]);
+      for (const [rel, id] of Object.entries(ids)) {
+        expect(await blobBytes(emu, id), rel).toEqual(fs.readFileSync(path.join(site, rel)));
+        expect(emu.files().find((f) => f.blobId === id)).toMatchObject({ name: rel, uploadEpochs: 2, metadata: { release: "1" } });
+      }
+      expect(emu.files().find((f) => f.blobId === ids["index.html"])!.tag).toBe("entry");
+
+      emu.clearRequests();
+      expect((await stack.preview()).changeSummary).toEqual({ same: 4 });
+      expect(routes(emu)).toEqual([]);
+
+      write(site, "about.html", "<h1>about</h1>\n");
+      write(site, "css/app.css", "body { margin: 1em }\n");
+      fs.rmSync(path.join(site, "index.html"));
+      emu.clearRequests();
+      const events: string[] = [];
+      const next = await stack.up({
+        onEvent: (e) => {
+          const m = e.resourcePreEvent?.metadata;
+          if (m?.type === STORED_FILE_TYPE) events.push(`${m.op} ${m.urn.split("::").pop()}`);
+        },
+      });
+      expect(events.sort()).toEqual(["create site/about.html", "create-replacement site/css/app.css", "delete site/index.html", "delete-replaced site/css/app.css", "replace site/css/app.css"].sort());
+      expect(next.summary.resourceChanges).toMatchObject({ create: 1, replace: 1, delete: 1 });
+      // Two uploads (the new file, the edited one), their metadata PATCHes, and nothing for the removed one.
+      expect(routes(emu).sort()).toEqual(["patch", "patch", "upload", "upload"]);
+      const after = next.outputs.folderBlobIds.value.site as Record<string, string>;
+      expect(Object.keys(after).sort()).toEqual(["about.html", "css/app.css"]);
+      for (const [rel, id] of Object.entries(after)) expect(await blobBytes(emu, id), rel).toEqual(fs.readFileSync(path.join(site, rel)));
+      // The removed file keeps its period on the service.
+      expect(emu.files().find((f) => f.blobId === ids["index.html"])).toMatchObject({ expired: false });
+    });
+  });
+});
