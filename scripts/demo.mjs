@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm run demo`: the whole product in one command, against the emulator, no account needed.
-// Starts tuskr-emulator (its defaults: key, one-day epochs, a data directory), uploads the files
-// of examples/basic, runs `pulumi up` on that example, then its two steps (an edit, a renew),
-// printing each preview's diff, and the files' final state on the service.
+// Starts tuskr-emulator (its defaults: key, one-day epochs, a data directory), uploads the logo of
+// examples/basic out of band (the program adopts it by blobId; it uploads the other two files
+// itself, from `source`), runs `pulumi up` on that example, then its two steps (an edit, a
+// renew), printing each preview's diff, and the files' final state on the service.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -32,9 +33,9 @@ console.log(`tuskr emulator on ${emu.url} (data: ${dataDir}, key: ${EMULATOR_DEF
 
 let exitCode = 0;
 try {
-  say("Uploading examples/basic/files (what `curl -F file=@… $URL/v1/files` does)");
+  say("Uploading examples/basic/files/logo.svg out of band (what `curl -F file=@… $URL/v1/files` does)");
   const blobIds = {};
-  for (const [key, file] of [["logo", "logo.svg"], ["handbook", "handbook.md"], ["dataset", "prices.csv"]]) {
+  for (const [key, file] of [["logo", "logo.svg"]]) {
     const form = new FormData();
     form.append("file", new Blob([fs.readFileSync(path.join(example, "files", file))]), file);
     const res = await fetch(`${emu.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}` }, body: form });
@@ -63,8 +64,8 @@ try {
   const requestsSince = (seq) =>
     emu
       .requests()
-      .filter((r) => r.seq > seq && r.path.startsWith("/v1/files/"))
-      .map((r) => `${r.method} ${r.route.padEnd(5)} ${r.blobId.slice(0, 10)}… ${r.requestBody ? JSON.stringify(r.requestBody) : ""}`.trimEnd());
+      .filter((r) => r.seq > seq && (r.path === "/v1/files" || r.path.startsWith("/v1/files/")))
+      .map((r) => `${r.method} ${r.route.padEnd(6)} ${r.blobId ? `${r.blobId.slice(0, 10)}…` : "(new)      "} ${r.requestBody ? JSON.stringify(r.requestBody) : ""}`.trimEnd());
   const lastSeq = () => emu.requests().at(-1)?.seq ?? 0;
   // From `preview --diff`: each changed StoredFile by name, with its changed properties.
   const diffLines = (stdout) => {
@@ -104,13 +105,13 @@ try {
     console.log(`requests to the service during up:\n  ${requestsSince(seq).join("\n  ") || "(none)"}`);
   };
 
-  await apply("pulumi up: adopt the three files (GET each, PATCH what differs, buy declared epochs)");
+  await apply("pulumi up: adopt the logo (GET, PATCH what differs, renew), upload the handbook and the dataset (one upload each, PATCH the metadata)");
   await apply("steps/1-edit: re-tag the handbook, edit the dataset's metadata", "1-edit");
   await apply("steps/2-renew: raise retentionEpochs (logo 5 → 12, handbook 0 → 7)", "2-renew");
 
   say("The files on the service now");
   for (const f of emu.files()) {
-    console.log(`${f.name.padEnd(12)} tag=${String(f.tag).padEnd(9)} epochsBought=${String(f.epochsBought).padStart(2)} expiresAt=${f.expiresAt} metadata=${JSON.stringify(f.metadata)}`);
+    console.log(`${f.name.padEnd(12)} tag=${String(f.tag).padEnd(9)} uploadEpochs=${f.uploadEpochs} epochsBought=${String(f.epochsBought).padStart(2)} expiresAt=${f.expiresAt} metadata=${JSON.stringify(f.metadata)}`);
   }
 
   say("pulumi destroy: no request (blobs cannot be deleted through the API; files keep their period)");

@@ -1,27 +1,19 @@
 import * as pulumi from "@pulumi/pulumi";
-import { StoredFile } from "pulumi-tuskr";
+import { StoredFolder } from "pulumi-tuskr";
 
 // Everything environment-specific comes from Pulumi.<stack>.yaml; the API key from the secret
-// `tuskr:apiKey` that the pipeline sets, never from this repository.
+// `tuskr:apiKey` that the pipeline sets, never from this repository. The files themselves are
+// the ones in files/, uploaded by the stack: no blob ids to copy anywhere.
 const config = new pulumi.Config();
 const environment = config.require("environment");
 const retentionEpochs = config.requireNumber("retentionEpochs");
-const blobIds = config.requireObject<{ releaseNotes: string; bundle: string }>("blobIds");
 
-const releaseNotes = new StoredFile("release-notes", {
-  blobId: blobIds.releaseNotes,
-  name: "release-notes.md",
+const release = new StoredFolder("release", {
+  path: "files",
   tag: `${environment}-docs`,
   metadata: { environment, managedBy: "pulumi" },
   retentionEpochs,
+  files: { "app.js": { tag: `${environment}-app` } },
 });
 
-const bundle = new StoredFile("bundle", {
-  blobId: blobIds.bundle,
-  name: "app.js",
-  tag: `${environment}-app`,
-  metadata: { environment, managedBy: "pulumi" },
-  retentionEpochs,
-});
-
-export const expiresAt = { releaseNotes: releaseNotes.expiresAt, bundle: bundle.expiresAt };
+export const blobIds = release.blobIds;

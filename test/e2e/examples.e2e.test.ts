@@ -1,32 +1,49 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
+import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
 
 afterAll(stopEmulator);
 
-/** Uploads an example's files/ to the emulator and returns blobId by file name. */
-async function uploadExampleFiles(example: string, tag?: string): Promise<Record<string, string>> {
+/** Uploads some of an example's files/ to the emulator out of band; blobId by file name. */
+async function uploadExampleFiles(example: string, names: string[], tag?: string): Promise<Record<string, string>> {
   const emu = await sharedEmulator();
   const dir = path.join(repoRoot, "examples", example, "files");
   const ids: Record<string, string> = {};
-  for (const name of fs.readdirSync(dir)) {
+  for (const name of names) {
     ids[name] = (await emu.uploadFile({ content: fs.readFileSync(path.join(dir, name)), filename: name, tag })).blobId;
   }
   return ids;
 }
 
+/** The bytes of an example's file, as the repository has them. */
+const exampleBytes = (example: string, file: string) => fs.readFileSync(path.join(repoRoot, "examples", example, "files", file));
+
 describe("examples/basic, step by step", () => {
-  it("adopts three files, then applies steps/1-edit (PATCHes only) and steps/2-renew (renews only)", async () => {
-    const ids = await uploadExampleFiles("basic");
-    const config = { logoBlobId: ids["logo.svg"], handbookBlobId: ids["handbook.md"], datasetBlobId: ids["prices.csv"] };
+  it("adopts the logo and uploads two files, then applies steps/1-edit (PATCHes only) and steps/2-renew (renews only)", async () => {
+    const ids = await uploadExampleFiles("basic", ["logo.svg"]);
+    const config = { logoBlobId: ids["logo.svg"] };
     await withStack(
       "examples/basic",
       async ({ stack, emu, fileRequests, applyStep, ops, onEvent, events }) => {
         const writes = () => fileRequests().filter((r) => r.route === "patch" || r.route === "renew");
+        emu.clearRequests();
         const up = await stack.up();
         expect(up.summary.resourceChanges).toMatchObject({ create: 4 });
-        expect(await storedOnEmulator(ids["logo.svg"])).toMatchObject({ tag: "brand", epochsBought: 5 });
+        const outputs = up.outputs.files.value as Record<string, { blobId: string }>;
+        const blobIdOf = { logo: ids["logo.svg"], handbook: outputs.handbook.blobId, dataset: outputs.dataset.blobId };
+        expect(outputs.logo.blobId).toBe(blobIdOf.logo);
+        // Only the two files declared by content are uploaded, each once, with its own bytes.
+        expect(fileRequests().filter((r) => r.route === "upload")).toHaveLength(2);
+        for (const [resource, file] of [
+          ["handbook", "handbook.md"],
+          ["dataset", "prices.csv"],
+        ] as const) {
+          expect(await blobBytes(emu, blobIdOf[resource])).toEqual(exampleBytes("basic", file));
+          expect(await storedOnEmulator(blobIdOf[resource])).toMatchObject({ name: file, epochsBought: 0 });
+        }
+        expect(await storedOnEmulator(blobIdOf.logo)).toMatchObject({ tag: "brand", epochsBought: 5 });
+        expect(await storedOnEmulator(blobIdOf.handbook)).toMatchObject({ tag: "docs", metadata: { team: "people", audience: "staff" } });
 
         applyStep("1-edit");
         emu.clearRequests();
@@ -36,23 +53,24 @@ describe("examples/basic, step by step", () => {
         await stack.up();
         expect(writes().map((r) => [r.route, r.blobId])).toEqual(
           expect.arrayContaining([
-            ["patch", ids["handbook.md"]],
-            ["patch", ids["prices.csv"]],
+            ["patch", blobIdOf.handbook],
+            ["patch", blobIdOf.dataset],
           ]),
         );
         expect(writes()).toHaveLength(2);
-        expect((await storedOnEmulator(ids["prices.csv"])).metadata).toEqual({ source: "erp-v2", currency: "EUR" });
+        expect(fileRequests().filter((r) => r.route === "upload")).toHaveLength(0);
+        expect((await storedOnEmulator(blobIdOf.dataset)).metadata).toEqual({ source: "erp-v2", currency: "EUR" });
 
         applyStep("2-renew");
         emu.clearRequests();
         await stack.up();
         expect(writes().map((r) => [r.route, r.blobId, r.requestBody]).sort()).toEqual(
           [
-            ["renew", ids["logo.svg"], { epochs: 7 }],
-            ["renew", ids["handbook.md"], { epochs: 7 }],
+            ["renew", blobIdOf.logo, { epochs: 7 }],
+            ["renew", blobIdOf.handbook, { epochs: 7 }],
           ].sort(),
         );
-        expect((await storedOnEmulator(ids["logo.svg"])).epochsBought).toBe(12);
+        expect((await storedOnEmulator(blobIdOf.logo)).epochsBought).toBe(12);
       },
       { config },
     );
@@ -60,25 +78,43 @@ describe("examples/basic, step by step", () => {
 });
 
 describe("examples/gitops, one stack per environment", () => {
-  it("applies the committed Pulumi.staging.yaml and Pulumi.production.yaml values to the same files", async () => {
-    const ids = await uploadExampleFiles("gitops");
+  it("uploads files/ with the committed Pulumi.staging.yaml and Pulumi.production.yaml values, no blob ids in config", async () => {
     for (const [env, epochs] of [
       ["staging", 2],
       ["production", 30],
     ] as const) {
       const emu = await sharedEmulator();
       await emu.reset();
-      await uploadExampleFiles("gitops");
       await withStack(
         "examples/gitops",
-        async ({ stack }) => {
+        async ({ stack, emu, fileRequests }) => {
           const up = await stack.up();
-          expect(up.summary.resourceChanges).toMatchObject({ create: 3 });
+          // The stack, the folder and its two files.
+          expect(up.summary.resourceChanges).toMatchObject({ create: 4 });
+          const blobIds = up.outputs.blobIds.value as Record<string, string>;
+          expect(Object.keys(blobIds).sort()).toEqual(["app.js", "release-notes.md"]);
+          // One upload per file, buying the environment's epochs in the same request: no renew.
+          const uploads = fileRequests().filter((r) => r.route === "upload");
+          expect(uploads.map((r) => r.requestBody)).toEqual(
+            expect.arrayContaining([
+              expect.objectContaining({ tag: `${env}-docs`, epochs: String(epochs), file: expect.objectContaining({ filename: "release-notes.md" }) }),
+              expect.objectContaining({ tag: `${env}-app`, epochs: String(epochs), file: expect.objectContaining({ filename: "app.js" }) }),
+            ]),
+          );
+          expect(uploads).toHaveLength(2);
+          expect(fileRequests().filter((r) => r.route === "renew")).toHaveLength(0);
           for (const [file, tag] of [
             ["release-notes.md", `${env}-docs`],
             ["app.js", `${env}-app`],
           ]) {
-            expect(await storedOnEmulator(ids[file])).toMatchObject({ tag, metadata: { environment: env, managedBy: "pulumi" }, epochsBought: epochs });
+            expect(await blobBytes(emu, blobIds[file])).toEqual(exampleBytes("gitops", file));
+            expect(await storedOnEmulator(blobIds[file])).toMatchObject({
+              name: file,
+              tag,
+              metadata: { environment: env, managedBy: "pulumi" },
+              uploadEpochs: epochs,
+              epochsBought: 0,
+            });
           }
         },
         { stackName: env },
