@@ -15,6 +15,15 @@ const STEP_LABELS = {
   destroy: "`destroy`",
 };
 const STEP_KEYS = Object.keys(STEP_LABELS);
+const FOLDER_LABELS = {
+  fcreate: "`up` from empty (every file uploaded)",
+  fpreview: "`preview`, nothing changed",
+  fedit: "`up`, one file's content edited (a replace)",
+  fdestroy: "`destroy`",
+};
+const REQUEST_KINDS = ["get", "patch", "renew", "upload"];
+/** A step sent exactly its minimum: every kind, nothing else, every answer 2xx. */
+const atMinimum = (s) => REQUEST_KINDS.every((k) => (s.requests[k] ?? 0) === (s.min[k] ?? 0)) && !s.requests.other && s.non2xx === 0;
 const UP_STEPS = ["adopt", "tags", "epochs"];
 const WRITING_STEPS = ["adopt", "tags", "epochs", "destroy"];
 
@@ -70,9 +79,7 @@ function summarizeRuns(allRuns) {
         row.min = seen[0]?.min;
         row.requests = seen.map((s) => s.requests);
         row.non2xx = seen.reduce((t, s) => t + s.non2xx, 0);
-        row.requestsAtMinimum = seen.every(
-          (s) => ["get", "patch", "renew"].every((k) => s.requests[k] === row.min[k]) && s.requests.other === 0 && s.non2xx === 0,
-        );
+        row.requestsAtMinimum = seen.every(atMinimum);
       }
       steps.push(row);
     }
@@ -88,12 +95,57 @@ function summarizeRuns(allRuns) {
   return { ns, variants, steps, linearity, runsOf };
 }
 
+/**
+ * Folder runs (and the latency run's): per scenario and step, ours next to the floor, the
+ * requests, and — with latency — the least time the requests alone take: minimum requests ×
+ * latency / the client's concurrency.
+ */
+function summarizeFolders(runs, concurrency) {
+  const rows = [];
+  const key = (r) => `${r.n}x${r.bytes ?? 0}@${r.latencyMs ?? 0}`;
+  const scenarios = [...new Map(runs.map((r) => [key(r), r])).values()];
+  for (const sc of scenarios) {
+    const pair = runs.filter((r) => key(r) === key(sc));
+    const ours = pair.find((r) => r.variant === "folder" || r.variant === "storedfile");
+    const floor = pair.find((r) => r.variant === "noopfolder" || r.variant === "noop");
+    for (const step of ours?.steps ?? []) {
+      const f = floor?.steps.find((x) => x.step === step.step);
+      const minRequests = REQUEST_KINDS.reduce((t, k) => t + (step.min[k] ?? 0), 0);
+      rows.push({
+        n: sc.n,
+        bytes: sc.bytes,
+        latencyMs: sc.latencyMs,
+        variant: ours.variant,
+        step: step.step,
+        wallMs: step.cliMs,
+        floorMs: f?.cliMs,
+        ratio: f?.cliMs ? step.cliMs / f.cliMs : undefined,
+        requests: step.requests,
+        non2xx: step.non2xx,
+        min: step.min,
+        exact: atMinimum(step),
+        boundMs: sc.latencyMs ? (minRequests * sc.latencyMs) / concurrency : undefined,
+        checkpointBytes: step.checkpointBytes,
+      });
+    }
+  }
+  return rows;
+}
+
 export function summarize(results) {
   const main = summarizeRuns(results.runs);
   const { ns, variants, steps, linearity, runsOf } = main;
-  const requestMisses = steps
-    .filter((s) => s.requests && !s.requestsAtMinimum)
-    .map((s) => `N=${s.n} ${s.step}: sent ${s.requests.map(fmtRequests).join(" / ")}${s.non2xx ? ` (${s.non2xx} non-2xx)` : ""}, minimum ${fmtRequests(s.min)}`);
+  const concurrency = results.settings.clientConcurrency ?? 8;
+  const folders = summarizeFolders(results.folderRuns ?? [], concurrency);
+  const latency = summarizeFolders(results.latencyRuns ?? [], concurrency);
+  const requestMisses = [
+    ...steps
+      .filter((s) => s.requests && !s.requestsAtMinimum)
+      .map((s) => `N=${s.n} ${s.step}: sent ${s.requests.map(fmtRequests).join(" / ")}${s.non2xx ? ` (${s.non2xx} non-2xx)` : ""}, minimum ${fmtRequests(s.min)}`),
+    ...[...folders, ...latency]
+      .filter((r) => !r.exact)
+      .map((r) => `${r.variant} N=${r.n}${r.bytes ? `×${r.bytes} B` : ""}${r.latencyMs ? ` (${r.latencyMs} ms latency)` : ""} ${r.step}: sent ${fmtRequests(r.requests)}${r.non2xx ? ` (${r.non2xx} non-2xx)` : ""}, minimum ${fmtRequests(r.min)}`),
+  ];
 
   const largest = (run) => Math.max(...run.steps.filter((s) => s.step !== "destroy").map((s) => s.checkpointBytes));
   const state = [];
@@ -159,7 +211,9 @@ export function summarize(results) {
     targets.push({
       id: "requests",
       target: "requests per step = the minimum, exactly (every N, every repetition)",
-      measured: requestMisses.length ? `${requestMisses.length} cell(s) off: ${requestMisses.join("; ")}` : `all ${steps.filter((s) => s.requests).length} step × N cells exact`,
+      measured: requestMisses.length
+        ? `${requestMisses.length} cell(s) off: ${requestMisses.join("; ")}`
+        : `all ${steps.filter((s) => s.requests).length + folders.length + latency.length} step × N cells exact (folders and the latency run included)`,
       met: requestMisses.length === 0,
     });
     const st = state.find((s) => s.variant === "storedfile" && s.n === nMax);
@@ -175,7 +229,7 @@ export function summarize(results) {
     targets.push({
       id: "provider",
       target: `serialized provider (\`__provider\`) ≤ ${TARGETS.providerBytes} B`,
-      measured: st?.providerBytes !== undefined ? `${fmtBytes(st.providerBytes)}${floor?.providerBytes ? ` (floor's 5-method inline provider: ${fmtBytes(floor.providerBytes)})` : ""}` : "n/a",
+      measured: st?.providerBytes !== undefined ? `${fmtBytes(st.providerBytes)}${floor?.providerBytes ? ` (floor's, required by name too: ${fmtBytes(floor.providerBytes)})` : ""}` : "n/a",
       met: (st?.providerBytes ?? Infinity) <= TARGETS.providerBytes,
     });
     const linearTarget = (id, lin, fitNs, what) => ({
@@ -206,12 +260,19 @@ export function summarize(results) {
     marginalBytesPerResource: marginal,
     linearity,
     load,
+    folders,
+    latency,
     diagnostic: diagnostic && { ns: diagnostic.ns, steps: diagnostic.steps, linearity: diagnostic.linearity },
     targets,
   };
 }
 
-const fmtRequests = (r) => `${r.get} GET + ${r.patch} PATCH + ${r.renew} renew${r.other ? ` + ${r.other} other` : ""}`;
+const fmtRequests = (r) => {
+  const parts = [`${r.get ?? 0} GET`, `${r.patch ?? 0} PATCH`, `${r.renew ?? 0} renew`];
+  if (r.upload) parts.push(`${r.upload} upload`);
+  if (r.other) parts.push(`${r.other} other`);
+  return parts.join(" + ");
+};
 const sec = (ms) => (ms / 1000).toFixed(2);
 const fmtTime = (s) => (s ? (s.count > 1 ? `${sec(s.median)} s (${sec(s.min)}–${sec(s.max)})` : `${sec(s.median)} s`) : "—");
 const fmtBytes = (b) => (b === undefined || !Number.isFinite(b) ? "—" : `${Math.round(b).toLocaleString("en-US")} B`);
@@ -243,8 +304,10 @@ export function render(results, { findings } = {}) {
       `Engine parallelism: ${typeof results.settings.parallel === "number" ? `\`--parallel ${results.settings.parallel}\`` : `not set, i.e. the CLI's ${results.settings.parallel}`}. ` +
       "Programs are type-checked by the engine, as users' are (both variants alike). " +
       "**The floor** is the same program with each StoredFile replaced by a `pulumi.dynamic.Resource` with the same inputs " +
-      "whose inline provider does nothing (create returns an id, diff/update compare inputs, read returns the state): same " +
-      "engine, backend, config and number of resources, so the ratio isolates pulumi-tuskr's cost.",
+      "whose provider does nothing (create returns an id, diff/update compare inputs, read returns the state): same " +
+      "engine, backend, config and number of resources. Its provider is a package of its own (bench/noop-provider), so " +
+      "Pulumi serializes it as `require(\"tuskr-bench-noop\")`, as it does ours: the two states are alike in size, and " +
+      "the ratio isolates pulumi-tuskr's work.",
     "",
     "**CPU and contention:** each step also records the CPU time of the whole pulumi process tree (engine, language host, " +
       "program, provider; from the reaped children's rusage) and how much of the machine *other* processes used meanwhile " +
@@ -340,6 +403,52 @@ export function render(results, { findings } = {}) {
     p("", `Marginal checkpoint bytes per added resource (N=${s.ns[0]} → N=${s.ns.at(-1)}): ` + Object.entries(s.marginalBytesPerResource).map(([v, b]) => `${v === "noop" ? "floor" : "StoredFile"} ${fmtBytes(b)}`).join(", ") + ".");
   }
   p("");
+
+  const stepLabel = (k) => FOLDER_LABELS[k] ?? STEP_LABELS[k];
+  const size = (b) => (b >= 1 << 20 ? `${b / (1 << 20)} MiB` : `${b / 1024} KiB`);
+  if (s.folders?.length) {
+    p(
+      "## Folders: StoredFolder next to the no-op floor",
+      "",
+      "A directory of N files of one size, kept by a `StoredFolder` (tag and one epoch declared, carried by the upload; " +
+        "no metadata) and, as the floor, by N no-op resources with the same inputs (the `source` asset included) under a " +
+        "component of their own. One repetition per scenario, the two stacks in lockstep; the emulator in memory. " +
+        "Minimum: create = N uploads and nothing else; preview = 0; one file edited = 1 upload (the old file is left as " +
+        "it is); destroy = 0.",
+      "",
+      "| N × size | Step | StoredFolder | Floor | Ratio | Requests sent | Minimum | Exact |",
+      "|---|---|---|---|---|---|---|---|",
+    );
+    for (const r of s.folders) {
+      p(
+        `| ${r.n} × ${size(r.bytes)} | ${stepLabel(r.step)} | ${sec(r.wallMs)} s | ${r.floorMs !== undefined ? `${sec(r.floorMs)} s` : "—"} | ${r.ratio?.toFixed(2) ?? "—"} | ` +
+          `${fmtRequests(r.requests)}${r.non2xx ? ` (${r.non2xx} non-2xx)` : ""} | ${fmtRequests(r.min)} | ${r.exact ? "yes" : "**no**"} |`,
+      );
+    }
+    p("");
+  }
+  if (s.latency?.length) {
+    const ms = s.latency[0].latencyMs;
+    p(
+      `## With ${ms} ms of latency on every request`,
+      "",
+      `The emulator delays every \`/v1\` request by ${ms} ms (a fault setting), at N=${s.latency[0].n}. The bound is the least ` +
+        `time the minimum requests alone can take: requests × ${ms} ms / ${results.settings.clientConcurrency ?? 8} (the provider's ` +
+        "requests in flight at most, `tuskr:maxConcurrency`). The floor sends nothing, so ours minus the floor is roughly the " +
+        "time spent waiting on the service.",
+      "",
+      "| Resources | Step | Ours | Floor | Ours − floor | Bound | Requests (exact?) |",
+      "|---|---|---|---|---|---|---|",
+    );
+    for (const r of s.latency) {
+      const diff = r.floorMs !== undefined ? `${sec(r.wallMs - r.floorMs)} s` : "—";
+      p(
+        `| ${r.variant === "folder" ? `StoredFolder, ${r.n} × ${size(r.bytes)}` : `StoredFile × ${r.n}`} | ${stepLabel(r.step)} | ${sec(r.wallMs)} s | ` +
+          `${r.floorMs !== undefined ? `${sec(r.floorMs)} s` : "—"} | ${diff} | ${sec(r.boundMs)} s | ${fmtRequests(r.requests)} (${r.exact ? "yes" : "**no**"}) |`,
+      );
+    }
+    p("");
+  }
 
   if (s.ns.length >= 2) {
     p(

@@ -5,14 +5,21 @@
 //   - for each N, six steps (up from empty = adopt, preview with nothing changed, up with every
 //     tag changed, up with every retentionEpochs raised, refresh, destroy) on N StoredFiles, and
 //     the same six on N no-op dynamic resources (the floor: same engine, backend and inputs);
+//   - a folder of N files of a given size (N = 100 and 1,000; 1 KiB and 1 MiB), kept by a
+//     StoredFolder and by the same number of no-op resources: create, preview with nothing
+//     changed, one file edited, destroy;
+//   - the same steps with 50 ms of latency injected by the emulator, next to N × latency /
+//     concurrency;
 //   - the requests each step sent, from the emulator's log, next to the minimum possible;
 //   - checkpoint bytes per resource and the size of the serialized provider (`__provider`);
 //   - the emulator alone under load from a second process (bench/load.mjs).
 // Writes BENCHMARKS.md (bench/report.mjs renders it) and BENCHMARKS.json.
 //
 //   node bench/run.mjs                       # the full run (N = 10, 100, 500; 3, 3, 2 repetitions)
-//   node bench/run.mjs --ci                  # N = 10, 1 repetition, to a temp file; exit 1 if
-//                                            # any step's requests differ from the minimum
+//   node bench/run.mjs --ci                  # N = 10, 1 repetition, a folder of 10 files, to a temp
+//                                            # file; exit 1 if any step's requests differ from the minimum
+//   --folders 100x1024,1000x1048576          # folder scenarios, N × bytes per file ("none": none)
+//   --latency 50                             # ms injected on every request for the latency run (0: none)
 //   node bench/run.mjs --n 500 --reps 1 --variants storedfile --profile /tmp/prof
 //                                            # CPU profiles of the program and provider processes
 //                                            # (summarize: node bench/profile.mjs /tmp/prof)
@@ -53,6 +60,8 @@ const { values: cli } = parseArgs({
     "no-engine": { type: "boolean", default: false },
     "no-diagnostics": { type: "boolean", default: false },
     faults: { type: "string" },
+    folders: { type: "string" },
+    latency: { type: "string" },
   },
 });
 
@@ -97,8 +106,21 @@ const options = {
   // One more pass, with the engine's intermediate checkpoint writes switched off, at these N: it
   // tells how much of each step is the file backend rewriting the whole checkpoint per resource.
   diagnostics: ci || cli["no-diagnostics"] ? [] : [10, 100, 500],
+  // Folders: N files of `bytes` each, uploaded by a StoredFolder, next to the no-op floor.
+  folders: parseFolders(cli.folders ?? (ci ? "10x1024" : "100x1024,1000x1024,100x1048576,1000x1048576")),
+  // The latency run: every request delayed this long by the emulator, at N=100 (10 with --ci: off).
+  latency: { ms: Number(cli.latency ?? (ci ? "0" : "50")), n: 100, bytes: 1024 },
 };
 for (const v of options.variants) if (v !== "noop" && v !== "storedfile") throw new Error(`unknown variant ${v}`);
+
+function parseFolders(text) {
+  if (text === "none") return [];
+  return text.split(",").map((spec) => {
+    const [n, bytes] = spec.split("x").map(Number);
+    if (!Number.isInteger(n) || n < 1 || !Number.isInteger(bytes) || bytes < 1) throw new Error(`--folders: ${spec} is not NxBYTES`);
+    return { n, bytes };
+  });
+}
 
 function parseReps(text) {
   if (/^\d+$/.test(text)) return () => Number(text);
@@ -216,7 +238,7 @@ async function waitForQuiet() {
 // The engine steps.
 // ---------------------------------------------------------------------------------------------
 
-/** The six steps; `min` is the fewest requests the service could possibly get for N files. */
+/** The six steps; `min` is the fewest requests the service could possibly get for N files (kinds left out: 0). */
 const STEPS = [
   // Adoption buys one epoch: the service's echo of that purchase's Idempotency-Key is what lets
   // later purchases go without a look first (README "Buying epochs safely").
@@ -228,6 +250,20 @@ const STEPS = [
   { key: "destroy", op: "destroy", min: () => ({ get: 0, patch: 0, renew: 0 }) },
 ];
 
+/**
+ * A folder's steps. The folder declares a tag and one epoch, which the upload carries, and no
+ * metadata: a new file is one upload and nothing else. The edit changes one file's content: a
+ * replace, one upload (the old file is left as it is: no request).
+ */
+const FOLDER_STEPS = [
+  { key: "fcreate", op: "up", config: { tag: "v1", epochs: 1 }, min: (n) => ({ upload: n }) },
+  { key: "fpreview", op: "preview", min: () => ({}) },
+  { key: "fedit", op: "up", edit: true, min: () => ({ upload: 1 }) },
+  { key: "fdestroy", op: "destroy", min: () => ({}) },
+];
+const REQUEST_KINDS = ["get", "patch", "renew", "upload"];
+const fullMin = (min) => Object.fromEntries(REQUEST_KINDS.map((k) => [k, min[k] ?? 0]));
+
 /** What the engine must report for each step, or the run is not measuring what it says. */
 function engineProblems(step, changes, n) {
   const c = changes ?? {};
@@ -237,11 +273,23 @@ function engineProblems(step, changes, n) {
     tags: { update: n },
     epochs: { update: n },
     destroy: { delete: n + 1 },
+    fcreate: { create: n + 2 }, // + the Stack and the folder component
+    fpreview: { same: n + 2 },
+    fedit: { replace: 1, same: n + 1 },
+    fdestroy: { delete: n + 2 },
   }[step];
   if (!want) return [];
   return Object.entries(want)
     .filter(([k, v]) => c[k] !== v)
     .map(([k, v]) => `${step}: engine reported ${k}=${c[k] ?? 0}, expected ${v} (${JSON.stringify(c)})`);
+}
+
+/** What the emulator must hold after each StoredFolder step: every file once, as declared; the edited one a new file. */
+function folderProblems(step, files, n) {
+  const expected = { fcreate: n, fedit: n + 1 }[step];
+  if (expected === undefined) return [];
+  const ok = files.filter((f) => f.tag === "v1" && f.uploadEpochs === 1 && f.epochsBought === 0 && /^file-\d+\.bin$/.test(f.name ?? ""));
+  return ok.length === expected && files.length === expected ? [] : [`${step}: the emulator holds ${files.length} file(s), ${ok.length} as declared; expected ${expected}`];
 }
 
 /** What the emulator must hold after each StoredFile step. */
@@ -269,7 +317,7 @@ function findCheckpoint(stateDir, stackName) {
  * Opens a fresh stack of N resources of one variant: uploads its files to the emulator, gives it
  * its own temp backend and PULUMI_HOME, sets its config. Returns what the steps need.
  */
-async function openStack(emu, variant, n, rep, { warmup, extraEnv }) {
+async function openStack(emu, variant, n, rep, { warmup, extraEnv, folder }) {
   const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-${n}-`));
   const stateDir = path.join(tmp, "state");
   // The stack runs in bench/project itself, not in a copy with node_modules linked: the engine
@@ -279,7 +327,7 @@ async function openStack(emu, variant, n, rep, { warmup, extraEnv }) {
   const workDir = projectDir;
   const blobsFile = `.bench-blobs-${stackName}.json`;
   const blobIds = [];
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < (folder ? 0 : n); i++) {
     // 10 epochs: outside the provider's "expiring soon" window (3 epochs by default), whose
     // per-file warning at every diff would otherwise be measured too.
     const file = await emu.uploadFile({ content: `bench ${variant} ${n} ${rep} ${i}`, filename: `file-${i}.txt`, tag: "uploaded", epochs: 10 });
@@ -297,8 +345,8 @@ async function openStack(emu, variant, n, rep, { warmup, extraEnv }) {
     envVars.NODE_OPTIONS = `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`;
   }
 
-  const ctx = { variant, n, rep, warmup, extraEnv, tmp, stateDir, stackName, workDir, blobsFile, blobIds, destroyed: false };
-  ctx.out = { variant, n, rep, steps: [], problems: [] };
+  const ctx = { variant, n, rep, warmup, extraEnv, tmp, stateDir, stackName, workDir, blobsFile, blobIds, folder, destroyed: false };
+  ctx.out = { variant, n, rep, steps: [], problems: [], ...(folder ? { bytes: folder.bytes, latencyMs: folder.latencyMs } : {}) };
   // Time the `pulumi <op>` process itself (what a user waits for at the CLI), apart from the
   // Automation API's own follow-up commands (stack output, stack history).
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
@@ -324,6 +372,7 @@ async function openStack(emu, variant, n, rep, { warmup, extraEnv }) {
     "bench:blobsFile": { value: blobsFile },
     "bench:tag": { value: "v1" },
     "bench:epochs": { value: "0" },
+    ...(folder ? { "bench:folder": { value: folder.dir } } : {}),
   });
   return ctx;
 }
@@ -336,6 +385,11 @@ async function runStep(emu, ctx, step) {
     await stack.setAllConfig(Object.fromEntries(Object.entries(step.config).map(([k, v]) => [`bench:${k}`, { value: String(v) }])));
   }
   if (options.profile) stack.workspace.envVars.BENCH_CPU_PROF_DIR = path.join(options.profile, `${variant}-${n}-${rep}`, step.key);
+  // The variants run the same folder in lockstep: the first to reach the edit makes it.
+  if (step.edit && !ctx.folder.edited.value) {
+    fs.appendFileSync(path.join(ctx.folder.dir, folderFile(0)), "edited\n");
+    ctx.folder.edited.value = true;
+  }
   const quietWaitMs = await waitForQuiet();
   emu.clearRequests();
   ctx.lastCliMs = NaN;
@@ -350,7 +404,7 @@ async function runStep(emu, ctx, step) {
   if (step.op === "destroy") ctx.destroyed = true;
 
   const fileRequests = emu.requests().filter((r) => r.path.startsWith("/v1/"));
-  const requests = { get: 0, patch: 0, renew: 0, other: 0 };
+  const requests = { get: 0, patch: 0, renew: 0, upload: 0, other: 0 };
   for (const r of fileRequests) requests[r.route in requests ? r.route : "other"]++;
   const non2xx = fileRequests.filter((r) => r.status < 200 || r.status >= 300).length;
   const changes = step.op === "preview" ? result.changeSummary : result.summary?.resourceChanges;
@@ -368,13 +422,14 @@ async function runStep(emu, ctx, step) {
     quietWaitMs,
     requests,
     non2xx,
-    min: step.min(n),
+    min: fullMin(step.min(n)),
     checkpointBytes,
     changes,
   };
   out.steps.push(record);
   out.problems.push(...engineProblems(step.key, changes, n));
   if (variant === "storedfile") out.problems.push(...emulatorProblems(step.key, emu.files(), ctx.blobIds));
+  if (variant === "folder") out.problems.push(...folderProblems(step.key, emu.files(), n));
 
   if (step.key === "epochs" && checkpoint) {
     // After the last `up`, every output is there. What one resource's bytes are made of, on
@@ -402,7 +457,7 @@ async function runStep(emu, ctx, step) {
   log(
     `${warmup ? "(warm-up) " : ""}${Object.keys(extraEnv).length ? "(diagnostic) " : ""}${variant.padEnd(10)} N=${String(n).padEnd(3)} rep ${rep} ${step.key.padEnd(7)} ` +
       `${String(record.cliMs).padStart(6)} ms (cpu ${record.pulumiCpuMs}, emu ${record.emulatorCpuMs}, others ${Math.round(record.contention * 100)}%)` +
-      `  get ${requests.get} patch ${requests.patch} renew ${requests.renew}` +
+      `  get ${requests.get} patch ${requests.patch} renew ${requests.renew}${requests.upload ? ` upload ${requests.upload}` : ""}` +
       `${requests.other ? ` other ${requests.other}` : ""}${non2xx ? ` non-2xx ${non2xx}` : ""}  state ${checkpointBytes} B`,
   );
 }
@@ -424,16 +479,27 @@ async function closeStack(ctx) {
  * each, … — so the variants' same step is measured minutes apart at most, and a burst of load
  * on the machine is more likely to hit both. `order` says which variant goes first.
  */
-async function runRepetition(emu, order, n, rep, { warmup = false, extraEnv = {} } = {}) {
+async function runRepetition(emu, order, n, rep, { warmup = false, extraEnv = {}, folder } = {}) {
   await emu.reset();
   const ctxs = [];
   try {
-    for (const variant of order) ctxs.push(await openStack(emu, variant, n, rep, { warmup, extraEnv }));
-    for (const step of STEPS) for (const ctx of ctxs) await runStep(emu, ctx, step);
+    if (folder) writeFolder(folder, n);
+    for (const variant of order) ctxs.push(await openStack(emu, variant, n, rep, { warmup, extraEnv, folder }));
+    for (const step of folder ? FOLDER_STEPS : STEPS) for (const ctx of ctxs) await runStep(emu, ctx, step);
   } finally {
     for (const ctx of ctxs) await closeStack(ctx);
   }
   return ctxs.map((c) => c.out);
+}
+
+const folderFile = (i) => `file-${String(i).padStart(4, "0")}.bin`;
+
+/** (Re)writes a folder of N files of `bytes` each, every one a different content. */
+function writeFolder(folder, n) {
+  fs.rmSync(folder.dir, { recursive: true, force: true });
+  fs.mkdirSync(folder.dir, { recursive: true });
+  for (let i = 0; i < n; i++) fs.writeFileSync(path.join(folder.dir, folderFile(i)), Buffer.alloc(folder.bytes, `bench folder ${n}x${folder.bytes} file ${i}\n`));
+  folder.edited = { value: false };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -487,6 +553,8 @@ async function loadTest(load) {
 // ---------------------------------------------------------------------------------------------
 
 const runs = [];
+const folderRuns = [];
+const latencyRuns = [];
 const diagnostics = [];
 const problems = [];
 let loadResults = [];
@@ -519,8 +587,31 @@ try {
         }
       }
       if (diagnostics.length) phaseDone("diagnostic (PULUMI_SKIP_CHECKPOINTS)");
+      for (const { n, bytes } of options.folders) {
+        const folder = { dir: path.join(tmpRoot, `folder-${n}x${bytes}`), bytes };
+        for (const r of await runRepetition(emu, ["folder", "noopfolder"], n, 0, { folder })) {
+          folderRuns.push(r);
+          problems.push(...r.problems.map((p) => `${r.variant} N=${n}×${bytes} B: ${p}`));
+        }
+        fs.rmSync(folder.dir, { recursive: true, force: true });
+        phaseDone(`folder N=${n}×${bytes} B`);
+      }
     } finally {
       await emu.close();
+    }
+    if (options.latency.ms > 0) {
+      // A second emulator that delays every /v1 request: how much of each step is waiting on the service.
+      const { ms, n, bytes } = options.latency;
+      const slow = await startEmulator({ port: 0, faults: { routes: { "*": { latencyMs: ms } } } });
+      try {
+        for (const r of await runRepetition(slow, ["storedfile", "noop"], n, 0)) latencyRuns.push({ ...r, latencyMs: ms });
+        const folder = { dir: path.join(tmpRoot, `folder-latency-${n}x${bytes}`), bytes, latencyMs: ms };
+        for (const r of await runRepetition(slow, ["folder", "noopfolder"], n, 0, { folder })) latencyRuns.push({ ...r, latencyMs: ms });
+        for (const r of latencyRuns) problems.push(...r.problems.map((p) => `latency ${ms} ms ${r.variant} N=${n}: ${p}`));
+      } finally {
+        await slow.close();
+      }
+      phaseDone(`latency ${ms} ms`);
     }
   }
   if (options.load) {
@@ -540,9 +631,12 @@ const results = {
     variants: options.variants,
     parallel: options.parallel ?? `default (${machine.defaultParallel} on this machine)`,
     engineEnv: options.engineEnv,
-    transpileOnly: true,
+    typeChecked: true,
     warmup: options.warmup,
     load: options.load,
+    folders: options.folders,
+    latency: options.latency,
+    clientConcurrency: 8,
     profiled: Boolean(options.profile),
     quietGate: { threshold: quiet.threshold, maxMsPerStep: quiet.maxMs, budgetMs: ci ? 0 : 120_000 },
   },
@@ -550,6 +644,8 @@ const results = {
   phasesMs: phases,
   problems,
   runs,
+  folderRuns,
+  latencyRuns,
   diagnostics: { skipCheckpoints: diagnostics },
   load: loadResults,
 };

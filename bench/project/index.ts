@@ -1,60 +1,57 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 
-// The benchmark's program: N files, declared from stack config, either as StoredFiles or as
-// no-op dynamic resources (the floor: same engine, same backend, same inputs, a provider that
-// does nothing). bench/run.mjs changes `bench:tag` and `bench:epochs` between steps.
+// The benchmark's program. bench/run.mjs picks the variant and changes `bench:tag` and
+// `bench:epochs` between steps:
+//   - "storedfile" / "noop": N files adopted by blobId, as StoredFiles or as no-op resources;
+//   - "folder" / "noopfolder": a directory of N files uploaded by a StoredFolder, or as no-op
+//     resources with the same inputs under a component of their own.
+// The no-op resources are the floor: same engine, backend and inputs, a provider that does
+// nothing, serialized as ours is (a require of a package by name).
 const config = new pulumi.Config("bench");
-const variant = config.require("variant"); // "storedfile" | "noop"
+const variant = config.require("variant");
 const tag = config.require("tag");
 const retentionEpochs = config.requireNumber("epochs");
-// One blobId per file, written by the runner (a file rather than config: 500 ids are 22 KB).
-const blobIds: string[] = JSON.parse(fs.readFileSync(config.require("blobsFile"), "utf8"));
 
-const args = (i: number) => ({
-  blobId: blobIds[i],
-  name: `file-${i}.txt`,
-  tag,
-  metadata: { bench: "tuskr", index: i },
-  retentionEpochs,
-});
-
-/**
- * The floor's provider: create returns an id, diff and update compare inputs, read hands the
- * state back, delete does nothing. Capture-free, so what Pulumi serializes is just this object.
- */
-const noopProvider: pulumi.dynamic.ResourceProvider = {
-  async create(inputs) {
-    return { id: String(inputs.blobId), outs: inputs };
-  },
-  async diff(_id, olds, news) {
-    const changed = ["blobId", "name", "tag", "metadata", "retentionEpochs"].filter(
-      (k) => JSON.stringify(olds[k]) !== JSON.stringify(news[k]),
-    );
-    return { changes: changed.length > 0, replaces: changed.includes("blobId") ? ["blobId"] : [] };
-  },
-  async update(_id, _olds, news) {
-    return { outs: news };
-  },
-  async read(id, props) {
-    return { id, props };
-  },
-  async delete() {},
-};
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const noopProvider = require("tuskr-bench-noop") as pulumi.dynamic.ResourceProvider;
 
 class NoopFile extends pulumi.dynamic.Resource {
-  constructor(name: string, args: Record<string, unknown>) {
-    super(noopProvider, name, args, undefined, "bench", "NoopFile");
+  constructor(name: string, args: Record<string, unknown>, opts?: pulumi.CustomResourceOptions) {
+    super(noopProvider, name, args, opts, "bench", "NoopFile");
   }
 }
 
-if (variant === "storedfile") {
-  // Loaded only here, so the floor does not pay for loading pulumi-tuskr.
+/** The floor of StoredFolder: a component with one no-op resource per file, the same inputs. */
+class NoopFolder extends pulumi.ComponentResource {
+  constructor(name: string, dir: string) {
+    super("bench:index:NoopFolder", name, {});
+    for (const rel of fs.readdirSync(dir).sort()) {
+      new NoopFile(`${name}/${rel}`, { name: rel, tag, retentionEpochs, source: new pulumi.asset.FileAsset(path.join(dir, rel)) }, { parent: this });
+    }
+    this.registerOutputs({});
+  }
+}
+
+if (variant === "storedfile" || variant === "noop") {
+  // One blobId per file, written by the runner (a file rather than config: 500 ids are 22 KB).
+  const blobIds: string[] = JSON.parse(fs.readFileSync(config.require("blobsFile"), "utf8"));
+  const args = (i: number) => ({ blobId: blobIds[i], name: `file-${i}.txt`, tag, metadata: { bench: "tuskr", index: i }, retentionEpochs });
+  if (variant === "storedfile") {
+    // Loaded only here, so the floor does not pay for loading pulumi-tuskr.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { StoredFile } = require("pulumi-tuskr") as typeof import("pulumi-tuskr");
+    blobIds.forEach((_, i) => new StoredFile(`f${i}`, args(i)));
+  } else {
+    blobIds.forEach((_, i) => new NoopFile(`f${i}`, args(i)));
+  }
+} else if (variant === "folder") {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { StoredFile } = require("pulumi-tuskr") as typeof import("pulumi-tuskr");
-  blobIds.forEach((_, i) => new StoredFile(`f${i}`, args(i)));
-} else if (variant === "noop") {
-  blobIds.forEach((_, i) => new NoopFile(`f${i}`, args(i)));
+  const { StoredFolder } = require("pulumi-tuskr") as typeof import("pulumi-tuskr");
+  new StoredFolder("folder", { path: config.require("folder"), tag, retentionEpochs });
+} else if (variant === "noopfolder") {
+  new NoopFolder("folder", config.require("folder"));
 } else {
-  throw new Error(`bench:variant must be "storedfile" or "noop", got ${JSON.stringify(variant)}`);
+  throw new Error(`bench:variant must be "storedfile", "noop", "folder" or "noopfolder", got ${JSON.stringify(variant)}`);
 }
