@@ -1,4 +1,51 @@
-import { DEFAULT_BASE_URL, type TuskrClientOptions, insecureBaseUrlProblem } from "./client/client";
+import { z } from "zod";
+import { DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_MS, type TuskrClientOptions, insecureBaseUrlProblem } from "./client/client";
+
+/**
+ * The provider's settings: the stack config handed to `configure` (`tuskr:apiKey` as a secret,
+ * `tuskr:baseUrl`, …), else the environment (`TUSKR_API_KEY`, `TUSKR_BASE_URL`). Built once per
+ * `configure`; they live only in the provider process — never in the serialized provider, never
+ * in resource inputs or outputs, so never in state.
+ */
+/**
+ * How each setting is documented and typed, once: the README's configuration table, the package
+ * schema's `config` and the provider plugin's config inputs all derive from these.
+ */
+interface SettingDoc {
+  description: string;
+  /** The default, as the README says it. */
+  default: string;
+  /** The environment variable read when the stack config does not set it. */
+  env?: string;
+  /** Never shown: the package schema marks it secret. */
+  secret?: boolean;
+}
+const setting = <T extends z.ZodType>(schema: T, doc: SettingDoc): T => schema.meta({ ...doc });
+const positiveInt = z.number().int().positive();
+
+export const ProviderConfigSchema = z.object({
+  apiKey: setting(z.string(), {
+    description: "The Tuskr API key (`tsk_live_…`). Set it as a secret: `pulumi config set --secret tuskr:apiKey …`.",
+    default: "— (required)",
+    env: "TUSKR_API_KEY",
+    secret: true,
+  }),
+  baseUrl: setting(z.string(), { description: "The service's base URL.", default: `\`${DEFAULT_BASE_URL}\``, env: "TUSKR_BASE_URL" }),
+  maxConcurrency: setting(positiveInt, { description: "Requests in flight at most, per `up`.", default: `${DEFAULT_MAX_CONCURRENCY} requests in flight per \`up\`` }),
+  timeoutMs: setting(positiveInt, { description: "Deadline of one request, the whole answer included, in milliseconds.", default: `${DEFAULT_TIMEOUT_MS}: one request, the whole answer included` }),
+  epochSeconds: setting(positiveInt, { description: "Length of one epoch in seconds (a setting of the service; about a day).", default: "86400 (one epoch; a setting of the service)" }),
+  expiryWarningEpochs: setting(positiveInt, { description: "Previews warn about files with this many epochs left or fewer.", default: "3" }),
+  allowInsecureHttp: setting(z.boolean(), {
+    description: "Allow a plain `http://` base URL to a host other than this machine (the key would cross the network in clear).",
+    default:
+      "`false`: a `http://` base URL is refused (at preview, before any request) unless its host is this machine (`localhost`, `127.x.x.x`, `::1`), since the key would cross the network in clear",
+  }),
+});
+
+/** A setting's documentation, from the config schema. */
+export function settingDoc(key: keyof typeof ProviderConfigSchema.shape): SettingDoc {
+  return ProviderConfigSchema.shape[key].meta() as unknown as SettingDoc;
+}
 
 /**
  * The provider's settings: the stack config handed to `configure` (`tuskr:apiKey` as a secret,
@@ -22,21 +69,12 @@ export interface ProviderSettings {
 const DEFAULT_EPOCH_SECONDS = 86_400;
 const DEFAULT_EXPIRY_WARNING_EPOCHS = 3;
 
+/** The package's name in stack config: every setting is `tuskr:<name>`. */
+export const CONFIG_NAMESPACE = "tuskr";
+const SETTINGS = ProviderConfigSchema.keyof().options;
+export type SettingName = (typeof SETTINGS)[number];
 /** Stack config keys, by setting. */
-const CONFIG_KEYS = {
-  apiKey: "tuskr:apiKey",
-  baseUrl: "tuskr:baseUrl",
-  maxConcurrency: "tuskr:maxConcurrency",
-  timeoutMs: "tuskr:timeoutMs",
-  epochSeconds: "tuskr:epochSeconds",
-  expiryWarningEpochs: "tuskr:expiryWarningEpochs",
-  allowInsecureHttp: "tuskr:allowInsecureHttp",
-} as const satisfies Record<keyof ProviderSettings, string>;
-
-const ENV_VARS = {
-  apiKey: "TUSKR_API_KEY",
-  baseUrl: "TUSKR_BASE_URL",
-} as const;
+export const CONFIG_KEYS = Object.fromEntries(SETTINGS.map((k) => [k, `${CONFIG_NAMESPACE}:${k}`])) as { [K in SettingName]: `tuskr:${K}` };
 
 /** The slice of Pulumi's dynamic-provider config we read. */
 export interface ConfigSource {
@@ -45,23 +83,29 @@ export interface ConfigSource {
 
 /** The settings from the stack config, with the environment and the defaults behind it. */
 export function settingsFrom(config: ConfigSource | undefined, env: NodeJS.ProcessEnv = process.env): ProviderSettings {
-  const text = (key: string): string | undefined => {
-    const v = config?.get(key);
-    return typeof v === "string" && v !== "" ? v : undefined;
+  const fromEnv = (key: SettingName): string | undefined => {
+    const name = settingDoc(key).env;
+    return name ? env[name] || undefined : undefined;
   };
-  const int = (key: string): number | undefined => {
+  // Stack config arrives as text (dynamic providers) or typed (the provider plugin): either way, text.
+  const text = (key: SettingName): string | undefined => {
+    const v = config?.get(CONFIG_KEYS[key]);
+    if (typeof v === "number" || typeof v === "boolean") return String(v);
+    return typeof v === "string" && v !== "" ? v : fromEnv(key);
+  };
+  const int = (key: SettingName): number | undefined => {
     const v = text(key);
     const n = v === undefined ? undefined : Number(v);
     return n !== undefined && Number.isInteger(n) && n > 0 ? n : undefined;
   };
   return {
-    apiKey: text(CONFIG_KEYS.apiKey) ?? (env[ENV_VARS.apiKey] || undefined),
-    baseUrl: text(CONFIG_KEYS.baseUrl) ?? (env[ENV_VARS.baseUrl] || DEFAULT_BASE_URL),
-    maxConcurrency: int(CONFIG_KEYS.maxConcurrency),
-    timeoutMs: int(CONFIG_KEYS.timeoutMs),
-    epochSeconds: int(CONFIG_KEYS.epochSeconds) ?? DEFAULT_EPOCH_SECONDS,
-    expiryWarningEpochs: int(CONFIG_KEYS.expiryWarningEpochs) ?? DEFAULT_EXPIRY_WARNING_EPOCHS,
-    allowInsecureHttp: text(CONFIG_KEYS.allowInsecureHttp) === "true",
+    apiKey: text("apiKey"),
+    baseUrl: text("baseUrl") ?? DEFAULT_BASE_URL,
+    maxConcurrency: int("maxConcurrency"),
+    timeoutMs: int("timeoutMs"),
+    epochSeconds: int("epochSeconds") ?? DEFAULT_EPOCH_SECONDS,
+    expiryWarningEpochs: int("expiryWarningEpochs") ?? DEFAULT_EXPIRY_WARNING_EPOCHS,
+    allowInsecureHttp: text("allowInsecureHttp") === "true",
   };
 }
 

@@ -5,6 +5,28 @@ import { redactString } from "./client/errors";
 import { sourceProblem } from "./stored-file-source";
 
 /**
+ * How each input is documented, once: the README's input table, the package schema's property
+ * descriptions and the TypeScript docs all come from these (zod metadata on each field).
+ */
+export interface FieldDoc {
+  /** What the field is, in one sentence. */
+  description: string;
+  /** Its type and limits, as a user writes it. */
+  limit: string;
+  /** What a change of it makes the provider do. */
+  change: string;
+  /** What omitting it means. */
+  omitted: string;
+}
+const documented = <T extends z.ZodType>(schema: T, doc: FieldDoc): T => schema.meta({ ...doc });
+
+/** A field's documentation, from its schema. */
+export function fieldDoc(schema: z.ZodType): FieldDoc | undefined {
+  const meta = schema.meta() as Partial<FieldDoc> | undefined;
+  return meta?.limit === undefined ? undefined : (meta as FieldDoc);
+}
+
+/**
  * The value Pulumi puts in place of an input that is not known yet (during preview).
  * Mirrors `@pulumi/pulumi/runtime/rpc.unknownValue`; kept here so the schema module stays free
  * of the Pulumi runtime.
@@ -62,11 +84,11 @@ const epochCount = (field: string) =>
  * (once, and never past the horizon). What it buys is counted in `keepAliveEpochs`, apart from
  * `retentionEpochs`, so the declared count stays exact.
  */
-const KeepAliveSchema = z
+export const KeepAliveSchema = z
   .object(
     {
-      minRemainingEpochs: epochCount("keepAlive.minRemainingEpochs"),
-      renewEpochs: epochCount("keepAlive.renewEpochs"),
+      minRemainingEpochs: epochCount("keepAlive.minRemainingEpochs").meta({ description: "Renew when an `up` finds fewer epochs than this left." }),
+      renewEpochs: epochCount("keepAlive.renewEpochs").meta({ description: "How many epochs each keep-alive renewal buys (never past the horizon)." }),
     },
     { error: "keepAlive must be an object { minRemainingEpochs, renewEpochs }" },
   )
@@ -84,38 +106,78 @@ const source = z.custom<pulumi.asset.FileAsset | pulumi.asset.StringAsset>().che
   if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
 });
 
+const MiB = 1024 * 1024;
 export const StoredFileInputsSchema = z.object({
+  /**
+   * The content to upload (`pulumi.asset.FileAsset` or `StringAsset`): the file is uploaded on
+   * create and its `blobId` becomes an output. Exactly one of `blobId` and `source`. A change of
+   * content is a new blob: replace (the old file is left as it is).
+   */
+  source: documented(source.optional(), {
+    description: "The content to upload: the file is uploaded on create, and its blobId becomes an output.",
+    limit: `\`FileAsset\` or \`StringAsset\`, ≤ ${LIMITS.uploadMaxBytes / MiB} MiB; exactly one of \`source\` and \`blobId\``,
+    change:
+      "**replace** when the content changes (its sha256, computed at preview): a new upload, a new blob; the old file is left as it is, stored until its period ends",
+    omitted: "—",
+  }),
   /**
    * An uploaded file to adopt, by its blob id (as the upload returned it). Exactly one of
    * `blobId` and `source`. A change means another file: replace.
    */
-  blobId: blobId.optional(),
+  blobId: documented(blobId.optional(), {
+    description: "The id of a file already uploaded (what its upload returned), to adopt.",
+    limit: `string, ≤ ${LIMITS.blobIdMaxLength} chars; exactly one of \`source\` and \`blobId\``,
+    change: "**replace** (another file; the old one is left as it is)",
+    omitted: "an output, with `source`",
+  }),
+  /** Display name. A change is one PATCH. `""` clears it. */
+  name: documented(boundedText("name", LIMITS.nameMaxLength).optional(), {
+    description: "The file's display name (with `source`, also the uploaded file's name).",
+    limit: `string, ≤ ${LIMITS.nameMaxLength} chars`,
+    change: "one `PATCH` (all changed fields in one request)",
+    omitted: "unmanaged",
+  }),
+  /** Label used for filtering. A change is one PATCH. `""` clears it. */
+  tag: documented(boundedText("tag", LIMITS.tagMaxLength).optional(), {
+    description: "A label used for filtering.",
+    limit: `string, ≤ ${LIMITS.tagMaxLength} chars`,
+    change: "one `PATCH`",
+    omitted: "unmanaged",
+  }),
   /**
-   * The content to upload (`pulumi.asset.FileAsset` or `StringAsset`, ≤ 32 MiB): the file is
-   * uploaded on create and its `blobId` becomes an output. Exactly one of `blobId` and `source`.
-   * A change of content is a new blob: replace (the old file is left as it is).
+   * Free-form JSON object. The stored metadata is made exactly equal to it: keys you remove are
+   * removed. `{}` clears it. Values may not be `null`.
    */
-  source: source.optional(),
-  /** Display name (≤ 256 characters). A change is one PATCH. `""` clears it. */
-  name: boundedText("name", LIMITS.nameMaxLength).optional(),
-  /** Label used for filtering (≤ 256 characters). A change is one PATCH. `""` clears it. */
-  tag: boundedText("tag", LIMITS.tagMaxLength).optional(),
-  /**
-   * Free-form JSON object (≤ 64 keys, ≤ 16 KiB as JSON, nested ≤ 32 deep). The stored metadata is
-   * made exactly equal to it: keys you remove are removed. `{}` clears it. Values may not be `null`.
-   */
-  metadata: metadata.optional(),
+  metadata: documented(metadata.optional(), {
+    description: "Free-form JSON metadata; the stored object is made exactly equal to it.",
+    limit: `JSON object, ≤ ${LIMITS.metadataMaxKeys} keys, ≤ ${LIMITS.metadataMaxBytes / 1024} KiB as JSON, nested ≤ ${LIMITS.metadataMaxDepth} deep, no \`null\` values, no key named \`__proto__\``,
+    change:
+      "one `PATCH`; the stored object ends **exactly** equal to the declared one (removed keys are sent as `null`, per JSON Merge Patch)",
+    omitted: "unmanaged",
+  }),
   /**
    * Whole epochs bought through this resource so far (≥ 0; an epoch is about a day). Raising it
    * by N buys N epochs with one renew; it can never go down, since bought epochs cannot be
    * returned. One raise can buy at most 53 epochs (the service's horizon).
    */
-  retentionEpochs: retentionEpochs.optional(),
+  retentionEpochs: documented(retentionEpochs.optional(), {
+    description: "Whole storage epochs (about a day each) bought through this resource; raise it to buy more.",
+    limit: `integer ≥ 0; may only go up, never past the ${LIMITS.maxEpochsAhead}-epoch horizon`,
+    change:
+      "one `POST …/renew` buying the increase. With `source`, it **counts the upload's epochs**: the upload stores the file for `retentionEpochs` epochs (no renew at create); declared 0 or omitted, the upload stores the service's default single epoch, not counted",
+    omitted: "0",
+  }),
   /**
    * Whenever an `up` finds fewer than `minRemainingEpochs` left, buy `renewEpochs` (counted in
    * `keepAliveEpochs`, apart from `retentionEpochs`).
    */
-  keepAlive: KeepAliveSchema.optional(),
+  keepAlive: documented(KeepAliveSchema.optional(), {
+    description: "Renews automatically: whenever an `up` finds fewer than `minRemainingEpochs` left, it buys `renewEpochs`.",
+    limit: `\`{ minRemainingEpochs, renewEpochs }\`, each 1–${LIMITS.maxEpochsAhead}`,
+    change:
+      "nothing by itself; an `up` that finds fewer than `minRemainingEpochs` left buys `renewEpochs` (a renew of its own, after the declared one)",
+    omitted: "no keep-alive",
+  }),
 });
 export type StoredFileInputs = z.infer<typeof StoredFileInputsSchema>;
 
@@ -162,19 +224,15 @@ export type InputField = (typeof INPUT_FIELDS)[number];
 
 /** Outputs that are not inputs: what the service reports and what the provider derives. */
 const reportedShape = {
-  /** Where the file is served. */
-  url: z.string().nullish(),
-  /** Size in bytes. */
-  size: z.number().nullish(),
-  /** When the file was uploaded, as the service reports it. */
-  createdAt: z.string().nullish(),
-  /** End of the paid storage period, as of the last read or write. */
-  expiresAt: z.string().nullish(),
-  /** Whole epochs left (the current one included) as of the last read or write. */
-  remainingEpochs: z.number().nullish(),
-  /** Epochs bought by keep-alive and confirmed by the service (apart from retentionEpochs). */
-  keepAliveEpochs: z.number().nullish(),
+  url: z.string().nullish().meta({ description: "Where the file is served, as the service reports it." }),
+  size: z.number().int().nullish().meta({ description: "Size in bytes." }),
+  createdAt: z.string().nullish().meta({ description: "When the file was uploaded, as the service reports it." }),
+  expiresAt: z.string().nullish().meta({ description: "End of the paid storage period, as of the last read or write." }),
+  remainingEpochs: z.number().int().nullish().meta({ description: "Whole epochs left, the current one included, as of the last read or write." }),
+  keepAliveEpochs: z.number().int().nullish().meta({ description: "Epochs bought by keep-alive and confirmed by the service, apart from retentionEpochs." }),
 };
+/** The schema of each reported output, by name (the package schema's outputs derive from it). */
+export const REPORTED_SCHEMAS: Readonly<Record<keyof typeof reportedShape, z.ZodType>> = reportedShape;
 export const REPORTED_FIELDS = Object.keys(reportedShape) as Array<keyof typeof reportedShape>;
 
 /**

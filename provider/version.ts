@@ -17,3 +17,4 @@ function readPackageInfo(): { name: string; version: string } {
 
 const PACKAGE = readPackageInfo();
 export const USER_AGENT = `${PACKAGE.name}/${PACKAGE.version} (node ${process.version})`;
+export const PACKAGE_VERSION = PACKAGE.version;

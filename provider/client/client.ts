@@ -22,7 +22,9 @@ import { TuskrApiError, redactString, redactValue } from "./errors";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";
 
 export const DEFAULT_BASE_URL = "https://api.tuskr.dev";
-const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+/** Requests in flight at most, per client (one per provider process). */
+export const DEFAULT_MAX_CONCURRENCY = 8;
 /** The largest response body the client reads; a larger one is refused, never kept. */
 const RESPONSE_MAX_BYTES = 256 * 1024;
 
@@ -230,7 +232,7 @@ export class TuskrClient {
     this.apiKey = options.apiKey;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.gate = new Semaphore(options.maxConcurrency ?? 8);
+    this.gate = new Semaphore(options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
     this.random = options.random ?? Math.random;
     this.onRetry = options.onRetry;
     this.http = axios.create({

@@ -146,7 +146,8 @@ describe("check (validateInputs): any JSON in, valid inputs or named failures ou
           // Accepted: only input fields, each of which the schema accepts (unknowns pass untouched).
           for (const key of Object.keys(inputs)) expect(INPUT_FIELDS as readonly string[]).toContain(key);
           expect(StoredFileInputsSchema.partial().safeParse(withoutUnknowns(inputs)).success).toBe(true);
-          expect(inputs.blobId).toBeDefined();
+          // Exactly one of blobId and source (which may still be unknown at preview).
+          expect(inputs.blobId ?? inputs.source).toBeDefined();
           // Nothing declared was dropped on the way.
           for (const [k, v] of Object.entries(news)) {
             if (k !== "__provider" && v !== undefined && v !== null) expect(Object.hasOwn(inputs, k)).toBe(true);
