@@ -171,3 +171,56 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     notices,
   };
 }
+
+/** How one property changes, in the engine's terms (a provider plugin's detailed diff). */
+type PropertyDiffKind = "add" | "add-replace" | "delete" | "delete-replace" | "update" | "update-replace";
+export interface PropertyDiff {
+  kind: PropertyDiffKind;
+  /** Between the old and the new inputs (true), or between the old outputs and the new inputs. */
+  inputDiff: boolean;
+}
+
+/** A property path as the engine writes it: `metadata.team`, `metadata["a.b"]`. */
+function pathOf(parent: string, key: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`;
+}
+
+/** The paths a merge patch changes, against the object it applies to. */
+function patchPaths(at: string, before: unknown, patch: Record<string, unknown>, out: Record<string, PropertyDiff>): void {
+  const old = isPlainObject(before) ? (before as Record<string, unknown>) : {};
+  for (const [key, value] of Object.entries(patch)) {
+    const path = pathOf(at, key);
+    const had = Object.hasOwn(old, key);
+    // A merge patch may repeat a value unchanged (inside a nested object it rewrites).
+    if (had && jsonEqual(old[key], value)) continue;
+    if (value === null) out[path] = { kind: "delete", inputDiff: true };
+    else if (had && isPlainObject(value) && isPlainObject(old[key])) patchPaths(path, old[key], value as Record<string, unknown>, out);
+    else out[path] = { kind: had ? "update" : "add", inputDiff: true };
+  }
+}
+
+/**
+ * The plan as property-level changes (`~ metadata.team`, `+ tag`, `blobId` replaced): what a
+ * provider plugin answers in its diff, so a preview names each changed key. Derived from the
+ * same plan the apply follows.
+ */
+export function propertyDiffs(olds: StoredFileState, news: DeclaredInputs, plan: StoredFilePlan): Record<string, PropertyDiff> {
+  const out: Record<string, PropertyDiff> = {};
+  for (const field of plan.replaceFields) {
+    const had = field === "source" ? Boolean(olds.sourceHash) : olds.blobId !== undefined && !olds.sourceHash;
+    out[field] = { kind: had ? "update-replace" : "add-replace", inputDiff: true };
+  }
+  for (const field of plan.changedFields) {
+    if (plan.replaceFields.includes(field)) continue;
+    if (field === "metadata" && plan.patch?.metadata && !isUnknown(news.metadata)) {
+      if (olds.metadata === undefined || olds.metadata === null) out.metadata = { kind: "add", inputDiff: true };
+      else patchPaths("metadata", olds.metadata, plan.patch.metadata as Record<string, unknown>, out);
+      continue;
+    }
+    const had = olds[field as keyof StoredFileState] !== undefined && olds[field as keyof StoredFileState] !== null;
+    out[field] = { kind: had ? "update" : "add", inputDiff: true };
+  }
+  // Keep-alive due changes no input: said on the output it moves.
+  if (plan.keepAliveEpochs > 0) out.keepAliveEpochs = { kind: "update", inputDiff: false };
+  return out;
+}

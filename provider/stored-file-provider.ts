@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from "node:crypto";
 import type * as pulumi from "@pulumi/pulumi";
-import { PATCH_FIELDS, jsonEqual, type PatchField } from "../api";
+import { PATCH_FIELDS, isPlainObject, jsonEqual, type PatchField } from "../api";
 import { type ReceivedFile, type RenewResult, TuskrClient, type TuskrClientOptions, type UploadResult } from "./client/client";
 import { TuskrApiError, isTuskrApiError, redactString } from "./client/errors";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
-import { type PlanClock, planChange, remainingEpochs, type StoredFilePlan } from "./stored-file-plan";
+import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, remainingEpochs, type StoredFilePlan } from "./stored-file-plan";
 import { type StoredFileState, StoredFileStateSchema, secretInputs, secretTexts, validateInputs } from "./stored-file-schema";
 import { type WireAsset, sourceFilename, sourceHash, wireAsset } from "./stored-file-source";
 
@@ -331,11 +331,29 @@ interface Configured {
   client(): TuskrClient;
 }
 
+/** Where the provider's warnings go, with the resource they are about when known. */
+export type ProviderLog = (line: string, urn?: string) => void;
+
+/** The resource's URN, where the inputs or state carry it. */
+const urnOf = (props: Record<string, unknown> | undefined): string | undefined => (typeof props?.[URN_KEY] === "string" ? (props[URN_KEY] as string) : undefined);
+
+/** A diff, with the property-level changes a provider plugin can show (a dynamic provider's host drops them). */
+export interface StoredFileDiff extends pulumi.dynamic.DiffResult {
+  detailedDiff: Record<string, PropertyDiff>;
+}
+
 export class StoredFileProvider {
   private configured: Configured | undefined;
 
-  /** @param clientOptions added to what the settings give (tests inject retry counters here). */
-  constructor(private readonly clientOptions: Partial<TuskrClientOptions> = {}) {}
+  /**
+   * @param clientOptions added to what the settings give (tests inject retry counters here).
+   * @param log where warnings go: stdout for the dynamic provider (the engine shows it), the
+   *   engine's log for the provider plugin.
+   */
+  constructor(
+    private readonly clientOptions: Partial<TuskrClientOptions> = {},
+    private readonly log: ProviderLog = (line) => console.log(line),
+  ) {}
 
   /** Called by the engine with the stack config before any other method. */
   async configure(req: { config: ConfigSource } | undefined): Promise<void> {
@@ -375,18 +393,19 @@ export class StoredFileProvider {
    * in the preview), and a change that the apply would refuse (past the service's horizon, or to
    * an expired file) fails the preview, before any request.
    */
-  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
+  async diff(id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<StoredFileDiff> {
     const redact = redactor(news);
     const state = parseState(olds);
     const plan = planChange(state, news, this.clock());
     const who = label(state, state.blobId ?? id);
-    for (const notice of plan.notices) console.log(redact(`warning: StoredFile ${who}: ${notice}`));
+    for (const notice of plan.notices) this.log(redact(`warning: StoredFile ${who}: ${notice}`), urnOf(news));
     const refusal = plan.replace ? undefined : planRefusal(plan);
     if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {
       changes: plan.changedFields.length > 0 || plan.renewEpochs > 0,
       replaces: plan.replaceFields,
       deleteBeforeReplace: false,
+      detailedDiff: propertyDiffs(state, news, plan),
     };
   }
 
@@ -396,7 +415,7 @@ export class StoredFileProvider {
    */
   async create(inputs: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
     const redact = redactor(inputs);
-    const log = (line: string) => console.log(redact(line));
+    const log = (line: string) => this.log(redact(line), urnOf(inputs));
     const clock = this.clock();
     const client = this.context.client();
     const asset = wireAsset(inputs.source);
@@ -507,6 +526,9 @@ export class StoredFileProvider {
   async read(id: string, props: Record<string, unknown>): Promise<pulumi.dynamic.ReadResult> {
     const redact = redactor(props);
     const before = parseState(props);
+    // No state at all: an import (`pulumi import`, provider plugin only). Adopt the file as it is,
+    // managing the fields it has, so the generated program declares exactly them and changes nothing.
+    if (before.blobId === undefined && declaredFields(before).size === 0) return this.imported(id, urnOf(props));
     const blobId = before.blobId ?? id;
     const clock = this.clock();
     let file: ReceivedFile;
@@ -523,8 +545,9 @@ export class StoredFileProvider {
       const now = file[field] ?? undefined;
       if (jsonEqual(was, now)) continue;
       const change = secret.has(field) ? "(a secret input: values not shown)" : `${shown(was)} → ${shown(now)}`;
-      console.log(
+      this.log(
         redact(`warning: StoredFile ${label(before, blobId)}: ${field} was changed outside this stack: ${change}; the next \`pulumi up\` sets it back to the declared value`),
+        urnOf(props),
       );
     }
     const state: StoredFileState = {
@@ -552,6 +575,36 @@ export class StoredFileProvider {
     // omitted one look declared. (States of earlier releases do not say: any non-zero count.)
     if (before.retentionDeclared ?? Boolean(state.retentionEpochs)) inputs.retentionEpochs = state.retentionEpochs;
     return { id, props: recorded(state, clock), inputs: compact(inputs as StoredFileState) };
+  }
+
+  /**
+   * `pulumi import tuskr:index:StoredFile <name> <blobId>`: one GET, no write. The inputs are the
+   * file's name, tag and metadata as they are (the ones it has), and no retentionEpochs (nothing
+   * bought through the stack yet): the program the CLI prints declares them, and changes nothing.
+   */
+  private async imported(blobId: string, urn: string | undefined): Promise<pulumi.dynamic.ReadResult> {
+    let file: ReceivedFile;
+    try {
+      file = await this.context.client().getFile(blobId);
+    } catch (e) {
+      throw describe(e, blobId, "importing the file");
+    }
+    const has = (field: PatchField) => {
+      const v = file[field];
+      return v !== undefined && v !== null && !(field === "metadata" && isPlainObject(v) && Object.keys(v).length === 0);
+    };
+    const managed = new Set(PATCH_FIELDS.filter(has));
+    const state: StoredFileState = {
+      ...observed(file, managed),
+      blobId,
+      retentionEpochs: 0,
+      retentionDeclared: false,
+      renewKeySeed: keySeed(urn, blobId),
+      purchasedExpiresAt: file.expiresAt ?? undefined,
+    };
+    const inputs: Record<string, unknown> = { blobId };
+    for (const field of managed) inputs[field] = file[field];
+    return { id: blobId, props: recorded(state, this.clock()), inputs };
   }
 
   /** One PATCH with only the changed fields, then one renew for the increase; nothing if unchanged. */
@@ -594,7 +647,7 @@ export class StoredFileProvider {
     if (plan.countedEpochs > 0) state.retentionEpochs = (state.retentionEpochs ?? 0) + plan.countedEpochs;
     delete state.unconfirmedEpochs;
     try {
-      await applyPlan(client, blobId, state, news, plan, clock, newlyManaged.length > 0, (line) => console.log(redact(line)));
+      await applyPlan(client, blobId, state, news, plan, clock, newlyManaged.length > 0, (line) => this.log(redact(line), urnOf(news)));
     } catch (e) {
       const error = describe(e, blobId, "updating the file");
       // Only if an earlier step went through is there anything new to record.

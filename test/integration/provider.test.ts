@@ -82,7 +82,18 @@ describe("StoredFile provider ↔ emulator", () => {
     emu.clearRequests();
     const news = { blobId, name: "a", tag: "t2", metadata: { keep: 1, add: 3 }, retentionEpochs: 12, __provider: STUB };
     const diff = await provider.diff(blobId, outs, news);
-    expect(diff).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    expect(diff).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+      // Per property, for the plugin's previews (the engine drops it for dynamic resources).
+      detailedDiff: {
+        tag: { kind: "update", inputDiff: true },
+        "metadata.add": { kind: "add", inputDiff: true },
+        "metadata.drop": { kind: "delete", inputDiff: true },
+        retentionEpochs: { kind: "update", inputDiff: true },
+      },
+    });
     const { outs: after } = await provider.update(blobId, outs, news);
     expect(emu.requests().map((r) => r.route)).toEqual(["patch", "renew"]);
     expect(emu.requests()[0].requestBody).toEqual({ tag: "t2", metadata: { keep: 1, add: 3, drop: null } });
