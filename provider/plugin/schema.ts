@@ -1,0 +1,136 @@
+import { z } from "zod";
+import { CONFIG_NAMESPACE, ProviderConfigSchema, settingDoc, type SettingName } from "../settings";
+import { KeepAliveSchema, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc, type InputField } from "../stored-file-schema";
+import { PACKAGE_VERSION } from "../version";
+
+/**
+ * The Pulumi package schema of the `tuskr` provider plugin, derived from the same zod schemas
+ * the dynamic resource checks its inputs with (stored-file-schema.ts) and the settings it reads
+ * (settings.ts): one definition of each input, its limits and its documentation.
+ */
+
+const PACKAGE_NAME = CONFIG_NAMESPACE;
+export const STORED_FILE_TOKEN = `${PACKAGE_NAME}:index:StoredFile`;
+const KEEP_ALIVE_TOKEN = `${PACKAGE_NAME}:index:KeepAlive`;
+
+/** A property of the package schema (the subset this package uses). */
+interface SchemaProperty {
+  type?: "string" | "integer" | "number" | "boolean" | "object" | "array";
+  $ref?: string;
+  additionalProperties?: SchemaProperty;
+  description?: string;
+  secret?: boolean;
+  willReplaceOnChanges?: boolean;
+}
+
+/** The JSON Schema of one field, as zod describes it. */
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  return z.toJSONSchema(schema, { unrepresentable: "any", io: "input" }) as Record<string, unknown>;
+}
+
+/**
+ * One field's type in the package schema: scalars as they are, a record as a map of Any, the
+ * keep-alive object as a named type, the asset as Pulumi's Asset.
+ */
+function typeOf(field: string, schema: z.ZodType): SchemaProperty {
+  if (field === "source") return { $ref: "pulumi.json#/Asset" };
+  if (field === "keepAlive") return { $ref: `#/types/${KEEP_ALIVE_TOKEN}` };
+  let json = jsonSchemaOf(schema);
+  // An optional or nullish field: its one non-null shape.
+  const branches = Array.isArray(json.anyOf) ? (json.anyOf as Array<Record<string, unknown>>).filter((b) => b.type !== "null") : [];
+  if (branches.length === 1) json = branches[0];
+  // Or a type list with null in it.
+  const type = Array.isArray(json.type) ? (json.type as string[]).find((t) => t !== "null") : json.type;
+  if (type === "string" || type === "integer" || type === "number" || type === "boolean") return { type };
+  if (type === "object" && json.additionalProperties !== undefined && json.additionalProperties !== false) {
+    return { type: "object", additionalProperties: { $ref: "pulumi.json#/Any" } };
+  }
+  throw new Error(`the package schema has no mapping for ${field} (${JSON.stringify(json).slice(0, 200)})`);
+}
+
+/** The description a property gets: what it is, its limits, what a change does, what omitting it means. */
+function inputDescription(field: InputField): string {
+  const doc = fieldDoc(StoredFileInputsSchema.shape[field]);
+  if (!doc) throw new Error(`input ${field} has no documentation in the schema`);
+  const omitted = doc.omitted === "—" ? "" : ` Omitted: ${doc.omitted}.`;
+  return `${doc.description} ${capitalize(doc.limit)}. A change: ${doc.change}.${omitted}`;
+}
+
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+const describedBy = (schema: z.ZodType): string => String((schema.meta() as { description?: string } | undefined)?.description ?? "");
+
+/** The config variables and the provider's inputs: every setting of settings.ts. */
+function configProperties(): Record<string, SchemaProperty> {
+  const out: Record<string, SchemaProperty> = {};
+  for (const [key, schema] of Object.entries(ProviderConfigSchema.shape) as Array<[SettingName, z.ZodType]>) {
+    const doc = settingDoc(key);
+    out[key] = {
+      ...typeOf(key, schema),
+      description: `${doc.description} Default: ${doc.default}.${doc.env ? ` Environment fallback: \`${doc.env}\`.` : ""}`,
+      ...(doc.secret ? { secret: true } : {}),
+    };
+  }
+  return out;
+}
+
+/** The package schema, as `GetSchema` answers it and `pulumi package gen-sdk` reads it. */
+export function packageSchema(): Record<string, unknown> {
+  const inputs: Record<string, SchemaProperty> = {};
+  for (const [field, schema] of Object.entries(StoredFileInputsSchema.shape) as Array<[InputField, z.ZodType]>) {
+    inputs[field] = {
+      ...typeOf(field, schema),
+      description: inputDescription(field),
+      ...(field === "blobId" || field === "source" ? { willReplaceOnChanges: true } : {}),
+    };
+  }
+  const outputs: Record<string, SchemaProperty> = { ...inputs };
+  for (const [field, schema] of Object.entries(REPORTED_SCHEMAS)) {
+    outputs[field] = { ...typeOf(field, schema), description: describedBy(schema) };
+  }
+  const keepAliveProps: Record<string, SchemaProperty> = {};
+  for (const [field, schema] of Object.entries(KeepAliveSchema.shape)) {
+    keepAliveProps[field] = { ...typeOf(field, schema), description: describedBy(schema) };
+  }
+  const config = configProperties();
+  return {
+    name: PACKAGE_NAME,
+    displayName: "Tuskr",
+    version: PACKAGE_VERSION,
+    description: "Files kept on Tuskr (blobs on Walrus): upload or adopt them, converge their name, tag and metadata, buy storage epochs.",
+    keywords: ["pulumi", "tuskr", "walrus", "storage", "category/cloud", "kind/native"],
+    license: "Apache-2.0",
+    publisher: "pulumi-tuskr",
+    meta: { moduleFormat: "(.*)" },
+    language: {
+      nodejs: { packageName: "@pulumi-tuskr/tuskr", dependencies: { "@pulumi/pulumi": "^3.248.0" } },
+      python: { packageName: "pulumi_tuskr", requires: { "pulumi": ">=3.0.0,<4.0.0" } },
+      go: { importBasePath: "github.com/pulumi-tuskr/pulumi-tuskr/sdk/go/tuskr", generateResourceContainerTypes: false },
+      csharp: { rootNamespace: "PulumiTuskr", packageReferences: { Pulumi: "3.*" } },
+    },
+    config: { variables: config },
+    provider: {
+      description: "The tuskr provider: its settings, from stack config `tuskr:<setting>` (the API key as a secret).",
+      inputProperties: config,
+      properties: Object.fromEntries(Object.entries(config).filter(([k]) => k !== "apiKey")),
+    },
+    resources: {
+      [STORED_FILE_TOKEN]: {
+        description:
+          "A file kept on the Tuskr service: uploaded from `source` or adopted by `blobId`. Its name, tag and metadata converge " +
+          "to what is declared; raising `retentionEpochs` buys storage epochs. Deleting the resource sends no request: the " +
+          "file keeps its paid period. Import an existing file with `pulumi import tuskr:index:StoredFile <name> <blobId>`.",
+        inputProperties: inputs,
+        properties: outputs,
+        required: ["blobId", "retentionEpochs"],
+      },
+    },
+    types: {
+      [KEEP_ALIVE_TOKEN]: {
+        type: "object",
+        description: describedBy(StoredFileInputsSchema.shape.keepAlive) || "Keep-alive policy.",
+        properties: keepAliveProps,
+        required: Object.keys(keepAliveProps),
+      },
+    },
+  };
+}
