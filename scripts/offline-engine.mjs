@@ -15,14 +15,16 @@ import * as path from "node:path";
  * `isolated` is for tests and benchmarks: no TUSKR_API_KEY / TUSKR_BASE_URL from the caller's
  * environment, so only the stack config under test reaches the provider.
  *
- * @param {{ pulumiDir: string, tmp: string, passphrase: string, isolated?: boolean }} options
+ * `extraPath` are more directories for PATH after the CLI's (other language hosts).
+ *
+ * @param {{ pulumiDir: string, tmp: string, passphrase: string, isolated?: boolean, extraPath?: string[] }} options
  * @returns {Record<string, string>}
  */
-export function offlineEngineEnv({ pulumiDir, tmp, passphrase, isolated = false }) {
+export function offlineEngineEnv({ pulumiDir, tmp, passphrase, isolated = false, extraPath = [] }) {
   const stateDir = path.join(tmp, "state");
   fs.mkdirSync(stateDir, { recursive: true });
   return {
-    PATH: `${pulumiDir}:${process.env.PATH}`,
+    PATH: [pulumiDir, ...extraPath, process.env.PATH].join(":"),
     PULUMI_BACKEND_URL: `file://${stateDir}`,
     PULUMI_HOME: path.join(tmp, "home"),
     PULUMI_CONFIG_PASSPHRASE: passphrase,

@@ -11,9 +11,9 @@
 // do" because we never let the engine acquire or install plugins.
 //
 // What it deliberately does not do: install npm dependencies, discover
-// provider plugins from node_modules, code generation, running Node.js plugins,
+// provider plugins from node_modules, code generation,
 // synchronous invokes through file pipes (only legacy `invokeSync` needs them),
-// the bun runtime.
+// the bun runtime, policy packs.
 package main
 
 import (
@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,7 +60,7 @@ func main() {
 		return
 	}
 
-	host := &languageHost{}
+	host := &languageHost{language: languageOf(os.Args[0])}
 	if flag.NArg() > 0 {
 		host.engineAddress = flag.Arg(0)
 	}
@@ -120,6 +121,10 @@ func stopWhenEngineGoesAway(addr string, srv *grpc.Server) {
 
 type languageHost struct {
 	pulumirpc.UnimplementedLanguageRuntimeServer
+
+	// "nodejs"; or "python" or "go" when installed under those hosts' names,
+	// where only GeneratePackage is served (see languageOf).
+	language string
 
 	mu            sync.Mutex
 	engineAddress string
@@ -261,6 +266,9 @@ func (h *languageHost) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pul
 	fail := func(err error) (*pulumirpc.RunResponse, error) {
 		return &pulumirpc.RunResponse{Error: err.Error()}, nil
 	}
+	if err := h.nodejsOnly(); err != nil {
+		return fail(err)
+	}
 
 	// Old engines send pwd/program instead of ProgramInfo.
 	programDir, entryPoint, rootDir := req.GetPwd(), req.GetProgram(), req.GetPwd()
@@ -367,4 +375,128 @@ func (h *languageHost) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pul
 		return fail(fmt.Errorf("Program exited with non-zero exit code: %d", exitErr.ExitCode()))
 	}
 	return fail(fmt.Errorf("Problem executing program (could not run node): %w", err))
+}
+
+const defaultRunPluginModule = "@pulumi/pulumi/cmd/run-plugin"
+
+// streamWriter sends what a plugin writes to the engine, as RunPlugin's stream of
+// stdout or stderr chunks.
+type streamWriter struct {
+	mu     *sync.Mutex
+	server grpc.ServerStreamingServer[pulumirpc.RunPluginResponse]
+	stderr bool
+}
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	chunk := append([]byte(nil), p...)
+	resp := &pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stdout{Stdout: chunk}}
+	if w.stderr {
+		resp = &pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Stderr{Stderr: chunk}}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.server.Send(resp); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// RunPlugin runs a Node.js plugin (a directory with a PulumiPlugin.yaml of
+// runtime nodejs) as the official host does: `node <@pulumi/pulumi/cmd/run-plugin>
+// <plugin dir> <args…>`, resolving the SDK from the plugin's directory, in the
+// engine's working directory, with the engine's environment; the plugin's
+// stdout and stderr are streamed back, then its exit code. The run-plugin
+// script requires the plugin directory (its package.json `main`) and calls the
+// function it exports. Policy packs (kind analyzer) are not supported.
+func (h *languageHost) RunPlugin(
+	req *pulumirpc.RunPluginRequest, server grpc.ServerStreamingServer[pulumirpc.RunPluginResponse],
+) error {
+	if err := h.nodejsOnly(); err != nil {
+		return err
+	}
+	if req.GetKind() == "analyzer" {
+		return errors.New("minimal nodejs language host: policy packs are not supported")
+	}
+	programDir := req.GetProgram()
+	var rawOptions map[string]any
+	if info := req.GetInfo(); info != nil {
+		programDir = info.GetProgramDirectory()
+		rawOptions = info.GetOptions().AsMap()
+	}
+	opts, err := parseRuntimeOptions(rawOptions)
+	if err != nil {
+		return err
+	}
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		return fmt.Errorf("could not find node on the $PATH: %w", err)
+	}
+	runModule := os.Getenv("PULUMI_LANGUAGE_NODEJS_RUN_PATH")
+	if runModule == "" {
+		runModule = defaultRunPluginModule
+	}
+	runScript, err := resolveRunScript(nodeBin, runModule, programDir)
+	if err != nil {
+		return err
+	}
+
+	env := req.GetEnv()
+	if opts.typescript {
+		env = append(env, "PULUMI_NODEJS_TYPESCRIPT=true")
+	}
+	if opts.tsconfig != "" {
+		env = append(env, "PULUMI_NODEJS_TSCONFIG_PATH="+opts.tsconfig)
+	}
+	args := append([]string{}, opts.nodeargs...)
+	args = append(args, runScript, programDir)
+	args = append(args, req.GetArgs()...)
+
+	ctx, stop := context.WithCancel(h.cancelCtx)
+	defer stop()
+	context.AfterFunc(server.Context(), stop)
+
+	cmd := exec.CommandContext(ctx, nodeBin, args...)
+	cmd.Dir = req.GetPwd()
+	cmd.Env = env
+	cmd.WaitDelay = 5 * time.Second
+	var mu sync.Mutex
+	cmd.Stdout = streamWriter{mu: &mu, server: server}
+	cmd.Stderr = streamWriter{mu: &mu, server: server, stderr: true}
+
+	code := int32(0)
+	if err := cmd.Run(); err != nil {
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) {
+			return fmt.Errorf("could not run the plugin with node: %w", err)
+		}
+		code = int32(exitErr.ExitCode())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return server.Send(&pulumirpc.RunPluginResponse{Output: &pulumirpc.RunPluginResponse_Exitcode{Exitcode: code}})
+}
+
+// languageOf tells which host this binary stands in for, from the name it was
+// started under: pulumi-language-python and pulumi-language-go are this same
+// binary installed under those names, for SDK generation only (the Go module
+// proxy here serves neither official host).
+func languageOf(argv0 string) string {
+	switch filepath.Base(argv0) {
+	case "pulumi-language-python":
+		return "python"
+	case "pulumi-language-go":
+		return "go"
+	default:
+		return "nodejs"
+	}
+}
+
+// nodejsOnly refuses to run programs or plugins when standing in for another
+// language's host, saying what to install instead.
+func (h *languageHost) nodejsOnly() error {
+	if h.language == "nodejs" {
+		return nil
+	}
+	return fmt.Errorf("this pulumi-language-%[1]s is the tuskr minimal host, which only generates SDKs "+
+		"(pulumi package gen-sdk); install Pulumi's official %[1]s language host to run %[1]s programs", h.language)
 }
