@@ -6,16 +6,19 @@ import { installProject } from "../../scripts/offline-engine.mjs";
 const repoRoot = path.resolve(__dirname, "../..");
 
 /** Projects the e2e tier runs, each installing pulumi-tuskr by name as a user would. */
-export const E2E_PROJECTS = ["test/e2e/fixture", "examples/basic", "examples/gitops"];
+export const E2E_PROJECTS = ["test/e2e/fixture", "examples/basic", "examples/gitops", "examples/yaml", "test/e2e/migrate"];
 
 declare module "vitest" {
   export interface ProvidedContext {
     pulumiDir: string;
+    /** Pulumi's YAML and .NET language hosts (scripts/ensure-language-hosts). */
+    languageHostsDir: string;
   }
 }
 
 /**
- * Once per run: find or build the Pulumi CLI, and install each project as a user would, with
+ * Once per run: find or build the Pulumi CLI and the YAML and .NET language hosts, and install
+ * each project as a user would, with
  * this checkout packed as `pulumi-tuskr` (scripts/offline-engine.mjs, installProject).
  */
 export default function setup(project: TestProject): void {
@@ -24,6 +27,11 @@ export default function setup(project: TestProject): void {
     encoding: "utf8",
   }).trim();
   project.provide("pulumiDir", pulumiDir);
+  const languageHostsDir = execFileSync("bash", [path.join(repoRoot, "scripts/ensure-language-hosts")], {
+    stdio: ["ignore", "pipe", "inherit"],
+    encoding: "utf8",
+  }).trim();
+  project.provide("languageHostsDir", languageHostsDir);
   for (const dir of E2E_PROJECTS) {
     const started = Date.now();
     installProject(path.join(repoRoot, dir), repoRoot);

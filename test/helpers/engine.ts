@@ -171,7 +171,7 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
   const workDir = path.join(tmp, "project");
   copyProject(path.join(repoRoot, project), workDir);
   const pulumiDir = inject("pulumiDir");
-  const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "test-passphrase", isolated: true });
+  const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "test-passphrase", isolated: true, extraPath: [inject("languageHostsDir")] });
   const name = options.stackName ?? `t-${randomBytes(4).toString("hex")}`;
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const stack = await LocalWorkspace.createOrSelectStack({ stackName: name, workDir }, { envVars, pulumiCommand });
@@ -290,9 +290,12 @@ export async function withStack(project: string, fn: (ctx: EngineStack) => Promi
   const ctx = await openStack(project, options);
   try {
     await fn(ctx);
-  } finally {
-    await ctx.dispose();
+  } catch (e) {
+    // The test's own failure is the one to report, not a clean-up that failed because of it.
+    await ctx.dispose().catch((cleanup: unknown) => process.stderr.write(`withStack: clean-up after a failure also failed: ${String(cleanup)}\n`));
+    throw e;
   }
+  await ctx.dispose();
 }
 
 /** Uploads fresh content to the shared emulator and returns its blobId. */

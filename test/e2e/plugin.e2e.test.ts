@@ -1,0 +1,176 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
+import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
+
+/**
+ * pulumi-tuskr as a provider plugin named `tuskr`, through its PulumiPlugin.yaml and the real
+ * engine: a Pulumi YAML program (examples/yaml, Pulumi's official YAML language host) and a
+ * stack moved from the dynamic resource to the plugin's. Requests are counted on the emulator.
+ */
+afterAll(stopEmulator);
+
+const PLUGIN_TYPE = "tuskr:index:StoredFile";
+const writes = (routes: string[]) => routes.filter((r) => r === "patch" || r === "renew" || r === "upload");
+
+describe("examples/yaml: StoredFile from a YAML program, through the tuskr provider plugin", () => {
+  it("up, unchanged preview, a metadata key changed (shown as metadata.team), refresh, import, destroy", async () => {
+    const emu = await sharedEmulator();
+    const logoBytes = fs.readFileSync(path.join(repoRoot, "examples/basic/files/logo.svg"));
+    const logo = (await emu.uploadFile({ content: logoBytes, filename: "logo.svg" })).blobId;
+    await withStack(
+      "examples/yaml",
+      async ({ stack, emu, fileRequests, cli }) => {
+        const routes = () => fileRequests().map((r) => r.route);
+        // The preview of a new stack sends nothing: no upload, no PATCH, no purchase.
+        emu.clearRequests();
+        const firstPreview = await cli(["preview"]);
+        expect(firstPreview.code, firstPreview.stderr).toBe(0);
+        expect(emu.requests()).toEqual([]);
+        const up = await stack.up();
+        // The stack and two files (the engine does not count the default provider).
+        expect(up.summary.resourceChanges).toMatchObject({ create: 3 });
+        expect(routes().sort()).toEqual(["get", "patch", "patch", "renew", "upload"]);
+        const handbook = up.outputs.handbookBlobId.value as string;
+        expect(await blobBytes(emu, handbook)).toEqual(fs.readFileSync(path.join(repoRoot, "examples/yaml/files/handbook.md")));
+        expect(await storedOnEmulator(handbook)).toMatchObject({ name: "handbook.md", tag: "docs", metadata: { team: "people", audience: "staff" }, uploadEpochs: 3, epochsBought: 0 });
+        expect(await storedOnEmulator(logo)).toMatchObject({ tag: "brand", metadata: { team: "people" }, epochsBought: 5 });
+
+        // Nothing changed: nothing sent, at preview or up.
+        emu.clearRequests();
+        expect((await stack.preview()).changeSummary).toEqual({ same: 3 });
+        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 3 });
+        expect(routes()).toEqual([]);
+
+        // One metadata key: the preview names it, the up sends one PATCH per file with it.
+        await stack.setConfig("team", { value: "ops" });
+        const preview = await cli(["preview", "--diff"]);
+        expect(preview.code, preview.stderr).toBe(0);
+        expect(preview.stdout).toMatch(/~ metadata\s*: \{\s*~ team\s*: "people" => "ops"/);
+        expect(preview.stdout).not.toMatch(/[-+] metadata/);
+        emu.clearRequests();
+        expect((await stack.up()).summary.resourceChanges).toMatchObject({ update: 2 });
+        // Each PATCH carries the file's whole declared metadata: the contract does not say whether
+        // the service merges or replaces it.
+        expect(fileRequests().map((r) => [r.route, r.path.split("/").pop(), r.requestBody]).sort()).toEqual(
+          [
+            ["patch", handbook, { metadata: { team: "ops", audience: "staff" } }],
+            ["patch", logo, { metadata: { team: "ops" } }],
+          ].sort(),
+        );
+
+        // Refresh: only GETs; a tag changed elsewhere is said, and restored by the next up.
+        const { patchFile } = await import("../helpers/emulator");
+        await patchFile(emu, logo, { tag: "edited-elsewhere" });
+        emu.clearRequests();
+        const refreshed = await cli(["refresh", "--yes"]);
+        expect(refreshed.code, refreshed.stderr).toBe(0);
+        // `refresh --yes` previews first, and the preview reads too: two GETs per file.
+        expect(routes()).toEqual(["get", "get", "get", "get"]);
+        expect(refreshed.stdout).toMatch(/tag was changed outside this stack: "brand" → "edited-elsewhere"/);
+        emu.clearRequests();
+        await stack.up();
+        expect(fileRequests().map((r) => [r.route, r.requestBody])).toEqual([["patch", { tag: "brand" }]]);
+
+        // Import another file: a GET at the preview and one at the import, no write, and the
+        // YAML to declare it.
+        const report = (await emu.uploadFile({ content: `report ${Math.random()}`, filename: "report.csv", tag: "reports" })).blobId;
+        emu.clearRequests();
+        const imported = await cli(["import", PLUGIN_TYPE, "report", report, "--yes", "--protect=false"]);
+        expect(imported.code, imported.stderr).toBe(0);
+        expect(routes()).toEqual(["get", "get"]);
+        expect(imported.stdout).toMatch(/type: tuskr:StoredFile/);
+        expect(imported.stdout).toContain(`blobId: ${report}`);
+        expect(imported.stdout).toMatch(/tag: reports/);
+
+        // State: no provider code, and the key only in the provider's encrypted config.
+        const exported = await cli(["stack", "export"]);
+        const resources = JSON.parse(exported.stdout).deployment.resources as Array<{ type: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> }>;
+        const files = resources.filter((r) => r.type === PLUGIN_TYPE);
+        expect(files).toHaveLength(3);
+        for (const r of files) expect(Object.keys({ ...r.inputs, ...r.outputs })).not.toContain("__provider");
+        expect(exported.stdout).not.toContain(EMULATOR_DEFAULT_API_KEY);
+        const provider = resources.find((r) => r.type === "pulumi:providers:tuskr");
+        expect(JSON.stringify(provider?.inputs?.apiKey)).toMatch(/ciphertext/);
+
+        emu.clearRequests();
+        await stack.destroy();
+        expect(writes(routes())).toEqual([]);
+      },
+      { config: { logoBlobId: logo } },
+    );
+  });
+
+  it("bad provider config and bad input fail the preview, naming the setting or field, before any request", async () => {
+    const emu = await sharedEmulator();
+    const logo = (await emu.uploadFile({ content: `bad ${Math.random()}`, filename: "b.svg" })).blobId;
+    await withStack(
+      "examples/yaml",
+      async ({ cli, stack }) => {
+        await stack.setConfig("tuskr:baseUrl", { value: "http://files.example.com" });
+        emu.clearRequests();
+        const badConfig = await cli(["preview"]);
+        expect(badConfig.code).not.toBe(0);
+        expect(badConfig.stdout + badConfig.stderr).toMatch(/tuskr:baseUrl: .*http:\/\/files\.example\.com/);
+        await stack.setConfig("tuskr:baseUrl", { value: emu.url });
+        await stack.setConfig("team", { value: "t".repeat(20_000) });
+        const badInput = await cli(["preview"]);
+        expect(badInput.code).not.toBe(0);
+        expect(badInput.stdout + badInput.stderr).toMatch(/metadata must be at most 16384 bytes as JSON/);
+        expect(emu.requests()).toEqual([]);
+      },
+      { config: { logoBlobId: logo } },
+    );
+  });
+});
+
+describe("moving a stack from the dynamic StoredFile to the plugin's", () => {
+  it("import, then remove the old resource from state: no write, nothing lost, later purchases as declared", async () => {
+    const emu = await sharedEmulator();
+    const blobId = (await emu.uploadFile({ content: `migrate ${Math.random()}`, filename: "logo.svg" })).blobId;
+    const declared = { name: "logo.svg", tag: "brand", metadata: { team: "web" } };
+    await withStack(
+      "test/e2e/migrate",
+      async ({ stack, emu, fileRequests, cli }) => {
+        const routes = () => fileRequests().map((r) => r.route);
+        await stack.up();
+        expect(await storedOnEmulator(blobId)).toMatchObject({ ...declared, epochsBought: 3 });
+
+        // 1. Import the file as the plugin's resource: a GET at the preview, one at the import.
+        emu.clearRequests();
+        const imported = await cli(["import", PLUGIN_TYPE, "logo", blobId, "--yes", "--generate-code=false", "--protect=false"]);
+        expect(imported.code, imported.stdout + imported.stderr).toBe(0);
+        expect(routes()).toEqual(["get", "get"]);
+        // 2. Remove the dynamic resource from state (its delete would send nothing anyway).
+        const dynamicUrn = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources.find((r: { type: string }) => r.type === "pulumi-nodejs:dynamic:Resource" || r.type.startsWith("pulumi-nodejs:dynamic/"))?.urn;
+        expect(dynamicUrn).toBeDefined();
+        const deleted = await cli(["state", "delete", dynamicUrn, "--yes"]);
+        expect(deleted.code, deleted.stderr).toBe(0);
+        // 3. The program declares the plugin's resource with the imported values: nothing to do.
+        await stack.setConfig("mode", { value: "plugin" });
+        await stack.setConfig("declared", { value: JSON.stringify(declared) });
+        emu.clearRequests();
+        const preview = await stack.preview();
+        // The stack and the plugin's file.
+        expect(preview.changeSummary).toEqual({ same: 2 });
+        await stack.up();
+        expect(writes(routes())).toEqual([]);
+        // 4. From now on the plugin's resource buys what it declares (counted from the import).
+        await stack.setConfig("declared", { value: JSON.stringify({ ...declared, retentionEpochs: 2 }) });
+        emu.clearRequests();
+        await stack.up();
+        // The first purchase since the import looks at the expiry first: the stack does not yet
+        // know that the service honours Idempotency-Key (the crash-safety rule).
+        expect(fileRequests().map((r) => [r.route, r.requestBody])).toEqual([
+          ["get", undefined],
+          ["renew", { epochs: 2 }],
+        ]);
+        expect(await storedOnEmulator(blobId)).toMatchObject({ ...declared, epochsBought: 5 });
+        const state = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{ type: string }>;
+        expect(state.map((r) => r.type).filter((t) => t.includes("dynamic"))).toEqual([]);
+      },
+      { config: { blobId, mode: "dynamic", declared: JSON.stringify({ ...declared, retentionEpochs: 3 }) } },
+    );
+  });
+});
