@@ -68,14 +68,17 @@ function summarizeRuns(allRuns) {
       }
       const sf = runsOf("storedfile", n);
       const noop = runsOf("noop", n);
+      if (row.wall.plugin && row.wall.noop) row.pluginRatio = row.wall.plugin.median / row.wall.noop.median;
       if (row.wall.storedfile && row.wall.noop) {
         row.ratio = row.wall.storedfile.median / row.wall.noop.median;
         const paired = stats(sf.map((r, i) => (noop[i] ? stepOf(r, key)?.cliMs / stepOf(noop[i], key)?.cliMs : NaN)));
         if (paired) row.pairedRatio = { min: paired.min, max: paired.max };
         if (row.cpu.storedfile && row.cpu.noop) row.cpuRatio = row.cpu.storedfile.median / row.cpu.noop.median;
       }
-      if (sf.length) {
-        const seen = sf.map((r) => stepOf(r, key)).filter(Boolean);
+      // Requests are checked for both kinds of StoredFile: the dynamic resource and the plugin's.
+      const ours = [...sf, ...runsOf("plugin", n)];
+      if (ours.length) {
+        const seen = ours.map((r) => stepOf(r, key)).filter(Boolean);
         row.min = seen[0]?.min;
         row.requests = seen.map((s) => s.requests);
         row.non2xx = seen.reduce((t, s) => t + s.non2xx, 0);
@@ -325,25 +328,34 @@ export function render(results, { findings } = {}) {
 
   const timeTable = (steps, ns, { cpu = true } = {}) => {
     for (const n of ns) {
+      const rows = steps.filter((r) => r.n === n);
+      const plugin = rows.some((r) => r.wall.plugin);
       p(`### N = ${n}`, "");
       p(
-        `| Step | StoredFile | Floor (no-op) | Ratio (paired min–max) |${cpu ? " CPU ratio | Others' load (SF / floor) |" : ""}`,
-        `|---|---|---|---|${cpu ? "---|---|" : ""}`,
+        `| Step | StoredFile | Floor (no-op) | Ratio (paired min–max) |${cpu ? " CPU ratio | Others' load (SF / floor) |" : ""}${plugin ? " Plugin | Plugin / floor |" : ""}`,
+        `|---|---|---|---|${cpu ? "---|---|" : ""}${plugin ? "---|---|" : ""}`,
       );
-      for (const row of steps.filter((r) => r.n === n)) {
+      for (const row of rows) {
         const ratio = row.ratio === undefined ? "—" : `${row.ratio.toFixed(2)}${row.pairedRatio && row.wall.storedfile?.count > 1 ? ` (${row.pairedRatio.min.toFixed(2)}–${row.pairedRatio.max.toFixed(2)})` : ""}`;
         const extra = cpu ? ` ${row.cpuRatio?.toFixed(2) ?? "—"} | ${pct(row.contention.storedfile)} / ${pct(row.contention.noop)} |` : "";
-        p(`| ${STEP_LABELS[row.step]} | ${fmtTime(row.wall.storedfile)} | ${fmtTime(row.wall.noop)} | ${ratio} |${extra}`);
+        const pluginCells = plugin ? ` ${fmtTime(row.wall.plugin)} | ${row.pluginRatio?.toFixed(2) ?? "—"} |` : "";
+        p(`| ${STEP_LABELS[row.step]} | ${fmtTime(row.wall.storedfile)} | ${fmtTime(row.wall.noop)} | ${ratio} |${extra}${pluginCells}`);
       }
       p("");
     }
   };
-  p("## Wall time per step: StoredFile next to the no-op floor", "");
+  p(
+    "## Wall time per step: StoredFile next to the no-op floor",
+    "",
+    "StoredFile = the TypeScript dynamic resource. Plugin = the same files declared as `tuskr:index:StoredFile`, served by " +
+      "the tuskr provider plugin (PulumiPlugin.yaml) from the same TypeScript program.",
+    "",
+  );
   timeTable(s.steps, s.ns);
 
   if (s.steps.some((r) => r.requests)) {
     p(
-      "## Requests per step (StoredFile), from the emulator's log",
+      "## Requests per step (StoredFile, dynamic and plugin), from the emulator's log",
       "",
       "The minimum used: **adopt** = N GET (each file must be read once) + what the declaration requires — here the " +
         "declared tag (`v1`) and metadata differ from the upload's and the name is equal, so one PATCH per file (every " +
@@ -373,7 +385,7 @@ export function render(results, { findings } = {}) {
     "| Variant | N | Checkpoint bytes / N | Gzipped / N | One resource | `__provider` | Copies per resource |",
     "|---|---|---|---|---|---|---|",
   );
-  const variantName = (v) => (v === "noop" ? "floor (no-op)" : "StoredFile");
+  const variantName = (v) => ({ noop: "floor (no-op)", plugin: "StoredFile (plugin)" })[v] ?? "StoredFile";
   for (const st of s.state) {
     const c = st.checkpointBytesPerResource;
     const spread = c && c.count > 1 ? ` (${Math.round(c.min)}–${Math.round(c.max)})` : "";

@@ -85,7 +85,7 @@ const options = {
   // N=500 gets 2 repetitions by default: a pair of them takes ~8 minutes on 2 cores, and the
   // whole run has to stay near 30 minutes.
   reps: parseReps(cli.reps ?? (ci ? "1" : "10:3,100:3,500:2")),
-  variants: (cli.variants ?? "noop,storedfile").split(","),
+  variants: (cli.variants ?? "noop,storedfile,plugin").split(","),
   out: cli.out ?? (ci || cli.profile ? path.join(reportTmp(), "BENCHMARKS.md") : path.join(repoRoot, "BENCHMARKS.md")),
   json: cli.json ?? (ci || cli.profile ? path.join(reportTmp(), "BENCHMARKS.json") : path.join(repoRoot, "BENCHMARKS.json")),
   check: cli.check ?? ci,
@@ -111,7 +111,7 @@ const options = {
   // The latency run: every request delayed this long by the emulator, at N=100 (10 with --ci: off).
   latency: { ms: Number(cli.latency ?? (ci ? "0" : "50")), n: 100, bytes: 1024 },
 };
-for (const v of options.variants) if (v !== "noop" && v !== "storedfile") throw new Error(`unknown variant ${v}`);
+for (const v of options.variants) if (!["noop", "storedfile", "plugin"].includes(v)) throw new Error(`unknown variant ${v}`);
 
 function parseFolders(text) {
   if (text === "none") return [];
@@ -428,7 +428,7 @@ async function runStep(emu, ctx, step) {
   };
   out.steps.push(record);
   out.problems.push(...engineProblems(step.key, changes, n));
-  if (variant === "storedfile") out.problems.push(...emulatorProblems(step.key, emu.files(), ctx.blobIds));
+  if (variant === "storedfile" || variant === "plugin") out.problems.push(...emulatorProblems(step.key, emu.files(), ctx.blobIds));
   if (variant === "folder") out.problems.push(...folderProblems(step.key, emu.files(), n));
 
   if (step.key === "epochs" && checkpoint) {
@@ -438,7 +438,7 @@ async function runStep(emu, ctx, step) {
     const text = fs.readFileSync(checkpoint);
     out.checkpointGzipBytes = zlib.gzipSync(text).length;
     const deployment = JSON.parse(text.toString("utf8")).checkpoint?.latest;
-    const mine = (deployment?.resources ?? []).filter((r) => r.type?.startsWith("pulumi-nodejs:dynamic"));
+    const mine = (deployment?.resources ?? []).filter((r) => r.type?.startsWith("pulumi-nodejs:dynamic") || r.type === "tuskr:index:StoredFile");
     const size = (v) => (v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v)));
     const without = (o) => Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => k !== "__provider"));
     const avg = (f) => (mine.length ? Math.round(mine.reduce((sum, r) => sum + f(r), 0) / mine.length) : 0);
@@ -581,7 +581,7 @@ try {
         phaseDone(`engine N=${n}`);
       }
       for (const n of options.diagnostics.filter((d) => d <= Math.max(...options.ns))) {
-        for (const r of await runRepetition(emu, options.variants, n, 0, { extraEnv: { PULUMI_SKIP_CHECKPOINTS: "true" } })) {
+        for (const r of await runRepetition(emu, options.variants.filter((v) => v !== "plugin"), n, 0, { extraEnv: { PULUMI_SKIP_CHECKPOINTS: "true" } })) {
           diagnostics.push(r);
           problems.push(...r.problems.map((p) => `diagnostic ${r.variant} N=${n}: ${p}`));
         }
