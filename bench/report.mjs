@@ -301,11 +301,11 @@ export function render(results, { findings } = {}) {
     "**How:** one emulator, in memory, on loopback; each repetition is a fresh stack (its own temp `file://` backend and " +
       "PULUMI_HOME) over N freshly uploaded files, driven through the Automation API. A time is the `pulumi <op>` process " +
       "alone (what you wait for at the CLI, without the Automation API's follow-up `stack output`/`history`): median of the " +
-      `repetitions, min–max in brackets. Repetitions: ${reps}. In each repetition the two stacks run in lockstep (step 1 ` +
+      `repetitions, min–max in brackets. Repetitions: ${reps}. In each repetition the variants' stacks run in lockstep (step 1 ` +
       "of each, then step 2 of each, …), and which variant goes first alternates between repetitions" +
       `${results.settings.warmup ? "; one unrecorded warm-up repetition at N=10 comes first" : ""}. ` +
       `Engine parallelism: ${typeof results.settings.parallel === "number" ? `\`--parallel ${results.settings.parallel}\`` : `not set, i.e. the CLI's ${results.settings.parallel}`}. ` +
-      "Programs are type-checked by the engine, as users' are (both variants alike). " +
+      "Programs are type-checked by the engine, as users' are (every variant alike). " +
       "**The floor** is the same program with each StoredFile replaced by a `pulumi.dynamic.Resource` with the same inputs " +
       "whose provider does nothing (create returns an id, diff/update compare inputs, read returns the state): same " +
       "engine, backend, config and number of resources. Its provider is a package of its own (bench/noop-provider), so " +
@@ -359,7 +359,7 @@ export function render(results, { findings } = {}) {
       "",
       "The minimum used: **adopt** = N GET (each file must be read once) + what the declaration requires — here the " +
         "declared tag (`v1`) and metadata differ from the upload's and the name is equal, so one PATCH per file (every " +
-        "changed field in one body), and `retentionEpochs: 0`, so no renew; **preview**, nothing changed = 0; **every tag " +
+        "changed field in one body), and `retentionEpochs: 1`, so one renew per file (its answer confirms the service honours Idempotency-Key); **preview**, nothing changed = 0; **every tag " +
         "changed** = N PATCH; **every retentionEpochs raised** = N renews; **refresh** = N GET; **destroy** = 0 (blobs " +
         "cannot be deleted through the API). Any other request, or any non-2xx answer, also counts as a miss.",
       "",
@@ -412,7 +412,7 @@ export function render(results, { findings } = {}) {
     }
   }
   if (Object.keys(s.marginalBytesPerResource).length) {
-    p("", `Marginal checkpoint bytes per added resource (N=${s.ns[0]} → N=${s.ns.at(-1)}): ` + Object.entries(s.marginalBytesPerResource).map(([v, b]) => `${v === "noop" ? "floor" : "StoredFile"} ${fmtBytes(b)}`).join(", ") + ".");
+    p("", `Marginal checkpoint bytes per added resource (N=${s.ns[0]} → N=${s.ns.at(-1)}): ` + Object.entries(s.marginalBytesPerResource).map(([v, b]) => `${variantName(v)} ${fmtBytes(b)}`).join(", ") + ".");
   }
   p("");
 
