@@ -49,6 +49,11 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         expect(preview.code, preview.stderr).toBe(0);
         expect(preview.stdout).toMatch(/~ metadata\s*: \{\s*~ team\s*: "people" => "ops"/);
         expect(preview.stdout).not.toMatch(/[-+] metadata/);
+        // The plugin's own per-property diff, as the engine records it (what the display above
+        // would compute by itself; this is what the provider said).
+        const json = await cli(["preview", "--json"]);
+        const steps = JSON.parse(json.stdout).steps as Array<{ urn: string; detailedDiff?: Record<string, { kind: string }> }>;
+        expect(steps.find((st) => st.urn.endsWith("::logo"))?.detailedDiff).toEqual({ "metadata.team": expect.objectContaining({ kind: "update" }) });
         emu.clearRequests();
         expect((await stack.up()).summary.resourceChanges).toMatchObject({ update: 2 });
         // Each PATCH carries the file's whole declared metadata: the contract does not say whether
