@@ -2,12 +2,6 @@ import { z } from "zod";
 import { DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_MS, type TuskrClientOptions, insecureBaseUrlProblem } from "./client/client";
 
 /**
- * The provider's settings: the stack config handed to `configure` (`tuskr:apiKey` as a secret,
- * `tuskr:baseUrl`, …), else the environment (`TUSKR_API_KEY`, `TUSKR_BASE_URL`). Built once per
- * `configure`; they live only in the provider process — never in the serialized provider, never
- * in resource inputs or outputs, so never in state.
- */
-/**
  * How each setting is documented and typed, once: the README's configuration table, the package
  * schema's `config` and the provider plugin's config inputs all derive from these.
  */
@@ -53,18 +47,8 @@ export function settingDoc(key: keyof typeof ProviderConfigSchema.shape): Settin
  * `configure`; they live only in the provider process — never in the serialized provider, never
  * in resource inputs or outputs, so never in state.
  */
-export interface ProviderSettings {
-  apiKey?: string;
-  baseUrl: string;
-  maxConcurrency?: number;
-  timeoutMs?: number;
-  /** Length of one epoch in seconds (the service's setting; about a day). */
-  epochSeconds: number;
-  /** Previews warn about files with this many epochs left or fewer. */
-  expiryWarningEpochs: number;
-  /** Send the key over plain http to a host other than loopback. */
-  allowInsecureHttp: boolean;
-}
+export type ProviderSettings = Partial<z.infer<typeof ProviderConfigSchema>> &
+  Required<Pick<z.infer<typeof ProviderConfigSchema>, "baseUrl" | "epochSeconds" | "expiryWarningEpochs" | "allowInsecureHttp">>;
 
 const DEFAULT_EPOCH_SECONDS = 86_400;
 const DEFAULT_EXPIRY_WARNING_EPOCHS = 3;

@@ -10,7 +10,8 @@ import { LIMITS } from "../api";
  * of the content, hex) the engine computed — so a content change is known at preview without
  * reading the file here.
  */
-const SIG_KEY = "4dabf18193072939515e22adb298388d";
+/** Pulumi's marker of special values (assets, secrets, …) in the wire format. */
+export const SIG_KEY = "4dabf18193072939515e22adb298388d";
 const ASSET_SIG = "c44067f5952c0a294b673a41bacd8c17";
 const ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7";
 

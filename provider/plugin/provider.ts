@@ -2,7 +2,8 @@ import { isPlainObject } from "../../api";
 import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingsFrom, settingsProblem } from "../settings";
 import { type ProviderLog, StoredFileProvider } from "../stored-file-provider";
 import type { PropertyDiff } from "../stored-file-plan";
-import { secretInputs } from "../stored-file-schema";
+import { secretInputs, UNKNOWN } from "../stored-file-schema";
+import { SIG_KEY } from "../stored-file-source";
 import type { TuskrClientOptions } from "../client/client";
 
 /**
@@ -12,8 +13,7 @@ import type { TuskrClientOptions } from "../client/client";
  * provider config as typed inputs, property-level diffs, import. No gRPC here (server.ts).
  */
 
-/** Pulumi's marker of special values in the wire format, and the secret kind of it. */
-const SIG_KEY = "4dabf18193072939515e22adb298388d";
+/** The secret kind of Pulumi's special values. */
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
 
 type Props = Record<string, unknown>;
@@ -61,12 +61,16 @@ function conceal(props: Props, names: Iterable<string>): Props {
   return out;
 }
 
+/** The properties without the two the provider adds for itself (the URN, the secret inputs' names). */
+function withoutInternal(props: Props): Props {
+  const { __urn: _urn, __secretInputs: _secrets, ...rest } = props;
+  return rest;
+}
+
 /** Inputs a resource operation gets: revealed, with the URN and the secret inputs' names the provider reads. */
 function resourceInputs(urn: string, props: Props | undefined): Props {
   const { plain, secrets } = revealAll(props);
-  delete plain.__urn;
-  delete plain.__secretInputs;
-  return { ...plain, __urn: urn, ...(secrets.length > 0 ? { __secretInputs: secrets } : {}) };
+  return { ...withoutInternal(plain), __urn: urn, ...(secrets.length > 0 ? { __secretInputs: secrets } : {}) };
 }
 
 /** State the provider reads: revealed, with the URN (it keeps the names of its secret inputs itself). */
@@ -108,7 +112,7 @@ export class StoredFilePlugin {
     const { plain, secrets } = revealAll(news);
     for (const [name, schema] of Object.entries(ProviderConfigSchema.shape) as Array<[SettingName, (typeof ProviderConfigSchema.shape)[SettingName]]>) {
       const value = plain[name];
-      if (value === undefined || value === null || value === "04da6b54-80e4-46f7-96ec-b56ff0331ba9") continue;
+      if (value === undefined || value === null || value === UNKNOWN) continue;
       // Stack config may hold numbers and booleans as text: read them as the dynamic resource does.
       const candidate = typeof value === "string" && name !== "apiKey" && name !== "baseUrl" ? coerce(value) : value;
       const parsed = schema.safeParse(candidate);
@@ -140,10 +144,7 @@ export class StoredFilePlugin {
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
     const checkedNews = resourceInputs(urn, news);
     const { inputs, failures } = await this.core.check(revealAll(olds).plain, checkedNews);
-    const clean = { ...(inputs as Props) };
-    delete clean.__urn;
-    delete clean.__secretInputs;
-    return { inputs: conceal(clean, secretInputs(checkedNews)), failures: failures ?? [] };
+    return { inputs: conceal(withoutInternal(inputs as Props), secretInputs(checkedNews)), failures: failures ?? [] };
   }
 
   async diff(id: string, urn: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
