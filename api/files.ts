@@ -16,7 +16,8 @@ const JsonObjectSchema = z.record(z.string(), z.json());
 export function boundedText(field: string, max: number) {
   return z.string({ error: `${field} must be a string` }).check((ctx) => {
     const length = textLength(ctx.value);
-    if (length > max) ctx.issues.push({ code: "custom", input: ctx.value, message: `${field} must be at most ${max} characters (got ${length})` });
+    if (length > max)
+      ctx.issues.push({ code: "custom", input: ctx.value, params: { max }, message: `${field} must be at most ${max} characters (got ${length})` });
   });
 }
 

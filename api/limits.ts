@@ -4,6 +4,9 @@
  * The emulator enforces exactly these and the provider checks the same ones before any request,
  * so a preview refuses what an apply would.
  */
+/** One epoch's length where the service does not say otherwise (about a day; Walrus mainnet's is longer, see service-notes). */
+export const DEFAULT_EPOCH_SECONDS = 86_400;
+
 export const LIMITS = {
   /** Maximum length of `name`, counted by `textLength`. */
   nameMaxLength: 256,

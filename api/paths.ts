@@ -25,6 +25,7 @@ export function blobIdProblem(blobId: unknown): string | undefined {
   const length = textLength(blobId);
   if (length > LIMITS.blobIdMaxLength) return `must be at most ${LIMITS.blobIdMaxLength} characters (got ${length})`;
   if (blobId === "." || blobId === "..") return "must not be '.' or '..'";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused here.
   if (/[\u0000-\u001f\u007f]/.test(blobId)) return "must not contain control characters";
   return undefined;
 }

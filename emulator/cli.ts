@@ -115,8 +115,7 @@ async function main(): Promise<void> {
   const keys = options.apiKeys ?? [EMULATOR_DEFAULT_API_KEY];
   const keyText = `key ${maskKey(keys[0])}${keys.length > 1 ? ` (+${keys.length - 1} more)` : ""}`;
   process.stdout.write(
-    `tuskr emulator listening on ${emulator.url} ` +
-      `(data: ${emulator.dataDir ?? "in-memory"}, epoch ${emulator.epochSeconds}s, ${keyText})\n`,
+    `tuskr emulator listening on ${emulator.url} ` + `(data: ${emulator.dataDir ?? "in-memory"}, epoch ${emulator.epochSeconds}s, ${keyText})\n`,
   );
 
   let stopping = false;

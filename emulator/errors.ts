@@ -37,58 +37,97 @@ export const ERRORS = {
   malformedMultipart: entry(400, "BAD_REQUEST", (detail: string) => `request body is not valid multipart/form-data: ${detail}`),
   malformedPath: entry(400, "BAD_REQUEST", () => "request path contains invalid percent-encoding"),
   // 405 and 415 keep the BAD_REQUEST code: the shared catalogue has no code of their own.
-  methodNotAllowed: entry(405, "BAD_REQUEST", (method: string, allowed: readonly string[]) =>
-    `method ${method} is not allowed on this path; allowed: ${allowed.join(", ")}`),
-  unsupportedMediaType: entry(415, "BAD_REQUEST", (expected: string, got: string | undefined) =>
-    `Content-Type must be ${expected}, got ${got === undefined ? "no Content-Type" : quote(got)}`),
+  methodNotAllowed: entry(
+    405,
+    "BAD_REQUEST",
+    (method: string, allowed: readonly string[]) => `method ${method} is not allowed on this path; allowed: ${allowed.join(", ")}`,
+  ),
+  unsupportedMediaType: entry(
+    415,
+    "BAD_REQUEST",
+    (expected: string, got: string | undefined) => `Content-Type must be ${expected}, got ${got === undefined ? "no Content-Type" : quote(got)}`,
+  ),
 
   // 401 / 403
   missingApiKey: entry(401, "UNAUTHORIZED", () => "missing API key: send the header 'Authorization: Bearer <API key>'"),
-  malformedAuthorization: entry(401, "UNAUTHORIZED", () =>
-    "the Authorization header must use the Bearer scheme: 'Authorization: Bearer <API key>'"),
+  malformedAuthorization: entry(401, "UNAUTHORIZED", () => "the Authorization header must use the Bearer scheme: 'Authorization: Bearer <API key>'"),
   invalidApiKey: entry(401, "UNAUTHORIZED", () => "the API key is not valid"),
   readOnlyApiKey: entry(403, "FORBIDDEN", (action: string) => `this API key is read-only and cannot ${action}`),
 
   // 402
-  insufficientBalance: entry(402, "INSUFFICIENT_BALANCE", (epochs: number, balance: number) =>
-    `the prepaid balance is short: renewing by ${epochs} epochs costs ${epochs}, the balance is ${balance}; nothing was bought`),
+  insufficientBalance: entry(
+    402,
+    "INSUFFICIENT_BALANCE",
+    (epochs: number, balance: number) =>
+      `the prepaid balance is short: renewing by ${epochs} epochs costs ${epochs}, the balance is ${balance}; nothing was bought`,
+  ),
 
   // 404 / 410
   routeNotFound: entry(404, "NOT_FOUND", (method: string, path: string) => `no route for ${method} ${quote(path, 200)}`),
   fileNotFound: entry(404, "NOT_FOUND", (blobId: string) => `no file with blobId ${quote(blobId)}`),
-  blobIdTooLong: entry(404, "NOT_FOUND", (length: number) =>
-    `no file can have this blobId: it is ${length} characters long and a blobId is at most ${LIMITS.blobIdMaxLength}`),
-  fileExpired: entry(410, "FILE_EXPIRED", (blobId: string, endEpoch: number, currentEpoch: number) =>
-    `file ${quote(blobId)} expired when epoch ${endEpoch} began (current epoch ${currentEpoch}); ` +
-    "an expired file cannot be read, updated or renewed"),
+  blobIdTooLong: entry(
+    404,
+    "NOT_FOUND",
+    (length: number) => `no file can have this blobId: it is ${length} characters long and a blobId is at most ${LIMITS.blobIdMaxLength}`,
+  ),
+  fileExpired: entry(
+    410,
+    "FILE_EXPIRED",
+    (blobId: string, endEpoch: number, currentEpoch: number) =>
+      `file ${quote(blobId)} expired when epoch ${endEpoch} began (current epoch ${currentEpoch}); ` + "an expired file cannot be read, updated or renewed",
+  ),
 
   // 413
   payloadTooLarge: entry(413, "PAYLOAD_TOO_LARGE", (limit: number) => `request body is larger than ${limit} bytes, the most this route accepts`),
 
   // 422: the request is readable but its content is not acceptable.
-  unknownField: entry(422, "VALIDATION_ERROR", (field: string, allowed: readonly string[]) =>
-    `unknown field ${quote(field)}; allowed fields: ${allowed.join(", ")}`),
+  unknownField: entry(
+    422,
+    "VALIDATION_ERROR",
+    (field: string, allowed: readonly string[]) => `unknown field ${quote(field)}; allowed fields: ${allowed.join(", ")}`,
+  ),
   duplicateField: entry(422, "VALIDATION_ERROR", (field: string) => `field ${quote(field)} is given more than once`),
   requiredField: entry(422, "VALIDATION_ERROR", (field: string) => `field "${field}" is required`),
   wrongType: entry(422, "VALIDATION_ERROR", (field: string, expected: string, got: string) => `field "${field}" must be ${expected}, got ${got}`),
-  tooLong: entry(422, "VALIDATION_ERROR", (field: string, length: number, max: number) =>
-    `field "${field}" is ${length} characters long; at most ${max} characters are allowed`),
-  metadataTooManyKeys: entry(422, "VALIDATION_ERROR", (count: number) =>
-    `field "metadata" would have ${count} keys after the merge; at most ${LIMITS.metadataMaxKeys} keys are allowed`),
-  metadataTooLarge: entry(422, "VALIDATION_ERROR", (bytes: number) =>
-    `field "metadata" would be ${bytes} bytes as JSON after the merge; at most ${LIMITS.metadataMaxBytes} bytes are allowed`),
-  metadataTooDeep: entry(422, "VALIDATION_ERROR", () =>
-    `field "metadata" must be nested at most ${LIMITS.metadataMaxDepth} levels deep`),
-  integerOutOfRange: entry(422, "VALIDATION_ERROR", (field: string, value: string, min: number, max: number) =>
-    `field "${field}" must be an integer from ${min} to ${max}, got ${value}`),
-  renewBeyondHorizon: entry(422, "VALIDATION_ERROR", (epochs: number, ahead: number, currentEpoch: number, endEpoch: number) =>
-    `field "epochs": renewing by ${epochs} would end ${ahead} epochs ahead of the current epoch ${currentEpoch}; ` +
-    `at most ${LIMITS.maxEpochsAhead} epochs ahead can be bought (the file now ends at epoch ${endEpoch})`),
-  idempotencyKeyInvalid: entry(422, "VALIDATION_ERROR", (length: number) =>
-    `header "Idempotency-Key" must be 1 to 255 visible ASCII characters, got ${length} characters`),
-  idempotencyKeyReused: entry(422, "IDEMPOTENCY_KEY_REUSED", (blobId: string, epochs: number) =>
-    `header "Idempotency-Key" was already used to renew ${quote(blobId)} by ${epochs} epochs; ` +
-    "a different request needs a new key"),
+  tooLong: entry(
+    422,
+    "VALIDATION_ERROR",
+    (field: string, length: number, max: number) => `field "${field}" is ${length} characters long; at most ${max} characters are allowed`,
+  ),
+  metadataTooManyKeys: entry(
+    422,
+    "VALIDATION_ERROR",
+    (count: number) => `field "metadata" would have ${count} keys after the merge; at most ${LIMITS.metadataMaxKeys} keys are allowed`,
+  ),
+  metadataTooLarge: entry(
+    422,
+    "VALIDATION_ERROR",
+    (bytes: number) => `field "metadata" would be ${bytes} bytes as JSON after the merge; at most ${LIMITS.metadataMaxBytes} bytes are allowed`,
+  ),
+  metadataTooDeep: entry(422, "VALIDATION_ERROR", () => `field "metadata" must be nested at most ${LIMITS.metadataMaxDepth} levels deep`),
+  integerOutOfRange: entry(
+    422,
+    "VALIDATION_ERROR",
+    (field: string, value: string, min: number, max: number) => `field "${field}" must be an integer from ${min} to ${max}, got ${value}`,
+  ),
+  renewBeyondHorizon: entry(
+    422,
+    "VALIDATION_ERROR",
+    (epochs: number, ahead: number, currentEpoch: number, endEpoch: number) =>
+      `field "epochs": renewing by ${epochs} would end ${ahead} epochs ahead of the current epoch ${currentEpoch}; ` +
+      `at most ${LIMITS.maxEpochsAhead} epochs ahead can be bought (the file now ends at epoch ${endEpoch})`,
+  ),
+  idempotencyKeyInvalid: entry(
+    422,
+    "VALIDATION_ERROR",
+    (length: number) => `header "Idempotency-Key" must be 1 to 255 visible ASCII characters, got ${length} characters`,
+  ),
+  idempotencyKeyReused: entry(
+    422,
+    "IDEMPOTENCY_KEY_REUSED",
+    (blobId: string, epochs: number) =>
+      `header "Idempotency-Key" was already used to renew ${quote(blobId)} by ${epochs} epochs; ` + "a different request needs a new key",
+  ),
   invalidFaultConfig: entry(422, "VALIDATION_ERROR", (detail: string) => `invalid fault configuration: ${detail}`),
 
   // 429 / 5xx
@@ -123,10 +162,6 @@ export function emulatorError<A extends unknown[]>(e: ErrorEntry<A>, ...args: A)
 }
 
 /** Same as `emulatorError`, with response headers (Allow, Retry-After, ...). */
-export function emulatorErrorWithHeaders<A extends unknown[]>(
-  e: ErrorEntry<A>,
-  headers: Record<string, string>,
-  ...args: A
-): EmulatorError {
+export function emulatorErrorWithHeaders<A extends unknown[]>(e: ErrorEntry<A>, headers: Record<string, string>, ...args: A): EmulatorError {
   return new EmulatorError(e.status, e.code, e.message(...args), headers);
 }

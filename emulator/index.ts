@@ -1,6 +1,6 @@
 import { FaultInjector, type FaultConfig } from "./faults";
 import { EmulatorServer, type RequestLogEntry } from "./server";
-import type { IdempotencyMode, InspectedFile, RenewAnswer } from "./service";
+import type { IdempotencyMode, InspectedFile } from "./service";
 import type { FileStore, StoreOptions } from "./store";
 import { DiskFileStore } from "./store-disk";
 import { MemoryFileStore } from "./store-memory";
@@ -96,7 +96,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   const store = await openStore({ dataDir: options.dataDir, epochSeconds: options.epochSeconds });
   const faults = new FaultInjector(options.seed ?? DEFAULT_SEED, options.faults);
-  const server = new EmulatorServer({ store, faults, apiKeys, readOnlyApiKeys, rateLimit: options.rateLimit, idempotency: options.idempotency, prepaidBalance: options.prepaidBalance });
+  const server = new EmulatorServer({
+    store,
+    faults,
+    apiKeys,
+    readOnlyApiKeys,
+    rateLimit: options.rateLimit,
+    idempotency: options.idempotency,
+    prepaidBalance: options.prepaidBalance,
+  });
   let url: string;
   try {
     url = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1");
@@ -179,13 +187,3 @@ export {
 export type { LoggedRoute, RequestLogEntry } from "./server";
 export { blobIdOf, type IdempotencyMode, type InspectedFile, type RenewAnswer } from "./service";
 export { STATE_FILE } from "./store-disk";
-
-// Names of earlier releases, kept so that code written against them still compiles.
-/** @deprecated The wire shape is `FileRecord` from the contract (api/). */
-export type FileView = import("../api").FileRecord;
-/** @deprecated Renamed `RenewAnswer`. */
-export type RenewView = RenewAnswer;
-/** @deprecated The wire shape is `UploadRecord` from the contract (api/). */
-export type UploadView = import("../api").UploadRecord;
-/** @deprecated Renamed `InspectedFile`. */
-export type FileRecordInternal = InspectedFile;

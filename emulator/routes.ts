@@ -138,7 +138,10 @@ export type Match =
 export function matchRoute(routes: readonly Route[], method: string, rawPath: string): Match {
   let segments: string[];
   try {
-    segments = rawPath.split("/").slice(1).map((segment) => decodeURIComponent(segment));
+    segments = rawPath
+      .split("/")
+      .slice(1)
+      .map((segment) => decodeURIComponent(segment));
   } catch {
     return { kind: "badPath" };
   }

@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
+import { z } from "zod";
 import {
   LIMITS,
-  PATCH_FIELDS,
-  RENEW_FIELDS,
+  RenewBodySchema,
+  UpdateFileBodySchema,
   applyMergePatch,
   isPlainObject,
   jsonBytes,
@@ -145,7 +146,15 @@ export class FileService {
     const body = this.uploadView(file);
     const status = created ? 201 : 200;
     if (idempotencyKey !== undefined) {
-      this.store.putIdempotency({ key: idempotencyKey, route: "upload", blobId, epochs, status, response: structuredClone(body) as unknown as JsonObject, createdAt: new Date().toISOString() });
+      this.store.putIdempotency({
+        key: idempotencyKey,
+        route: "upload",
+        blobId,
+        epochs,
+        status,
+        response: structuredClone(body) as unknown as JsonObject,
+        createdAt: new Date().toISOString(),
+      });
       await this.store.persist();
     }
     return { status, body, replayed: false, key: idempotencyKey };
@@ -288,40 +297,54 @@ export class FileService {
 }
 
 /**
- * Checks a PATCH body field by field, with the catalogue's messages (a schema's would not name
- * the limits this way); the result has the contract's shape.
+ * A JSON body checked against its schema in the contract (api/files.ts); the first problem is
+ * answered with the catalogue's entry for it, naming the field and the limit.
  */
-function parsePatchBody(body: unknown): UpdateFileBody {
-  const object = requireObject(body, PATCH_FIELDS);
-  const patch: UpdateFileBody = {};
-  for (const field of ["name", "tag"] as const) {
-    if (!Object.hasOwn(object, field)) continue;
-    const value = object[field];
-    if (value !== null && typeof value !== "string") throw emulatorError(ERRORS.wrongType, field, "a string or null", jsonKind(value));
-    patch[field] = value;
+function parseJsonBody<S extends z.ZodObject>(schema: S, body: unknown): z.infer<S> {
+  const object = requireObject(body, Object.keys(schema.shape));
+  const parsed = schema.safeParse(object);
+  // The body as sent, once it checks out: a parsed copy would drop keys such as `__proto__`, which are data here.
+  if (parsed.success) return object as z.infer<S>;
+  const issue = parsed.error.issues[0]!;
+  const field = String(issue.path[0] ?? "");
+  const value = object[field];
+  const fieldSchema = schema.shape[field] as z.ZodType;
+  if (value === undefined) throw emulatorError(ERRORS.requiredField, field);
+  if (issue.code === "custom" && typeof value === "string") {
+    const { max } = (issue.params ?? {}) as { max?: number };
+    if (max !== undefined) throw emulatorError(ERRORS.tooLong, field, textLength(value), max);
   }
-  if (Object.hasOwn(object, "metadata")) {
-    const value = object.metadata;
-    if (value !== null && !isPlainObject(value)) {
-      throw emulatorError(ERRORS.wrongType, "metadata", "an object or null", jsonKind(value));
-    }
-    // Checked without recursion, before anything recursive (merge, clone) touches the value.
-    if (value !== null && tooDeepAt(value, LIMITS.metadataMaxDepth) !== undefined) throw emulatorError(ERRORS.metadataTooDeep);
-    patch.metadata = value as JsonObject | null;
+  if ((issue.code === "too_small" || issue.code === "too_big") && typeof value === "number") {
+    const { minValue, maxValue } = unwrapped(fieldSchema) as z.ZodNumber;
+    throw emulatorError(ERRORS.integerOutOfRange, field, String(value), minValue ?? 1, maxValue ?? LIMITS.maxEpochsAhead);
   }
-  return patch;
+  // A number of the wrong kind (1.5 for an integer) is shown as it is; anything else by its kind.
+  const got = typeof value === "number" && unwrapped(fieldSchema) instanceof z.ZodNumber ? String(value) : jsonKind(value);
+  throw emulatorError(ERRORS.wrongType, field, expectedOf(fieldSchema), got);
 }
 
-function parseRenewBody(body: unknown): number {
-  const object = requireObject(body, RENEW_FIELDS);
-  if (!Object.hasOwn(object, "epochs")) throw emulatorError(ERRORS.requiredField, "epochs");
-  const epochs = object.epochs;
-  if (typeof epochs !== "number" || !Number.isSafeInteger(epochs)) {
-    throw emulatorError(ERRORS.wrongType, "epochs", "an integer", typeof epochs === "number" ? String(epochs) : jsonKind(epochs));
-  }
-  if (epochs < 1) throw emulatorError(ERRORS.integerOutOfRange, "epochs", String(epochs), 1, LIMITS.maxEpochsAhead);
-  return epochs;
+/** The schema inside `.optional()` / `.nullable()`. */
+function unwrapped(schema: z.ZodType): z.ZodType {
+  let inner = schema;
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable) inner = inner.unwrap() as z.ZodType;
+  return inner;
 }
+
+/** What a field must be, as messages say it ("a string or null", "an integer"). */
+function expectedOf(schema: z.ZodType): string {
+  const inner = unwrapped(schema);
+  const kind = inner instanceof z.ZodNumber ? (inner.isInt ? "an integer" : "a number") : inner instanceof z.ZodString ? "a string" : "an object";
+  return schema.safeParse(null).success ? `${kind} or null` : kind;
+}
+
+function parsePatchBody(body: unknown): UpdateFileBody {
+  // Checked without recursion, before anything recursive (the schema, a merge, a clone) touches the value.
+  const metadata = isPlainObject(body) ? body.metadata : undefined;
+  if (isPlainObject(metadata) && tooDeepAt(metadata, LIMITS.metadataMaxDepth) !== undefined) throw emulatorError(ERRORS.metadataTooDeep);
+  return parseJsonBody(UpdateFileBodySchema, body);
+}
+
+const parseRenewBody = (body: unknown): number => parseJsonBody(RenewBodySchema, body).epochs;
 
 /** The body must be an object (400 otherwise: it is not a request at all) with known fields only. */
 export function requireObject(body: unknown, allowed: readonly string[]): Record<string, unknown> {

@@ -1,7 +1,8 @@
+import { DEFAULT_EPOCH_SECONDS } from "../api";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EpochClock } from "./clock";
-import { DEFAULT_EPOCH_SECONDS, type FileEntry, type IdempotencyRecord } from "./store";
+import type { FileEntry, IdempotencyRecord } from "./store";
 import { MemoryFileStore } from "./store-memory";
 
 /**

@@ -1,6 +1,7 @@
+import { DEFAULT_EPOCH_SECONDS } from "../api";
 import { createHash } from "node:crypto";
 import { EpochClock } from "./clock";
-import { DEFAULT_EPOCH_SECONDS, type FileEntry, type FileStore, type IdempotencyRecord } from "./store";
+import type { FileEntry, FileStore, IdempotencyRecord } from "./store";
 
 /** The store that keeps everything in memory; the disk store builds on it. */
 export class MemoryFileStore implements FileStore {

@@ -75,6 +75,3 @@ export interface StoreOptions {
   epochSeconds?: number;
   now?: () => number;
 }
-
-export const DEFAULT_EPOCH_SECONDS = 86_400;
-

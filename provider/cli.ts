@@ -15,10 +15,12 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+const CLI_OPTIONS = { now: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+
 async function main(argv: string[]): Promise<number> {
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof CLI_OPTIONS }>>;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { now: { type: "string" }, help: { type: "boolean", short: "h" } } });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: CLI_OPTIONS });
   } catch (e) {
     console.error(`${(e as Error).message.split(". ")[0]}\n\n${USAGE}`);
     return 2;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_EPOCH_SECONDS } from "../api";
 import { DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_MS, type TuskrClientOptions, insecureBaseUrlProblem } from "./client/client";
 
 /**
@@ -16,6 +17,7 @@ interface SettingDoc {
 }
 const setting = <T extends z.ZodType>(schema: T, doc: SettingDoc): T => schema.meta({ ...doc });
 const positiveInt = z.number().int().positive();
+const DEFAULT_EXPIRY_WARNING_EPOCHS = 3;
 
 export const ProviderConfigSchema = z.object({
   apiKey: setting(z.string(), {
@@ -25,10 +27,22 @@ export const ProviderConfigSchema = z.object({
     secret: true,
   }),
   baseUrl: setting(z.string(), { description: "The service's base URL.", default: `\`${DEFAULT_BASE_URL}\``, env: "TUSKR_BASE_URL" }),
-  maxConcurrency: setting(positiveInt, { description: "Requests in flight at most, per `up`.", default: `${DEFAULT_MAX_CONCURRENCY} requests in flight per \`up\`` }),
-  timeoutMs: setting(positiveInt, { description: "Deadline of one request, the whole answer included, in milliseconds.", default: `${DEFAULT_TIMEOUT_MS}: one request, the whole answer included` }),
-  epochSeconds: setting(positiveInt, { description: "Length of one epoch in seconds (a setting of the service; about a day).", default: "86400 (one epoch; a setting of the service)" }),
-  expiryWarningEpochs: setting(positiveInt, { description: "Previews warn about files with this many epochs left or fewer.", default: "3" }),
+  maxConcurrency: setting(positiveInt, {
+    description: "Requests in flight at most, per `up`.",
+    default: `${DEFAULT_MAX_CONCURRENCY} requests in flight per \`up\``,
+  }),
+  timeoutMs: setting(positiveInt, {
+    description: "Deadline of one request, the whole answer included, in milliseconds.",
+    default: `${DEFAULT_TIMEOUT_MS}: one request, the whole answer included`,
+  }),
+  epochSeconds: setting(positiveInt, {
+    description: "Length of one epoch in seconds (a setting of the service; about a day).",
+    default: `${DEFAULT_EPOCH_SECONDS} (one epoch; a setting of the service)`,
+  }),
+  expiryWarningEpochs: setting(positiveInt, {
+    description: "Previews warn about files with this many epochs left or fewer.",
+    default: `${DEFAULT_EXPIRY_WARNING_EPOCHS}`,
+  }),
   allowInsecureHttp: setting(z.boolean(), {
     description: "Allow a plain `http://` base URL to a host other than this machine (the key would cross the network in clear).",
     default:
@@ -49,9 +63,6 @@ export function settingDoc(key: keyof typeof ProviderConfigSchema.shape): Settin
  */
 export type ProviderSettings = Partial<z.infer<typeof ProviderConfigSchema>> &
   Required<Pick<z.infer<typeof ProviderConfigSchema>, "baseUrl" | "epochSeconds" | "expiryWarningEpochs" | "allowInsecureHttp">>;
-
-const DEFAULT_EPOCH_SECONDS = 86_400;
-const DEFAULT_EXPIRY_WARNING_EPOCHS = 3;
 
 /** The package's name in stack config: every setting is `tuskr:<name>`. */
 export const CONFIG_NAMESPACE = "tuskr";

@@ -1,5 +1,6 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../api";
-import { type InputField, type KeepAlive, type StoredFileState, UNKNOWN, isUnknown } from "./stored-file-schema";
+import { UNKNOWN } from "./pulumi-markers";
+import { type InputField, type KeepAlive, type StoredFileState, isUnknown } from "./stored-file-schema";
 import { wireAsset } from "./stored-file-source";
 
 /** Time, made explicit so the plan stays a pure function. */

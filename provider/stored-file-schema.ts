@@ -2,6 +2,7 @@ import { z } from "zod";
 import { LIMITS, blobIdProblem, boundedText, isPlainObject, metadataLimitProblem, tooDeepAt } from "../api";
 import type * as pulumi from "@pulumi/pulumi";
 import { redactString } from "./client/errors";
+import { UNKNOWN } from "./pulumi-markers";
 import { sourceProblem } from "./stored-file-source";
 
 /**
@@ -26,16 +27,8 @@ export function fieldDoc(schema: z.ZodType): FieldDoc | undefined {
   return meta?.limit === undefined ? undefined : (meta as FieldDoc);
 }
 
-/**
- * The value Pulumi puts in place of an input that is not known yet (during preview).
- * Mirrors `@pulumi/pulumi/runtime/rpc.unknownValue`; kept here so the schema module stays free
- * of the Pulumi runtime.
- */
-export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+/** Whether a value is the one Pulumi puts in place of an input not known yet (at preview). */
 export const isUnknown = (v: unknown): boolean => v === UNKNOWN;
-
-/** The type the engine gives the dynamic resource (module "tuskr", type "StoredFile"). */
-export const STORED_FILE_TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
 
 /** Paths of `null` values inside a JSON value; a declared null cannot survive a merge patch. */
 function nullPaths(value: unknown, at: string): string[] {
@@ -151,8 +144,7 @@ export const StoredFileInputsSchema = z.object({
   metadata: documented(metadata.optional(), {
     description: "Free-form JSON metadata; the stored object is made exactly equal to it.",
     limit: `JSON object, ≤ ${LIMITS.metadataMaxKeys} keys, ≤ ${LIMITS.metadataMaxBytes / 1024} KiB as JSON, nested ≤ ${LIMITS.metadataMaxDepth} deep, no \`null\` values, no key named \`__proto__\``,
-    change:
-      "one `PATCH`; the stored object ends **exactly** equal to the declared one (removed keys are sent as `null`, per JSON Merge Patch)",
+    change: "one `PATCH`; the stored object ends **exactly** equal to the declared one (removed keys are sent as `null`, per JSON Merge Patch)",
     omitted: "unmanaged",
   }),
   /**
@@ -174,40 +166,28 @@ export const StoredFileInputsSchema = z.object({
   keepAlive: documented(KeepAliveSchema.optional(), {
     description: "Renews automatically: whenever an `up` finds fewer than `minRemainingEpochs` left, it buys `renewEpochs`.",
     limit: `\`{ minRemainingEpochs, renewEpochs }\`, each 1–${LIMITS.maxEpochsAhead}`,
-    change:
-      "nothing by itself; an `up` that finds fewer than `minRemainingEpochs` left buys `renewEpochs` (a renew of its own, after the declared one)",
+    change: "nothing by itself; an `up` that finds fewer than `minRemainingEpochs` left buys `renewEpochs` (a renew of its own, after the declared one)",
     omitted: "no keep-alive",
   }),
 });
 export type StoredFileInputs = z.infer<typeof StoredFileInputsSchema>;
+/**
+ * The inputs as the provider receives them once checked: each field valid, or (at preview) still
+ * Pulumi's unknown; `source` in the engine's wire form of an asset.
+ */
+export type DeclaredInputs = { [K in keyof StoredFileInputs]?: StoredFileInputs[K] | typeof UNKNOWN | null };
 
 /** Input fields in declaration order; `blobId` changes replace, the rest update in place. */
 export const INPUT_FIELDS = StoredFileInputsSchema.keyof().options;
-/**
- * Inputs the resource itself adds, not the user: the serialized provider (`__provider`, the
- * engine's) and the resource's URN (`__urn`), from which its purchase keys derive.
- */
-const INTERNAL_INPUTS = ["__provider", "__urn", "__secretInputs"] as const;
-
-/**
- * The inputs a program declared secret, named by `__secretInputs` (StoredFile passes it; the
- * engine strips secrecy from what a dynamic provider receives, so the provider cannot see it).
- */
-export function secretInputs(news: Record<string, unknown> | undefined): ReadonlySet<string> {
-  // Inputs name them `__secretInputs`; the state records them as `secretInputs`.
-  const listed = news?.__secretInputs ?? news?.secretInputs;
-  return new Set(Array.isArray(listed) ? listed.filter((f): f is string => typeof f === "string") : []);
-}
-
-/** Every string inside the secret inputs' values (what must never appear in a message). */
-export function secretTexts(news: Record<string, unknown> | undefined): string[] {
+/** Every string inside the named inputs' values: what must never appear in a message. */
+export function secretTexts(values: Record<string, unknown> | undefined, secretNames: Iterable<string>): string[] {
   const out: string[] = [];
   const walk = (v: unknown): void => {
     if (typeof v === "string") out.push(v);
     else if (typeof v === "number") out.push(String(v));
-    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) (out.push(k), walk(x));
+    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) out.push(k), walk(x);
   };
-  for (const field of secretInputs(news)) walk(news?.[field]);
+  for (const field of secretNames) walk(values?.[field]);
   return out;
 }
 
@@ -283,7 +263,6 @@ export const StoredFileStateSchema = z
   .loose();
 export type StoredFileState = z.infer<typeof StoredFileStateSchema>;
 
-
 /**
  * Shapes of a metadata value the schema cannot be trusted with: nested deeper than the limit
  * (deep recursion would overflow the stack before a size check ran) and keys named __proto__
@@ -313,14 +292,16 @@ export interface CheckFailure {
  * Validates declared inputs. Never throws: returns the cleaned inputs (unknown preview values
  * passed through untouched) or one failure per bad field, each naming the field and the limit.
  */
-export function validateInputs(olds: Record<string, unknown> | undefined, news: Record<string, unknown>): {
-  inputs: Record<string, unknown>;
+export function validateInputs(
+  olds: Record<string, unknown> | undefined,
+  news: Record<string, unknown>,
+  secretNames: readonly string[] = [],
+): {
+  inputs: DeclaredInputs;
   failures: CheckFailure[];
 } {
   const failures: CheckFailure[] = [];
   const inputs: Record<string, unknown> = {};
-  if (typeof news?.__urn === "string") inputs.__urn = news.__urn;
-  if (Array.isArray(news?.__secretInputs)) inputs.__secretInputs = news.__secretInputs;
   const candidate: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {
     const value = news?.[field];
@@ -352,7 +333,7 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
     }
   }
   for (const key of Object.keys(news ?? {})) {
-    if ((INTERNAL_INPUTS as readonly string[]).includes(key) || (INPUT_FIELDS as readonly string[]).includes(key) || news[key] === undefined) continue;
+    if ((INPUT_FIELDS as readonly string[]).includes(key) || news[key] === undefined) continue;
     failures.push({
       property: key,
       reason: `${key} is not an input of StoredFile (inputs: ${INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
@@ -381,8 +362,7 @@ export function validateInputs(olds: Record<string, unknown> | undefined, news: 
       });
     }
   }
-  const secrets = secretInputs(news);
-  const texts = secretTexts(news);
-  return { inputs, failures: failures.map((f) => withoutSecretValues(f, secrets, texts)) };
+  const secrets = new Set(secretNames);
+  const texts = secretTexts(news, secrets);
+  return { inputs: inputs as DeclaredInputs, failures: failures.map((f) => withoutSecretValues(f, secrets, texts)) };
 }
-

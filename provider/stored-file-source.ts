@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { LIMITS } from "../api";
+import { ARCHIVE_SIG, ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 
 /**
  * `source`: the content of a StoredFile given as a Pulumi asset. A program passes a
@@ -10,10 +11,6 @@ import { LIMITS } from "../api";
  * of the content, hex) the engine computed — so a content change is known at preview without
  * reading the file here.
  */
-/** Pulumi's marker of special values (assets, secrets, …) in the wire format. */
-export const SIG_KEY = "4dabf18193072939515e22adb298388d";
-const ASSET_SIG = "c44067f5952c0a294b673a41bacd8c17";
-const ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7";
 
 export interface WireAsset {
   path?: string;

@@ -16,7 +16,6 @@ import type * as pulumi from "@pulumi/pulumi";
  * — `delete` included — without a replace. `pulumi-tuskr/provider` and `pulumi-tuskr/impl` are
  * therefore permanent entry points: states written by any release name one of them.
  */
-/* eslint-disable @typescript-eslint/no-require-imports */
 const storedFileProviderStub = {
   configure: (...a: any[]) => require("pulumi-tuskr/impl").configure(...a),
   check: (...a: any[]) => require("pulumi-tuskr/impl").check(...a),

@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
-import { INPUT_FIELDS, REPORTED_FIELDS, STORED_FILE_TYPE, type StoredFileInputs, type StoredFileState } from "./stored-file-schema";
+import { STORED_FILE_TYPES } from "./resource-types";
+import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState } from "./stored-file-schema";
 import { assetProblem } from "./stored-file-source";
 import storedFileProviderStub from "./stored-file-stub";
-
 
 /**
  * Arguments of a StoredFile: one `pulumi.Input` per field of the input schema
@@ -24,11 +24,13 @@ export type StoredFileOutputs = { readonly [K in keyof StoredFileInputs]-?: pulu
 } & { readonly [K in ReportedField]: pulumi.Output<NonNullable<StoredFileState[K]> | undefined> };
 
 /**
- * A file kept on the Tuskr service, adopted by blobId. Its name, tag and metadata converge to
+ * A file kept on the Tuskr service, uploaded from `source` or adopted by `blobId`. Its name, tag and metadata converge to
  * what is declared; raising `retentionEpochs` buys storage epochs. Deleting the resource sends
  * no request: blobs cannot be deleted through this API, so the file keeps its paid period.
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the outputs are declared on the class this way; the dynamic resource sets them at run time.
 export interface StoredFile extends StoredFileOutputs {}
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: as above.
 export class StoredFile extends pulumi.dynamic.Resource {
   constructor(name: string, args: StoredFileArgs, opts?: pulumi.CustomResourceOptions) {
     refusePlaintextApiKey();
@@ -39,7 +41,14 @@ export class StoredFile extends pulumi.dynamic.Resource {
     // The resource's identity, so that its purchase keys are the same in every run (a create
     // interrupted and run again included); the dynamic provider is not told it otherwise.
     const __urn = identityOf(name, opts?.parent);
-    super(storedFileProviderStub, name, { ...props, ...args, source: checkedSource(name, args.source), __urn, __secretInputs: secretFieldsOf(args) }, opts, "tuskr", "StoredFile");
+    super(
+      storedFileProviderStub,
+      name,
+      { ...props, ...args, source: checkedSource(name, args.source), __urn, __secretInputs: secretFieldsOf(args) },
+      opts,
+      "tuskr",
+      "StoredFile",
+    );
   }
 }
 
@@ -51,7 +60,7 @@ export class StoredFile extends pulumi.dynamic.Resource {
 function identityOf(name: string, parent: pulumi.Resource | undefined): string {
   const parentName = (parent as { __name?: unknown } | undefined)?.__name;
   const qualified = typeof parentName === "string" ? `${parentName}$${name}` : name;
-  return `urn:pulumi:${pulumi.getStack()}::${pulumi.getProject()}::${STORED_FILE_TYPE}::${qualified}`;
+  return `urn:pulumi:${pulumi.getStack()}::${pulumi.getProject()}::${STORED_FILE_TYPES.dynamic}::${qualified}`;
 }
 
 /**
@@ -93,8 +102,7 @@ function refusePlaintextApiKey(): void {
   const isSecret = (pulumi.runtime as unknown as { isConfigSecret?: (k: string) => boolean }).isConfigSecret;
   if (isSecret && pulumi.runtime.getConfig(key) !== undefined && !isSecret(key)) {
     throw new Error(
-      `${key} is set in plain text, so Pulumi would store it unencrypted in the state; ` +
-        `set it as a secret: pulumi config set --secret ${key} <key>`,
+      `${key} is set in plain text, so Pulumi would store it unencrypted in the state; ` + `set it as a secret: pulumi config set --secret ${key} <key>`,
     );
   }
 }

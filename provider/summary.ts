@@ -1,16 +1,16 @@
 import { z } from "zod";
 import { settingsFrom } from "./settings";
-import { isPlainObject, jsonEqual } from "../api";
+import { PATCH_FIELDS, isPlainObject, jsonEqual } from "../api";
 import { planChange } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
-import { STORED_FILE_TYPE, StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
+import { isStoredFileType } from "./resource-types";
+import { StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
 
 /**
  * The pull-request summary: reads `pulumi preview --json` and says, per StoredFile, what a merge
  * will change and buy. It runs the provider's own planChange on each step's recorded outputs and
  * declared inputs, so the summary and the apply cannot disagree.
  */
-
 
 // Only what is needed of the preview's JSON; the rest of it is ignored.
 const ResourceStateSchema = z.object({
@@ -80,10 +80,15 @@ function metadataChanges(before: unknown, after: Record<string, unknown>): strin
 
 /** The stack's settings as the preview's config carries them (`{value}` objects or strings), read as the provider reads them. */
 function settingsOf(config: Record<string, unknown> | undefined) {
-  return settingsFrom({ get: (key) => {
-    const raw = config?.[key];
-    return isPlainObject(raw) ? raw.value : raw;
-  } }, {});
+  return settingsFrom(
+    {
+      get: (key) => {
+        const raw = config?.[key];
+        return isPlainObject(raw) ? raw.value : raw;
+      },
+    },
+    {},
+  );
 }
 
 export function summarizePreview(preview: unknown, options: SummaryOptions = {}): string {
@@ -99,12 +104,13 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
 
   for (const step of parsed.data.steps) {
     const type = step.newState?.type ?? step.oldState?.type ?? step.urn.split("::")[2];
-    if (type !== STORED_FILE_TYPE || step.op === "same" || step.op === "read") continue;
+    if (!isStoredFileType(type) || step.op === "same" || step.op === "read") continue;
     const name = step.urn.split("::").pop() ?? step.urn;
     const news = step.newState?.inputs ?? {};
     const olds: StoredFileState = StoredFileStateSchema.safeParse(step.oldState?.outputs ?? {}).data ?? {};
     if (step.op === "delete" || step.op === "delete-replaced" || step.op === "discard") {
-      if (step.op === "delete") lines.push({ name, op: "delete", changes: ["no longer managed; no request, the file keeps its period"], epochs: 0, keepAlive: 0, patch: false });
+      if (step.op === "delete")
+        lines.push({ name, op: "delete", changes: ["no longer managed; no request, the file keeps its period"], epochs: 0, keepAlive: 0, patch: false });
       continue;
     }
     if (step.op === "create-replacement") continue; // reported once, as the replace
@@ -114,10 +120,15 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       // An upload buys at least one epoch: the declared ones, else the service's one by default.
       const epochs = content ? Math.max(declared, 1) : declared;
       const changes = content
-        ? [`upload ${code(content.path ?? "(text)")}${content.hash ? ` (sha256 ${content.hash.slice(0, 12)}…)` : ""}${declared < 1 ? ", stored 1 epoch (the upload's minimum)" : ""}`]
+        ? [
+            `upload ${code(content.path ?? "(text)")}${content.hash ? ` (sha256 ${content.hash.slice(0, 12)}…)` : ""}${declared < 1 ? ", stored 1 epoch (the upload's minimum)" : ""}`,
+          ]
         : [`adopt ${code(news.blobId)}`];
-      for (const f of ["name", "tag"] as const) if (typeof news[f] === "string") changes.push(`${f} → ${code(news[f])}`);
-      if (isPlainObject(news.metadata)) changes.push(`metadata: ${Object.keys(news.metadata).length} key(s)`);
+      for (const f of PATCH_FIELDS) {
+        const v = news[f];
+        if (isPlainObject(v)) changes.push(`${f}: ${Object.keys(v).length} key(s)`);
+        else if (typeof v === "string") changes.push(`${f} → ${code(v)}`);
+      }
       if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
       lines.push({ name, op: "create", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content) });
       continue;
@@ -138,18 +149,20 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       continue;
     }
     const changes: string[] = [];
-    for (const f of ["name", "tag"] as const) {
-      if (plan.patch?.[f] !== undefined) changes.push(`${f} ${olds[f] !== undefined ? `${code(olds[f])} ` : ""}→ ${code(news[f])}`);
+    for (const f of PATCH_FIELDS) {
+      if (plan.patch?.[f] === undefined) continue;
+      const declared = news[f];
+      // An object (metadata) is patched key by key, so its change is shown key by key.
+      if (isPlainObject(declared)) changes.push(`${f} ${metadataChanges(olds[f], declared).join(" ")}`);
+      else changes.push(`${f} ${olds[f] !== undefined ? `${code(olds[f])} ` : ""}→ ${code(declared)}`);
     }
-    if (plan.patch?.metadata !== undefined) changes.push(`metadata ${metadataChanges(olds.metadata, news.metadata as Record<string, unknown>).join(" ")}`);
     if (plan.retentionIncrease > 0) changes.push(`retentionEpochs ${olds.retentionEpochs ?? 0} → ${String(news.retentionEpochs)}`);
     if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : "changed"}`);
     if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
     for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`${code(name)}: ${n}`);
     for (const problem of [plan.expiredProblem, plan.horizonProblem]) if (problem) notices.push(`${code(name)}: **will fail**: ${problem}`);
     const expires = olds.expiresAt ? Date.parse(olds.expiresAt) : Number.NaN;
-    const newExpiry =
-      plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * epochMs).toISOString() : undefined;
+    const newExpiry = plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * epochMs).toISOString() : undefined;
     lines.push({
       name,
       op: step.op,
@@ -180,7 +193,9 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       `**Totals:** ${lines.filter((l) => l.op === "create" && !l.upload).length} adopted, ` +
         `${lines.some((l) => l.upload) ? `${lines.filter((l) => l.upload).length} uploaded, ` : ""}${count("update")} updated, ${count("replace")} replaced, ${count("delete")} no longer managed; ` +
         `${lines.filter((l) => l.patch).length} PATCH on existing files, ${renews} renew(s), **${bought} epoch(s) to buy**` +
-        (lines.some((l) => l.op === "create" || l.op === "replace") ? " (adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds)." : "."),
+        (lines.some((l) => l.op === "create" || l.op === "replace")
+          ? " (adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds)."
+          : "."),
     );
   }
   if (notices.length > 0) out.push("", "**Notices**", "", ...[...new Set(notices)].map((n) => `- ${n}`));

@@ -118,9 +118,7 @@ export interface UploadResult {
 /** PATCH answers the updated record (assumed) or 204/empty (tolerated). */
 const UpdateFileResponseSchema = ReceivedFileSchema.partial().optional();
 /** Renew answers the updated record, perhaps with Tusky-like extras; or nothing (tolerated). */
-const RenewFileResponseSchema = ReceivedFileSchema.partial()
-  .extend({ epochsAdded: z.number().nullish() })
-  .optional();
+const RenewFileResponseSchema = ReceivedFileSchema.partial().extend({ epochsAdded: z.number().nullish() }).optional();
 
 export interface RenewOptions {
   /** Sent as `Idempotency-Key`; reused verbatim on every retry of this purchase. */
@@ -297,40 +295,37 @@ export class TuskrClient {
     const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
     const deadline = this.deadline();
     const extraMs = Math.ceil(size / (1024 * 1024)) * 1000;
-    let lastError: TuskrApiError | undefined;
-    for (let round = 1; round <= Math.max(1, this.policy.maxAttempts); round++) {
-      try {
+    return this.purchase<Omit<UploadResult, "resent">>({
+      deadline,
+      send: async () => {
         const sent = await this.send("POST", path, { form, headers, schema: UploadRecordSchemaReceived, retryAmbiguous: false, deadline, extraMs });
         const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
         const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
         const u = sent.data;
         // The record of other content is not this upload's (a blob is its content).
-        if (u.size !== size) throw this.invalidResponse("POST", path, sent.status, `the answer is the record of a file of ${u.size} bytes, not the ${size} bytes sent`, undefined);
+        if (u.size !== size)
+          throw this.invalidResponse("POST", path, sent.status, `the answer is the record of a file of ${u.size} bytes, not the ${size} bytes sent`, undefined);
         return {
           file: { blobId: u.blob_id, url: u.url, size: u.size, tag: u.tag, createdAt: u.created_at, expiresAt: u.expires_at },
           created: sent.status === 201,
           confirmedBy: keyHonoured && header("Idempotent-Replayed") === "true" ? "replay" : "response",
           keyHonoured,
-          resent: round > 1,
         };
-      } catch (e) {
-        const error = e as TuskrApiError;
-        if (!error.mayHaveBeenApplied || error.code === "INVALID_RESPONSE") throw error;
-        lastError = error;
-      }
-      if (!options.keyHonoured || Date.now() >= deadline) break;
-      await sleep(Math.min(backoffDelayMs(round, this.policy, this.random), Math.max(0, deadline - Date.now())));
-    }
-    throw new TuskrApiError({
-      code: "UPLOAD_OUTCOME_UNKNOWN",
-      message:
-        `upload of ${source.filename} (${size} bytes) may or may not have been applied (${lastError?.message ?? "ambiguous failure"}); ` +
-        "not sent again, to avoid buying its epochs twice. Run `pulumi up` again: the same upload reuses its Idempotency-Key, " +
-        "and a service that honours it answers with the file it made instead of making another.",
-      method: "POST",
-      path,
-      status: lastError?.status,
-      retryable: false,
+      },
+      // Nothing to read back (the file's id is the answer's): only a key known to be honoured makes a resend safe.
+      settle: async () => (options.keyHonoured ? { again: "after-backoff" } : { stop: "" }),
+      unknown: (lastError) =>
+        new TuskrApiError({
+          code: "UPLOAD_OUTCOME_UNKNOWN",
+          message:
+            `upload of ${source.filename} (${size} bytes) may or may not have been applied (${lastError?.message ?? "ambiguous failure"}); ` +
+            "not sent again, to avoid buying its epochs twice. Run `pulumi up` again: the same upload reuses its Idempotency-Key, " +
+            "and a service that honours it answers with the file it made instead of making another.",
+          method: "POST",
+          path,
+          status: lastError?.status,
+          retryable: false,
+        }),
     });
   }
 
@@ -347,56 +342,78 @@ export class TuskrClient {
     const body = parseBody(RenewBodySchema, { epochs }, "POST", path);
     const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
     const deadline = this.deadline();
-    const rounds = Math.max(1, this.policy.maxAttempts);
+    return this.purchase<Omit<RenewResult, "resent">>({
+      deadline,
+      send: async () =>
+        this.renewed(blobId, path, options, await this.send("POST", path, { body, headers, schema: RenewFileResponseSchema, retryAmbiguous: false, deadline })),
+      settle: async () => {
+        if (options.keyHonoured) return { again: "after-backoff" };
+        // The renew may or may not have been applied, and the key may not protect us. Look first.
+        if (!options.expiresAtBefore) return { stop: "there is no earlier expiry to compare with" };
+        let after: ReceivedFile;
+        try {
+          after = await this.getWithin(blobId, deadline);
+        } catch {
+          return { stop: "the file could not be read back" };
+        }
+        const verdict = readBackVerdict(options.expiresAtBefore, after.expiresAt, epochs, options.epochMs);
+        if (verdict === "applied") return { outcome: { file: after, confirmedBy: "read-back", keyHonoured: false } };
+        if (verdict === "unattributable") {
+          return { stop: `the expiry moved from ${options.expiresAtBefore} to ${after.expiresAt}, more than this purchase: someone else renewed the file too` };
+        }
+        return { again: "now" };
+      },
+      unknown: (lastError, why) =>
+        new TuskrApiError({
+          code: "RENEW_OUTCOME_UNKNOWN",
+          message:
+            `renew of ${epochs} epoch(s) for blobId ${JSON.stringify(blobId)} may or may not have been applied ` +
+            `(${lastError?.message ?? "ambiguous failure"}${why ? `; ${why}` : ""}); not sent again, to avoid buying twice. ` +
+            "Check the file's expiry on the service, then run `pulumi refresh` and `pulumi up`: the same purchase reuses its Idempotency-Key.",
+          method: "POST",
+          path,
+          status: lastError?.status,
+          retryable: false,
+        }),
+    });
+  }
+
+  /**
+   * One purchase (an upload, a renew), whose outcome an ambiguous failure (sent, no answer) leaves
+   * unknown: sent under one Idempotency-Key; after each ambiguous failure `settle` decides whether
+   * to send it again (at most `maxAttempts` sends, within the operation's deadline), to take the
+   * outcome as known, or to stop, and then `unknown` is the error. A definite failure, or an
+   * answer that does not check out, fails at once.
+   */
+  private async purchase<T>(p: {
+    deadline: number;
+    send: () => Promise<T>;
+    settle: () => Promise<{ again: "now" | "after-backoff" } | { outcome: T } | { stop: string }>;
+    unknown: (lastError: TuskrApiError | undefined, why: string) => TuskrApiError;
+  }): Promise<T & { resent: boolean }> {
     let lastError: TuskrApiError | undefined;
     let why = "";
-    for (let round = 1; round <= rounds; round++) {
+    for (let round = 1; round <= Math.max(1, this.policy.maxAttempts); round++) {
       try {
-        const sent = await this.send("POST", path, { body, headers, schema: RenewFileResponseSchema, retryAmbiguous: false, deadline });
-        return { ...this.renewed(blobId, path, options, sent), resent: round > 1 };
+        return { ...(await p.send()), resent: round > 1 };
       } catch (e) {
         const error = e as TuskrApiError;
         if (!error.mayHaveBeenApplied || error.code === "INVALID_RESPONSE") throw error;
         lastError = error;
       }
-      if (Date.now() >= deadline) {
+      if (Date.now() >= p.deadline) {
         why = "the operation's time budget ran out";
         break;
       }
-      if (options.keyHonoured) {
-        await sleep(Math.min(backoffDelayMs(round, this.policy, this.random), Math.max(0, deadline - Date.now())));
-        continue;
-      }
-      // The renew may or may not have been applied, and the key may not protect us. Look first.
-      if (!options.expiresAtBefore) {
-        why = "there is no earlier expiry to compare with";
+      const next = await p.settle();
+      if ("outcome" in next) return { ...next.outcome, resent: round > 1 };
+      if ("stop" in next) {
+        why = next.stop;
         break;
       }
-      let after: ReceivedFile;
-      try {
-        after = await this.getWithin(blobId, deadline);
-      } catch {
-        why = "the file could not be read back";
-        break;
-      }
-      const verdict = readBackVerdict(options.expiresAtBefore, after.expiresAt, epochs, options.epochMs);
-      if (verdict === "applied") return { file: after, confirmedBy: "read-back", keyHonoured: false, resent: round > 1 };
-      if (verdict === "unattributable") {
-        why = `the expiry moved from ${options.expiresAtBefore} to ${after.expiresAt}, more than this purchase: someone else renewed the file too`;
-        break;
-      }
+      if (next.again === "after-backoff") await sleep(Math.min(backoffDelayMs(round, this.policy, this.random), Math.max(0, p.deadline - Date.now())));
     }
-    throw new TuskrApiError({
-      code: "RENEW_OUTCOME_UNKNOWN",
-      message:
-        `renew of ${epochs} epoch(s) for blobId ${JSON.stringify(blobId)} may or may not have been applied ` +
-        `(${lastError?.message ?? "ambiguous failure"}${why ? `; ${why}` : ""}); not sent again, to avoid buying twice. ` +
-        "Check the file's expiry on the service, then run `pulumi refresh` and `pulumi up`: the same purchase reuses its Idempotency-Key.",
-      method: "POST",
-      path,
-      status: lastError?.status,
-      retryable: false,
-    });
+    throw p.unknown(lastError, why);
   }
 
   /** Checks a renew's answer against the request, and reads what it says about the key. */
@@ -412,7 +429,13 @@ export class TuskrClient {
       const before = options.expiresAtBefore ? Date.parse(options.expiresAtBefore) : NaN;
       const after = file.expiresAt ? Date.parse(file.expiresAt) : NaN;
       if (!replayed && !Number.isNaN(before) && !Number.isNaN(after) && after <= before) {
-        throw this.invalidResponse("POST", path, 200, `expiresAt ${file.expiresAt} is not later than ${options.expiresAtBefore}, the expiry before this renew`, file);
+        throw this.invalidResponse(
+          "POST",
+          path,
+          200,
+          `expiresAt ${file.expiresAt} is not later than ${options.expiresAtBefore}, the expiry before this renew`,
+          file,
+        );
       }
     }
     return { file, confirmedBy: replayed ? "replay" : "response", keyHonoured };
@@ -443,7 +466,11 @@ export class TuskrClient {
       try {
         const response = await this.gate.run(() => this.request(method, path, opts));
         if (response.status >= 200 && response.status < 300) {
-          return { data: this.parseResponse(method, path, response, opts.schema), status: response.status, headers: response.headers as Record<string, unknown> };
+          return {
+            data: this.parseResponse(method, path, response, opts.schema),
+            status: response.status,
+            headers: response.headers as Record<string, unknown>,
+          };
         }
         error = this.httpError(method, path, response);
       } catch (e) {
@@ -483,7 +510,10 @@ export class TuskrClient {
       });
     } catch (e) {
       if (signal.aborted) {
-        const why = limit < own ? `the operation's time budget of ${this.policy.maxTotalMs} ms ran out` : `no complete answer within ${own} ms (tuskr:timeoutMs${opts.extraMs ? `, plus ${opts.extraMs} ms for the upload's size` : ""})`;
+        const why =
+          limit < own
+            ? `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`
+            : `no complete answer within ${own} ms (tuskr:timeoutMs${opts.extraMs ? `, plus ${opts.extraMs} ms for the upload's size` : ""})`;
         throw this.timeoutError(method, path, why, true);
       }
       throw e;
@@ -492,7 +522,7 @@ export class TuskrClient {
 
   private parseResponse<S extends z.ZodType>(method: string, path: string, response: AxiosResponse, schema: S): z.infer<S> {
     const text = typeof response.data === "string" ? response.data : "";
-    let json: unknown = undefined;
+    let json: unknown;
     if (text.trim() !== "") {
       try {
         json = JSON.parse(text);

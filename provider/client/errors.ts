@@ -4,7 +4,7 @@
  * (the provider, tests, users reading a failed `pulumi up`) deal with one shape.
  *
  * It deliberately holds no request headers, no axios config and no `cause`: those carry the
- * `Authorization` header. Every string that enters it passes through `redactSecrets` with the
+ * `Authorization` header. Every string that enters it passes through `redactString` with the
  * client's key, in case a server echoes it back.
  */
 export type TuskrErrorCode =

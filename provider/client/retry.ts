@@ -30,10 +30,7 @@ export function backoffDelayMs(retry: number, policy: RetryPolicy, random: () =>
  * The wait a server asked for, in seconds, from `Retry-After` (seconds or HTTP date) or
  * `X-RateLimit-Reset` (Unix time in seconds). Undefined when neither is usable.
  */
-export function serverRequestedWaitSeconds(
-  headers: Record<string, unknown> | undefined,
-  nowMs: number = Date.now(),
-): number | undefined {
+export function serverRequestedWaitSeconds(headers: Record<string, unknown> | undefined, nowMs: number = Date.now()): number | undefined {
   if (!headers) return undefined;
   const header = (name: string): string | undefined => {
     const v = headers[name] ?? headers[name.toLowerCase()];

@@ -1,20 +1,18 @@
 import { isPlainObject } from "../../api";
 import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingsFrom, settingsProblem } from "../settings";
-import { type ProviderLog, StoredFileProvider } from "../stored-file-provider";
+import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../pulumi-markers";
+import { type ProviderLog, StoredFileCore, type StoredFileRequest } from "../stored-file-core";
 import type { PropertyDiff } from "../stored-file-plan";
-import { secretInputs, UNKNOWN } from "../stored-file-schema";
-import { SIG_KEY } from "../stored-file-source";
+import type { CheckFailure, StoredFileState } from "../stored-file-schema";
+import { parseState } from "../stored-file-state";
 import type { TuskrClientOptions } from "../client/client";
 
 /**
- * The provider plugin's resource logic: the same StoredFileProvider the dynamic resource runs
- * (schema, planner, client), with what only a plugin has to do around it — the engine's secret
- * markers unwrapped on the way in and put back on the way out, the URN given by the engine,
+ * The provider plugin's front door: the same core the dynamic resource runs (schema, planner,
+ * client), with what only a plugin has to do around it — the engine's secret markers unwrapped
+ * into a typed request on the way in and put back on the way out, the URN given by the engine,
  * provider config as typed inputs, property-level diffs, import. No gRPC here (server.ts).
  */
-
-/** The secret kind of Pulumi's special values. */
-const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
 
 type Props = Record<string, unknown>;
 
@@ -61,33 +59,17 @@ function conceal(props: Props, names: Iterable<string>): Props {
   return out;
 }
 
-/** The properties without the two the provider adds for itself (the URN, the secret inputs' names). */
-function withoutInternal(props: Props): Props {
-  const { __urn: _urn, __secretInputs: _secrets, ...rest } = props;
-  return rest;
-}
-
-/** Inputs a resource operation gets: revealed, with the URN and the secret inputs' names the provider reads. */
-function resourceInputs(urn: string, props: Props | undefined): Props {
+/** A resource operation's request: the inputs revealed, the URN from the engine, the secret inputs from their markers. */
+function requestOf(urn: string, props: Props | undefined): StoredFileRequest {
   const { plain, secrets } = revealAll(props);
-  return { ...withoutInternal(plain), __urn: urn, ...(secrets.length > 0 ? { __secretInputs: secrets } : {}) };
+  return { inputs: plain, urn, secretInputs: secrets };
 }
 
-/** State the provider reads: revealed, with the URN (it keeps the names of its secret inputs itself). */
-function resourceState(urn: string, props: Props | undefined): Props {
-  return { ...revealAll(props).plain, __urn: urn };
-}
+/** Recorded state, revealed (it names its secret inputs itself). */
+const stateOf = (props: Props | undefined): StoredFileState => parseState(revealAll(props).plain);
 
-/** What the provider records, with the secret inputs marked secret (names from the state itself). */
-function recordedOutputs(outs: Props | undefined): Props {
-  const { __urn: _urn, ...rest } = outs ?? {};
-  return conceal(rest, secretInputs(rest));
-}
-
-export interface CheckFailure {
-  property: string;
-  reason: string;
-}
+/** What the core records, with the secret inputs marked secret (names from the state itself). */
+const recordedOutputs = (state: StoredFileState): Props => conceal(state, state.secretInputs ?? []);
 
 /** The settings as the plugin's config inputs carry them (typed, perhaps secret), keyed as stack config. */
 function configSource(args: Props | undefined) {
@@ -97,10 +79,10 @@ function configSource(args: Props | undefined) {
 }
 
 export class StoredFilePlugin {
-  private readonly core: StoredFileProvider;
+  private readonly core: StoredFileCore;
 
   constructor(log: ProviderLog, clientOptions: Partial<TuskrClientOptions> = {}) {
-    this.core = new StoredFileProvider(clientOptions, log);
+    this.core = new StoredFileCore(clientOptions, log);
   }
 
   /**
@@ -122,7 +104,10 @@ export class StoredFilePlugin {
     if (problem) failures.push({ property: "baseUrl", reason: problem });
     for (const key of Object.keys(plain)) {
       if (!(key in ProviderConfigSchema.shape) && key !== "version") {
-        failures.push({ property: key, reason: `${key} is not a setting of the tuskr provider (settings: ${Object.keys(ProviderConfigSchema.shape).join(", ")})` });
+        failures.push({
+          property: key,
+          reason: `${key} is not a setting of the tuskr provider (settings: ${Object.keys(ProviderConfigSchema.shape).join(", ")})`,
+        });
       }
     }
     // The key is secret whether or not it was given as one.
@@ -138,37 +123,35 @@ export class StoredFilePlugin {
   }
 
   async configure(args: Props): Promise<void> {
-    await this.core.configure({ config: configSource(args) });
+    this.core.configure(configSource(args));
   }
 
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
-    const checkedNews = resourceInputs(urn, news);
-    const { inputs, failures } = await this.core.check(revealAll(olds).plain, checkedNews);
-    return { inputs: conceal(withoutInternal(inputs as Props), secretInputs(checkedNews)), failures: failures ?? [] };
+    const { inputs, secretInputs } = requestOf(urn, news);
+    const checked = this.core.check(revealAll(olds).plain, inputs, secretInputs);
+    return { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
   }
 
   async diff(id: string, urn: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
-    const result = await this.core.diff(id, resourceState(urn, olds), resourceInputs(urn, news));
-    return { changes: result.changes === true, replaces: result.replaces ?? [], detailedDiff: result.detailedDiff };
+    const { changes, replaces, detailedDiff } = this.core.diff(id, stateOf(olds), requestOf(urn, news));
+    return { changes, replaces, detailedDiff };
   }
 
   async create(urn: string, news: Props): Promise<{ id: string; outs: Props }> {
-    const { id, outs } = await this.core.create(resourceInputs(urn, news)).catch(rethrowPartial);
-    return { id, outs: recordedOutputs(outs) };
+    const { id, state } = await this.core.create(requestOf(urn, news)).catch(rethrowPartial);
+    return { id, outs: recordedOutputs(state) };
   }
 
   /** Refresh, and import (no state): one GET. */
   async read(id: string, urn: string, props: Props): Promise<{ id?: string; props?: Props; inputs?: Props }> {
-    const result = await this.core.read(id, resourceState(urn, props));
-    if (result.id === undefined) return {};
-    const recorded = recordedOutputs(result.props as Props);
-    const inputs = { ...(result.inputs as Props) };
-    return { id: result.id, props: recorded, inputs: conceal(inputs, secretInputs(result.props as Props)) };
+    const { id: found, state, inputs } = await this.core.read(id, stateOf(props), urn);
+    if (found === undefined || state === undefined) return {};
+    return { id: found, props: recordedOutputs(state), inputs: conceal({ ...inputs }, state.secretInputs ?? []) };
   }
 
   async update(id: string, urn: string, olds: Props, news: Props): Promise<{ outs: Props }> {
-    const { outs } = await this.core.update(id, resourceState(urn, olds), resourceInputs(urn, news)).catch(rethrowPartial);
-    return { outs: recordedOutputs(outs) };
+    const state = await this.core.update(id, stateOf(olds), requestOf(urn, news)).catch(rethrowPartial);
+    return { outs: recordedOutputs(state) };
   }
 
   /** Blobs cannot be deleted through the API: the file keeps its period, and no request is sent. */
@@ -187,6 +170,6 @@ function coerce(value: string): unknown {
 /** A partial failure (the file exists, some steps done) keeps its recorded state, secrets marked. */
 function rethrowPartial(error: unknown): never {
   const e = error as { properties?: Props };
-  if (e && isPlainObject(e.properties)) e.properties = recordedOutputs(e.properties);
+  if (e && isPlainObject(e.properties)) e.properties = recordedOutputs(e.properties as StoredFileState);
   throw error;
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CONFIG_NAMESPACE, ProviderConfigSchema, settingDoc, type SettingName } from "../settings";
 import { KeepAliveSchema, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc, type InputField } from "../stored-file-schema";
+import { STORED_FILE_TYPES } from "../resource-types";
 import { PACKAGE_VERSION } from "../version";
 
 /**
@@ -10,7 +11,6 @@ import { PACKAGE_VERSION } from "../version";
  */
 
 const PACKAGE_NAME = CONFIG_NAMESPACE;
-export const STORED_FILE_TOKEN = `${PACKAGE_NAME}:index:StoredFile`;
 const KEEP_ALIVE_TOKEN = `${PACKAGE_NAME}:index:KeepAlive`;
 
 /** A property of the package schema (the subset this package uses). */
@@ -103,7 +103,7 @@ export function packageSchema(): Record<string, unknown> {
     meta: { moduleFormat: "(.*)" },
     language: {
       nodejs: { packageName: "@pulumi-tuskr/tuskr", dependencies: { "@pulumi/pulumi": "^3.248.0" } },
-      python: { packageName: "pulumi_tuskr", requires: { "pulumi": ">=3.0.0,<4.0.0" } },
+      python: { packageName: "pulumi_tuskr", requires: { pulumi: ">=3.0.0,<4.0.0" } },
       go: { importBasePath: "github.com/pulumi-tuskr/pulumi-tuskr/sdk/go/tuskr", generateResourceContainerTypes: false },
       csharp: { rootNamespace: "PulumiTuskr", packageReferences: { Pulumi: "3.*" } },
     },
@@ -114,11 +114,11 @@ export function packageSchema(): Record<string, unknown> {
       properties: Object.fromEntries(Object.entries(config).filter(([k]) => k !== "apiKey")),
     },
     resources: {
-      [STORED_FILE_TOKEN]: {
+      [STORED_FILE_TYPES.plugin]: {
         description:
           "A file kept on the Tuskr service: uploaded from `source` or adopted by `blobId`. Its name, tag and metadata converge " +
           "to what is declared; raising `retentionEpochs` buys storage epochs. Deleting the resource sends no request: the " +
-          "file keeps its paid period. Import an existing file with `pulumi import tuskr:index:StoredFile <name> <blobId>`.",
+          "file keeps its paid period. Import an existing file with `pulumi import ${STORED_FILE_TYPES.plugin} <name> <blobId>`.",
         inputProperties: inputs,
         properties: outputs,
         required: ["blobId", "retentionEpochs"],

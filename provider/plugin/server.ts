@@ -1,7 +1,8 @@
 import { createRequire } from "node:module";
 import { PACKAGE_VERSION } from "../version";
 import { StoredFilePlugin } from "./provider";
-import { STORED_FILE_TOKEN, packageSchema } from "./schema";
+import { STORED_FILE_TYPES } from "../resource-types";
+import { packageSchema } from "./schema";
 
 /**
  * The `tuskr` resource provider plugin: a gRPC server speaking Pulumi's ResourceProvider
@@ -11,7 +12,6 @@ import { STORED_FILE_TOKEN, packageSchema } from "./schema";
  * copy, the version the user already has.
  */
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 const fromSdk = createRequire(require.resolve("@pulumi/pulumi/package.json"));
 const grpc = fromSdk("@grpc/grpc-js");
 const provproto = fromSdk("./proto/provider_pb");
@@ -118,7 +118,7 @@ function engineLogger(engineAddress: string | undefined) {
 function service(plugin: StoredFilePlugin, schema: string) {
   const onlyStoredFile = (urn: string) => {
     const type = urn.split("::")[2]?.split("$").pop();
-    if (type !== STORED_FILE_TOKEN) throw new Error(`the tuskr provider has no resource type ${type}`);
+    if (type !== STORED_FILE_TYPES.plugin) throw new Error(`the tuskr provider has no resource type ${type}`);
   };
   return {
     getPluginInfo: unary(() => {
@@ -235,4 +235,3 @@ export async function serve(args: readonly string[]): Promise<void> {
   // The engine closes our stdin... or kills us; either way nothing is left to flush here.
   await new Promise<void>(() => undefined);
 }
-

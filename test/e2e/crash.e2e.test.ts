@@ -117,7 +117,8 @@ for (const mode of ["honour", "ignore"] as IdempotencyMode[]) {
     it("killed while create's GET, PATCH and renew are in flight", async () => {
       emu = await startEmulator({ port: 0, idempotency: mode });
       rs = await openStack(FIXTURE, { emu });
-      const upload = async (label: string, epochs = 10) => (await emu.uploadFile({ content: `${label} ${mode} ${Math.random()}`, filename: `${label}.txt`, tag: "uploaded", epochs })).blobId;
+      const upload = async (label: string, epochs = 10) =>
+        (await emu.uploadFile({ content: `${label} ${mode} ${Math.random()}`, filename: `${label}.txt`, tag: "uploaded", epochs })).blobId;
       const [a, b, c] = [await upload("get"), await upload("patch"), await upload("renew")];
       const files: Files = {
         get: { blobId: a, tag: "a", retentionEpochs: 4 },
@@ -148,7 +149,8 @@ for (const mode of ["honour", "ignore"] as IdempotencyMode[]) {
     });
 
     it("killed while update's PATCH and renews and a keep-alive renew are in flight; one program edited after the kill", async () => {
-      const upload = async (label: string, epochs = 10) => (await emu.uploadFile({ content: `${label} ${mode} ${Math.random()}`, filename: `${label}.txt`, tag: "uploaded", epochs })).blobId;
+      const upload = async (label: string, epochs = 10) =>
+        (await emu.uploadFile({ content: `${label} ${mode} ${Math.random()}`, filename: `${label}.txt`, tag: "uploaded", epochs })).blobId;
       const [d, e, f, g] = [await upload("u-patch"), await upload("u-renew"), await upload("u-keepalive", 3), await upload("u-edited")];
       const before: Files = {
         upatch: { blobId: d, tag: "d1", retentionEpochs: 1 },
@@ -179,7 +181,12 @@ for (const mode of ["honour", "ignore"] as IdempotencyMode[]) {
       await rs.declare(after);
       runs.push("program edited: edited.retentionEpochs 5 → 6");
       const final = await recover(rs, after, runs, { edited: 5, urenew: 5 });
-      const killedDuring = { upatch: "update: PATCH", urenew: "update: renew", keepalive: "keep-alive: renew", edited: "update: renew, then the program edited" };
+      const killedDuring = {
+        upatch: "update: PATCH",
+        urenew: "update: renew",
+        keepalive: "keep-alive: renew",
+        edited: "update: renew, then the program edited",
+      };
       // Bought in all: declared retention, plus keep-alive's one purchase of 4.
       const got = await checkService(emu, final, { upatch: 1, urenew: 5, keepalive: 1 + 4, edited: 6 }, killedDuring);
       rows.push(...got);
@@ -206,7 +213,13 @@ for (const mode of ["honour", "ignore"] as IdempotencyMode[]) {
         const stored = emu.files().filter((f) => f.name === args.name);
         expect(stored).toHaveLength(1);
         const [f] = stored;
-        got.push({ file: name, killedDuring: "create: upload", declared: Number(args.retentionEpochs), bought: f.uploadEpochs + f.epochsBought, tagExact: f.tag === args.tag });
+        got.push({
+          file: name,
+          killedDuring: "create: upload",
+          declared: Number(args.retentionEpochs),
+          bought: f.uploadEpochs + f.epochsBought,
+          tagExact: f.tag === args.tag,
+        });
       }
       rows.push(...got);
       expect(got.every((r) => r.tagExact)).toBe(true);
@@ -215,7 +228,8 @@ for (const mode of ["honour", "ignore"] as IdempotencyMode[]) {
       // the file it already stores, for exactly the declared epochs since its upload: counted as
       // the killed run's, not bought again, and said.
       expect(got.map((r) => r.bought)).toEqual([4, 2]);
-      if (mode === "ignore") expect(rs.transcript.join("\n")).toMatch(/taken as this stack's own upload from an earlier, interrupted run, and not bought again/);
+      if (mode === "ignore")
+        expect(rs.transcript.join("\n")).toMatch(/taken as this stack's own upload from an earlier, interrupted run, and not bought again/);
       expect((await rs.preview()).changeSummary).toEqual({ same: 3 });
     });
   });

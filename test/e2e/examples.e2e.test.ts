@@ -64,7 +64,11 @@ describe("examples/basic, step by step", () => {
         applyStep("2-renew");
         emu.clearRequests();
         await stack.up();
-        expect(writes().map((r) => [r.route, r.blobId, r.requestBody]).sort()).toEqual(
+        expect(
+          writes()
+            .map((r) => [r.route, r.blobId, r.requestBody])
+            .sort(),
+        ).toEqual(
           [
             ["renew", blobIdOf.logo, { epochs: 7 }],
             ["renew", blobIdOf.handbook, { epochs: 7 }],

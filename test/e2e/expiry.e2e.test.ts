@@ -52,7 +52,10 @@ describe("expiry-aware previews and keep-alive, through the real engine", () => 
       await stack.up();
       emu.clearRequests();
       await declare({ f: { blobId: id, retentionEpochs: 10 + 50 } });
-      const failure = await stack.preview().then(() => "", (e: Error) => String(e));
+      const failure = await stack.preview().then(
+        () => "",
+        (e: Error) => String(e),
+      );
       expect(failure).toMatch(/buying 50 epoch\(s\) would end the storage 61 epochs ahead.*at most 53.*11 epoch\(s\) left.*at most 42 more/);
       expect(fileRequests().filter((r) => r.route !== "get")).toEqual([]);
     });

@@ -22,19 +22,29 @@ const plugin = path.join(repoRoot, "examples/yaml/node_modules/pulumi-tuskr");
 
 beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-sdks-"));
-  env = { ...process.env, ...offlineEngineEnv({ pulumiDir: inject("pulumiDir"), tmp, passphrase: "sdk", extraPath: [inject("languageHostsDir")] }) } as Record<string, string>;
+  env = { ...process.env, ...offlineEngineEnv({ pulumiDir: inject("pulumiDir"), tmp, passphrase: "sdk", extraPath: [inject("languageHostsDir")] }) } as Record<
+    string,
+    string
+  >;
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /** `pulumi package gen-sdk <source>`: the plugin's directory, or a schema file. */
 async function genSdk(language: string, source = plugin): Promise<string> {
   const out = path.join(tmp, "sdk");
-  await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "gen-sdk", source, "--language", language, "--out", out], { env, cwd: tmp, maxBuffer: 64 << 20 });
+  await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "gen-sdk", source, "--language", language, "--out", out], {
+    env,
+    cwd: tmp,
+    maxBuffer: 64 << 20,
+  });
   return path.join(out, language);
 }
 
 const filesUnder = (dir: string, ext: string): string[] =>
-  fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(ext)).map((f) => path.join(dir, f));
+  fs
+    .readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(ext))
+    .map((f) => path.join(dir, f));
 
 describe("SDKs generated from the plugin's schema", () => {
   it("Go: generated, and it compiles against the Pulumi Go SDK", async () => {
@@ -75,7 +85,9 @@ describe("SDKs generated from the plugin's schema", () => {
     // The .NET generator downloads the package's logo (logoUrl, else Pulumi's from GitHub) and
     // this machine has no network: the plugin's schema, as `pulumi package get-schema` gives it,
     // with the logo served on loopback.
-    const schema = JSON.parse((await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "get-schema", plugin], { env, cwd: tmp, maxBuffer: 64 << 20 })).stdout);
+    const schema = JSON.parse(
+      (await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "get-schema", plugin], { env, cwd: tmp, maxBuffer: 64 << 20 })).stdout,
+    );
     expect(schema).toMatchObject({ name: "tuskr", resources: { "tuskr:index:StoredFile": expect.anything() } });
     const server = http.createServer((_, res) => res.end(Buffer.from("89504e470d0a1a0a", "hex")));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -91,7 +103,9 @@ describe("SDKs generated from the plugin's schema", () => {
     // Type-check with this checkout's TypeScript and @pulumi/pulumi.
     fs.symlinkSync(path.join(repoRoot, "node_modules"), path.join(dir, "node_modules"), "dir");
     const tsc = path.join(repoRoot, "node_modules/typescript/bin/tsc");
-    const checked = await run(process.execPath, [tsc, "-p", path.join(dir, "tsconfig.json"), "--noEmit"], { cwd: dir, env }).catch((e: { stdout: string }) => e);
+    const checked = await run(process.execPath, [tsc, "-p", path.join(dir, "tsconfig.json"), "--noEmit"], { cwd: dir, env }).catch(
+      (e: { stdout: string }) => e,
+    );
     expect(checked.stdout).toBe("");
   });
 });

@@ -34,7 +34,13 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         expect(routes().sort()).toEqual(["get", "patch", "patch", "renew", "upload"]);
         const handbook = up.outputs.handbookBlobId.value as string;
         expect(await blobBytes(emu, handbook)).toEqual(fs.readFileSync(path.join(repoRoot, "examples/yaml/files/handbook.md")));
-        expect(await storedOnEmulator(handbook)).toMatchObject({ name: "handbook.md", tag: "docs", metadata: { team: "people", audience: "staff" }, uploadEpochs: 3, epochsBought: 0 });
+        expect(await storedOnEmulator(handbook)).toMatchObject({
+          name: "handbook.md",
+          tag: "docs",
+          metadata: { team: "people", audience: "staff" },
+          uploadEpochs: 3,
+          epochsBought: 0,
+        });
         expect(await storedOnEmulator(logo)).toMatchObject({ tag: "brand", metadata: { team: "people" }, epochsBought: 5 });
 
         // Nothing changed: nothing sent, at preview or up.
@@ -58,7 +64,11 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         expect((await stack.up()).summary.resourceChanges).toMatchObject({ update: 2 });
         // Each PATCH carries the file's whole declared metadata: the contract does not say whether
         // the service merges or replaces it.
-        expect(fileRequests().map((r) => [r.route, r.path.split("/").pop(), r.requestBody]).sort()).toEqual(
+        expect(
+          fileRequests()
+            .map((r) => [r.route, r.path.split("/").pop(), r.requestBody])
+            .sort(),
+        ).toEqual(
           [
             ["patch", handbook, { metadata: { team: "ops", audience: "staff" } }],
             ["patch", logo, { metadata: { team: "ops" } }],
@@ -91,7 +101,11 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
 
         // State: no provider code, and the key only in the provider's encrypted config.
         const exported = await cli(["stack", "export"]);
-        const resources = JSON.parse(exported.stdout).deployment.resources as Array<{ type: string; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> }>;
+        const resources = JSON.parse(exported.stdout).deployment.resources as Array<{
+          type: string;
+          inputs?: Record<string, unknown>;
+          outputs?: Record<string, unknown>;
+        }>;
         const files = resources.filter((r) => r.type === PLUGIN_TYPE);
         expect(files).toHaveLength(3);
         for (const r of files) expect(Object.keys({ ...r.inputs, ...r.outputs })).not.toContain("__provider");
@@ -148,7 +162,9 @@ describe("moving a stack from the dynamic StoredFile to the plugin's", () => {
         expect(imported.code, imported.stdout + imported.stderr).toBe(0);
         expect(routes()).toEqual(["get", "get"]);
         // 2. Remove the dynamic resource from state (its delete would send nothing anyway).
-        const dynamicUrn = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources.find((r: { type: string }) => r.type === "pulumi-nodejs:dynamic:Resource" || r.type.startsWith("pulumi-nodejs:dynamic/"))?.urn;
+        const dynamicUrn = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources.find(
+          (r: { type: string }) => r.type === "pulumi-nodejs:dynamic:Resource" || r.type.startsWith("pulumi-nodejs:dynamic/"),
+        )?.urn;
         expect(dynamicUrn).toBeDefined();
         const deleted = await cli(["state", "delete", dynamicUrn, "--yes"]);
         expect(deleted.code, deleted.stderr).toBe(0);

@@ -143,7 +143,13 @@ describe("a failed up, then the next one", () => {
       await rs.declare({ v: { blobId: v, tag: "two", retentionEpochs: 9 } });
       expect((await rs.up()).ok).toBe(true);
       expect(stored(v).epochsBought).toBe(9);
-      results.refusedRenewOnUpdate = { script: "renew: 5xx × 20", secondUp: "ok", thirdUp: "raise to 9, ok", epochsBought: stored(v).epochsBought, declared: 9 };
+      results.refusedRenewOnUpdate = {
+        script: "renew: 5xx × 20",
+        secondUp: "ok",
+        thirdUp: "raise to 9, ok",
+        epochsBought: stored(v).epochsBought,
+        declared: 9,
+      };
     } finally {
       await rs.dispose();
     }

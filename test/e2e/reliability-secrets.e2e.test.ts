@@ -32,8 +32,7 @@ afterAll(async () => {
 
 describe("the API key appears nowhere outside the provider process", () => {
   it("not in any output, state, export, config file or log, after successful and failed runs", async () => {
-    const upload = async (label: string, epochs = 5) =>
-      (await emu.uploadFile({ content: `${label} ${randomBytes(8).toString("hex")}`, epochs })).blobId;
+    const upload = async (label: string, epochs = 5) => (await emu.uploadFile({ content: `${label} ${randomBytes(8).toString("hex")}`, epochs })).blobId;
     const a = await upload("a");
     const short = await upload("short-lived", 1);
     const good = { a: { blobId: a, tag: "t", metadata: { owner: "ops" }, retentionEpochs: 2 } };

@@ -86,7 +86,8 @@ async function differences(declared: Record<string, Decl>): Promise<string[]> {
     }
     if (f.tag !== d.tag) out.push(`${name}: tag ${f.tag} != ${d.tag}`);
     if (d.name !== undefined && f.name !== d.name) out.push(`${name}: name ${f.name} != ${d.name}`);
-    if (JSON.stringify(sortKeys(f.metadata)) !== JSON.stringify(sortKeys(d.metadata))) out.push(`${name}: metadata ${JSON.stringify(f.metadata)} != ${JSON.stringify(d.metadata)}`);
+    if (JSON.stringify(sortKeys(f.metadata)) !== JSON.stringify(sortKeys(d.metadata)))
+      out.push(`${name}: metadata ${JSON.stringify(f.metadata)} != ${JSON.stringify(d.metadata)}`);
     if (f.epochsBought !== d.retentionEpochs) out.push(`${name}: epochsBought ${f.epochsBought} != declared ${d.retentionEpochs}`);
   }
   const recorded = await rs.resources();
@@ -101,13 +102,22 @@ async function differences(declared: Record<string, Decl>): Promise<string[]> {
 }
 
 const sortKeys = (v: unknown): unknown =>
-  Array.isArray(v) ? v.map(sortKeys) : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as any)[k])])) : v;
+  Array.isArray(v)
+    ? v.map(sortKeys)
+    : v && typeof v === "object"
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, sortKeys((v as any)[k])]),
+        )
+      : v;
 
 describe(`soak: ${FILES} StoredFiles, 20% faults on every route, up until it succeeds`, () => {
   it("creates, then updates: the service ends exactly as declared, nothing bought twice, no key anywhere", async () => {
     const started = Date.now();
     const ids: string[] = [];
-    for (let i = 0; i < FILES; i++) ids.push((await emu.uploadFile({ content: `soak ${i} ${randomBytes(8).toString("hex")}`, filename: `f${i}.txt`, epochs: 5 })).blobId);
+    for (let i = 0; i < FILES; i++)
+      ids.push((await emu.uploadFile({ content: `soak ${i} ${randomBytes(8).toString("hex")}`, filename: `f${i}.txt`, epochs: 5 })).blobId);
 
     const phases: Record<string, unknown>[] = [];
     const runPhase = async (phase: string, declared: Record<string, Decl>, faults: FaultConfig = FAULTS) => {
@@ -180,7 +190,9 @@ describe(`soak: ${FILES} StoredFiles, 20% faults on every route, up until it suc
       "pulumi stack export": exported.stdout,
       "emulator request log": JSON.stringify(log),
     };
-    const leaks = Object.entries(places).filter(([, text]) => text.includes(KEY)).map(([where]) => where);
+    const leaks = Object.entries(places)
+      .filter(([, text]) => text.includes(KEY))
+      .map(([where]) => where);
     recordResult("soak", { keyFoundIn: leaks, placesSearched: Object.keys(places), seconds: (Date.now() - started) / 1000 });
     expect(exported.code).toBe(0);
     expect(leaks).toEqual([]);

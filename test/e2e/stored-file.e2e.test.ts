@@ -166,7 +166,11 @@ describe("StoredFile through the real Pulumi engine: failures", () => {
       await declare({ g: { blobId: good, tag: "kept" } });
       await stack.up();
       const stateBefore = JSON.stringify((await stack.exportStack()).deployment.resources.map((r: { urn: string }) => r.urn));
-      const failUp = () => stack.up().then(() => undefined, (e: Error) => String(e));
+      const failUp = () =>
+        stack.up().then(
+          () => undefined,
+          (e: Error) => String(e),
+        );
 
       await declare({ g: { blobId: good, tag: "kept" }, u: { blobId: "no-such-blob" } });
       expect(await failUp()).toMatch(/StoredFile "no-such-blob": adopting the file failed: no file with blobId "no-such-blob" exists on the service/);
@@ -184,7 +188,10 @@ describe("StoredFile through the real Pulumi engine: failures", () => {
       async ({ stack, declare }) => {
         const fresh = await upload("fresh");
         await declare({ f: { blobId: fresh } });
-        const wrongKey = await stack.up().then(() => "", (e: Error) => String(e));
+        const wrongKey = await stack.up().then(
+          () => "",
+          (e: Error) => String(e),
+        );
         expect(wrongKey).toMatch(/401 UNAUTHORIZED/);
         expect(wrongKey).not.toContain("tsk_live_wrong_key_for_e2e");
         const recorded = ((await stack.exportStack()).deployment.resources ?? []).filter((r: { type: string }) => r.type === STORED_FILE_TYPE);

@@ -7,7 +7,7 @@ afterAll(stopEmulator);
 /** Blob ids and times differ on every run; the golden files hold the rest exactly. */
 function normalize(markdown: string, blobIds: string[]): string {
   let out = markdown;
-  blobIds.forEach((id, i) => (out = out.split(id).join(`<blob-${i + 1}>`)));
+  for (const [i, id] of blobIds.entries()) out = out.split(id).join(`<blob-${i + 1}>`);
   return out.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>");
 }
 

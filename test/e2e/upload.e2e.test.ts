@@ -11,7 +11,11 @@ import { blobBytes, FIXTURE, STORED_FILE_TYPE, stopEmulator, withStack } from ".
  */
 afterAll(stopEmulator);
 
-const routes = (emu: Emulator) => emu.requests().filter((r) => r.path.startsWith("/v1/")).map((r) => r.route);
+const routes = (emu: Emulator) =>
+  emu
+    .requests()
+    .filter((r) => r.path.startsWith("/v1/"))
+    .map((r) => r.route);
 const write = (dir: string, rel: string, content: string | Buffer) => {
   fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
   fs.writeFileSync(path.join(dir, rel), content);
@@ -43,7 +47,11 @@ describe("StoredFile with source", () => {
       write(workDir, "data/report.txt", "second version\n");
       const json = await cli(["preview", "--json"]);
       const summary = summarizePreview(JSON.parse(json.stdout));
-      expect(summary).toMatch(new RegExp(`\\| \`report\` \\| replace \\| \\*\\*replace\\*\\*: new content \\(sha256 [0-9a-f]{12}… → [0-9a-f]{12}…\\), uploaded as a new file; the old file \`${blobId}\` is left as it is, stored until \\d{4}-`));
+      expect(summary).toMatch(
+        new RegExp(
+          `\\| \`report\` \\| replace \\| \\*\\*replace\\*\\*: new content \\(sha256 [0-9a-f]{12}… → [0-9a-f]{12}…\\), uploaded as a new file; the old file \`${blobId}\` is left as it is, stored until \\d{4}-`,
+        ),
+      );
       emu.clearRequests();
       const replaced = await stack.up();
       expect(replaced.summary.resourceChanges).toMatchObject({ replace: 1 });
@@ -82,7 +90,10 @@ describe("source: bad content fails the preview, before any request", () => {
       ] as const) {
         await declare({ bad: { source } });
         emu.clearRequests();
-        const failure = await stack.preview().then(() => "", (e: Error) => String(e));
+        const failure = await stack.preview().then(
+          () => "",
+          (e: Error) => String(e),
+        );
         expect(failure).toMatch(message);
         expect(routes(emu)).toEqual([]);
       }
@@ -99,7 +110,14 @@ describe("StoredFolder", () => {
       write(site, "index.html", "<h1>home</h1>\n");
       write(site, "css/app.css", "body { margin: 0 }\n");
       write(site, "notes.tmp", "scratch\n");
-      const folder = { path: "site", exclude: ["**/*.tmp"], tag: "site", metadata: { release: "1" }, retentionEpochs: 2, files: { "index.html": { tag: "entry" } } };
+      const folder = {
+        path: "site",
+        exclude: ["**/*.tmp"],
+        tag: "site",
+        metadata: { release: "1" },
+        retentionEpochs: 2,
+        files: { "index.html": { tag: "entry" } },
+      };
       await stack.setConfig("folders", { value: JSON.stringify({ site: folder }) });
       emu.clearRequests();
       const up = await stack.up();
@@ -127,7 +145,15 @@ describe("StoredFolder", () => {
           if (m?.type === STORED_FILE_TYPE) events.push(`${m.op} ${m.urn.split("::").pop()}`);
         },
       });
-      expect(events.sort()).toEqual(["create site/about.html", "create-replacement site/css/app.css", "delete site/index.html", "delete-replaced site/css/app.css", "replace site/css/app.css"].sort());
+      expect(events.sort()).toEqual(
+        [
+          "create site/about.html",
+          "create-replacement site/css/app.css",
+          "delete site/index.html",
+          "delete-replaced site/css/app.css",
+          "replace site/css/app.css",
+        ].sort(),
+      );
       expect(next.summary.resourceChanges).toMatchObject({ create: 1, replace: 1, delete: 1 });
       // Two uploads (the new file, the edited one), their metadata PATCHes, and nothing for the removed one.
       expect(routes(emu).sort()).toEqual(["patch", "patch", "upload", "upload"]);

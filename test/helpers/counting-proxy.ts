@@ -42,17 +42,14 @@ export async function countingProxy(target: string): Promise<CountingProxy> {
       }
     };
     res.on("close", finish);
-    const forward = http.request(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent },
-      (answer) => {
-        exchange.status = answer.statusCode;
-        exchange.answeredAt = Date.now();
-        const retryAfter = answer.headers["retry-after"];
-        if (typeof retryAfter === "string") exchange.retryAfter = retryAfter;
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
+    const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
+      exchange.status = answer.statusCode;
+      exchange.answeredAt = Date.now();
+      const retryAfter = answer.headers["retry-after"];
+      if (typeof retryAfter === "string") exchange.retryAfter = retryAfter;
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
     // The emulator cut the connection (an injected reset): cut ours too, as a network would.
     forward.on("error", () => {
       exchange.answeredAt = Date.now();

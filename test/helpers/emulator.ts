@@ -1,13 +1,7 @@
 import * as http from "node:http";
 import { afterAll, beforeAll, beforeEach } from "vitest";
-import {
-  EMULATOR_DEFAULT_API_KEY,
-  startEmulator,
-  type Emulator,
-  type EmulatorOptions,
-  type FileView,
-  type UploadView,
-} from "../../emulator";
+import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator, type EmulatorOptions } from "../../emulator";
+import type { FileRecord, UploadRecord } from "../../api";
 
 /**
  * Helpers for tests that drive the emulator over real HTTP on loopback. Requests go through
@@ -101,7 +95,7 @@ export interface UploadOptions {
 }
 
 /** `POST /v1/files` as multipart/form-data, the way a browser or Node's FormData sends it. */
-export function uploadFile(base: { url: string }, upload: UploadOptions): Promise<ApiResponse<UploadView>> {
+export function uploadFile(base: { url: string }, upload: UploadOptions): Promise<ApiResponse<UploadRecord>> {
   const form = new FormData();
   const bytes = typeof upload.content === "string" ? upload.content : new Uint8Array(upload.content);
   form.append("file", new Blob([bytes], { type: upload.type ?? "application/octet-stream" }), upload.filename ?? "file.bin");
@@ -110,17 +104,17 @@ export function uploadFile(base: { url: string }, upload: UploadOptions): Promis
   if (upload.category !== undefined) form.append("category", upload.category);
   if (upload.epochs !== undefined) form.append("epochs", String(upload.epochs));
   const headers: Record<string, string> = upload.idempotencyKey === undefined ? {} : { "Idempotency-Key": upload.idempotencyKey };
-  return request<UploadView>(base, "POST", "/v1/files", { body: form, key: upload.key, headers });
+  return request<UploadRecord>(base, "POST", "/v1/files", { body: form, key: upload.key, headers });
 }
 
 export const filePath = (blobId: string): string => `/v1/files/${encodeURIComponent(blobId)}`;
 
-export function getFile(base: { url: string }, blobId: string, key?: string | null): Promise<ApiResponse<FileView>> {
-  return request<FileView>(base, "GET", filePath(blobId), { key });
+export function getFile(base: { url: string }, blobId: string, key?: string | null): Promise<ApiResponse<FileRecord>> {
+  return request<FileRecord>(base, "GET", filePath(blobId), { key });
 }
 
-export function patchFile(base: { url: string }, blobId: string, json: unknown, options: RequestOptions = {}): Promise<ApiResponse<FileView>> {
-  return request<FileView>(base, "PATCH", filePath(blobId), { ...options, json });
+export function patchFile(base: { url: string }, blobId: string, json: unknown, options: RequestOptions = {}): Promise<ApiResponse<FileRecord>> {
+  return request<FileRecord>(base, "PATCH", filePath(blobId), { ...options, json });
 }
 
 export function renewFile(

@@ -265,7 +265,8 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
       for (const e of evts) {
         const m = e.resourcePreEvent?.metadata;
         if (!m || m.type !== STORED_FILE_TYPE) continue;
-        (out[resourceName(m.urn)] ??= []).push(m.op);
+        const name = resourceName(m.urn);
+        out[name] = [...(out[name] ?? []), m.op];
       }
       return out;
     },

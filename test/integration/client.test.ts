@@ -73,7 +73,12 @@ describe("client ↔ emulator: upload", () => {
       const first = await client().uploadFile({ path: file, filename: "reports/q3.csv" }, { tag: "reports", epochs: 3 }, { idempotencyKey: "up-1" });
       expect(first).toMatchObject({ created: true, keyHonoured: true, confirmedBy: "response", resent: false, file: { size, tag: "reports" } });
       const [req] = v1();
-      expect(req).toMatchObject({ route: "upload", status: 201, idempotencyKey: "up-1", requestBody: { file: { filename: "reports/q3.csv", bytes: size }, tag: "reports", epochs: "3" } });
+      expect(req).toMatchObject({
+        route: "upload",
+        status: 201,
+        idempotencyKey: "up-1",
+        requestBody: { file: { filename: "reports/q3.csv", bytes: size }, tag: "reports", epochs: "3" },
+      });
       expect(emu.files().find((f) => f.blobId === first.file.blobId)).toMatchObject({ name: "reports/q3.csv", uploadEpochs: 3 });
 
       const again = await client().uploadFile({ path: file, filename: "other.csv" }, {}, { idempotencyKey: "up-2" });
@@ -98,7 +103,11 @@ describe("client ↔ emulator: upload", () => {
     const text2 = `honoured ${Math.random()}`;
     const result = await client().uploadFile({ text: text2, filename: "b.txt" }, { epochs: 2 }, { idempotencyKey: "amb-2", keyHonoured: true });
     expect(result).toMatchObject({ created: true, confirmedBy: "replay", resent: true });
-    expect(v1().filter((r) => r.route === "upload").map((r) => r.idempotencyKey)).toEqual(["amb-2", "amb-2"]);
+    expect(
+      v1()
+        .filter((r) => r.route === "upload")
+        .map((r) => r.idempotencyKey),
+    ).toEqual(["amb-2", "amb-2"]);
     expect(emu.files().filter((f) => f.name === "b.txt")).toMatchObject([{ uploadEpochs: 2 }]);
   });
 });
@@ -112,7 +121,11 @@ describe("client ↔ emulator: every error status becomes one structured error",
 
   it("410 expired file, on GET, PATCH and renew", async () => {
     await emu.advanceEpochs(2);
-    for (const call of [() => client().getFile(blobId), () => client().updateFile(blobId, { tag: "x" }), () => client().renewFile(blobId, 1, { idempotencyKey: "k" })]) {
+    for (const call of [
+      () => client().getFile(blobId),
+      () => client().updateFile(blobId, { tag: "x" }),
+      () => client().renewFile(blobId, 1, { idempotencyKey: "k" }),
+    ]) {
       const e = await expectApiError(call());
       expect(e).toMatchObject({ status: 410, code: "FILE_EXPIRED" });
     }
@@ -166,7 +179,12 @@ describe("client ↔ emulator: every error status becomes one structured error",
 
 describe("client ↔ emulator: retries", () => {
   it("GET and PATCH retry 5xx and resets until they succeed", async () => {
-    emu.setFaults({ script: [{ route: "get", fault: "5xx", times: 2 }, { route: "patch", fault: "reset", times: 1 }] });
+    emu.setFaults({
+      script: [
+        { route: "get", fault: "5xx", times: 2 },
+        { route: "patch", fault: "reset", times: 1 },
+      ],
+    });
     await expect(client().getFile(blobId)).resolves.toMatchObject({ blobId });
     await expect(client().updateFile(blobId, { tag: "after-reset" })).resolves.toMatchObject({ tag: "after-reset" });
     expect(v1().map((r) => `${r.route}:${r.status ?? r.fault}`).length).toBe(5);
@@ -232,7 +250,10 @@ describe("client ↔ emulator: renew never buys twice", () => {
     const { result, routes } = await renewOnce("5xx");
     expect(result.confirmedBy).toBe("response");
     expect(routes).toEqual(["renew", "get", "renew"]);
-    const keys = emu.requests().filter((r) => r.route === "renew").map((r) => r.idempotencyKey);
+    const keys = emu
+      .requests()
+      .filter((r) => r.route === "renew")
+      .map((r) => r.idempotencyKey);
     expect(new Set(keys)).toEqual(new Set(["key-5xx"]));
     expect(epochsBought(blobId)).toBe(4);
   });
@@ -287,7 +308,10 @@ describe("client ↔ emulator: renew never buys twice", () => {
     const { result, routes, added } = await renewAfterOutOfBand("apply-then-drop", 5, true);
     expect(routes).toEqual(["renew", "renew"]);
     expect(result?.confirmedBy).toBe("replay");
-    const keys = emu.requests().filter((r) => r.route === "renew").map((r) => r.idempotencyKey);
+    const keys = emu
+      .requests()
+      .filter((r) => r.route === "renew")
+      .map((r) => r.idempotencyKey);
     expect(new Set(keys)).toEqual(new Set(["oob-apply-then-drop-true"]));
     expect(added).toBe(4);
   });

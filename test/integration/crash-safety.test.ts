@@ -60,7 +60,10 @@ describe("against a service that honours Idempotency-Key", () => {
       log.restore();
     }
     expect(bought(emu, blobId)).toBe(9);
-    const keys = emu.requests().filter((r) => r.route === "renew").map((r) => r.idempotencyKey);
+    const keys = emu
+      .requests()
+      .filter((r) => r.route === "renew")
+      .map((r) => r.idempotencyKey);
     expect(new Set(keys).size).toBe(1);
   });
 
@@ -70,8 +73,13 @@ describe("against a service that honours Idempotency-Key", () => {
     await dieDuringRenew(emu, blobId, async () => (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 5 }));
     expect(bought(emu, blobId)).toBe(5);
     // The engine still holds the state of before the killed update.
-    const stopped = await (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 6 }).then(() => undefined, (e: Error) => e);
-    expect(stopped?.message).toMatch(/an earlier run of this stack, interrupted, already made this purchase \(retentionEpochs from 2\) for another number of epochs/);
+    const stopped = await (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 6 }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(stopped?.message).toMatch(
+      /an earlier run of this stack, interrupted, already made this purchase \(retentionEpochs from 2\) for another number of epochs/,
+    );
     expect(stopped?.message).toMatch(/Declare retentionEpochs as that run did/);
     expect(bought(emu, blobId)).toBe(5);
     // Following the message: declare 5 again (confirmed, nothing bought), then 6.
@@ -86,7 +94,10 @@ describe("against a service that honours Idempotency-Key", () => {
     const { emu, blobId } = await setUp("honour");
     await (await newRun(emu)).create({ blobId, retentionEpochs: 1, __urn: URN });
     await (await newRun(emu)).create({ blobId, retentionEpochs: 1, __urn: `${URN}-other` });
-    const keys = emu.requests().filter((r) => r.route === "renew").map((r) => r.idempotencyKey);
+    const keys = emu
+      .requests()
+      .filter((r) => r.route === "renew")
+      .map((r) => r.idempotencyKey);
     expect(keys).toHaveLength(2);
     expect(keys[0]).not.toBe(keys[1]);
     expect(bought(emu, blobId)).toBe(2);
@@ -95,11 +106,23 @@ describe("against a service that honours Idempotency-Key", () => {
 
 describe("a purchase whose outcome could not be learned", () => {
   it("is recorded as unsettled, and the next run settles it from the expiry: counted if it moved by exactly it, bought if not at all", async () => {
-    for (const [fault, applied] of [["apply-then-drop", true], ["5xx", false]] as const) {
+    for (const [fault, applied] of [
+      ["apply-then-drop", true],
+      ["5xx", false],
+    ] as const) {
       const { emu, blobId } = await setUp("honour");
       // The adoption's GET passes; then every read-back fails too: the first run cannot learn the outcome.
-      emu.setFaults({ script: [{ route: "get", fault: "latency", latencyMs: 0 }, { route: "renew", fault }, { route: "get", fault: "5xx", times: 20 }] });
-      const failed = (await (await newRun(emu)).create({ blobId, retentionEpochs: 4, __urn: URN }).then(() => undefined, (e) => e)) as Error & {
+      emu.setFaults({
+        script: [
+          { route: "get", fault: "latency", latencyMs: 0 },
+          { route: "renew", fault },
+          { route: "get", fault: "5xx", times: 20 },
+        ],
+      });
+      const failed = (await (await newRun(emu)).create({ blobId, retentionEpochs: 4, __urn: URN }).then(
+        () => undefined,
+        (e) => e,
+      )) as Error & {
         properties?: Record<string, unknown>;
       };
       emu.setFaults({});
@@ -142,10 +165,15 @@ describe("against a service that ignores Idempotency-Key", () => {
     expect(outs.idempotencyHonoured).toBeUndefined();
     await dieDuringRenew(emu, blobId, async () => (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 5 }));
     expect(bought(emu, blobId)).toBe(5);
-    const stopped = (await (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 6 }).then(() => undefined, (e) => e)) as Error & {
+    const stopped = (await (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 6 }).then(
+      () => undefined,
+      (e) => e,
+    )) as Error & {
       properties?: Record<string, unknown>;
     };
-    expect(stopped?.message).toMatch(/expiry moved 3 epoch\(s\) past what this stack bought.*cannot tell whether an interrupted run of its own bought them\. Nothing was bought/);
+    expect(stopped?.message).toMatch(
+      /expiry moved 3 epoch\(s\) past what this stack bought.*cannot tell whether an interrupted run of its own bought them\. Nothing was bought/,
+    );
     expect(stopped?.message).toMatch(/declare retentionEpochs: 5 for the next `pulumi up`: they are then counted/);
     expect(bought(emu, blobId)).toBe(5);
     // The engine records the partial state; following the message: 5 counts them, then 6 buys one.
@@ -171,7 +199,10 @@ describe("against a service that ignores Idempotency-Key", () => {
       body: JSON.stringify({ epochs: 3 }),
     });
     expect(other.status).toBe(200);
-    const stopped = (await (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 6 }).then(() => undefined, (e) => e)) as Error & {
+    const stopped = (await (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 6 }).then(
+      () => undefined,
+      (e) => e,
+    )) as Error & {
       properties?: Record<string, unknown>;
     };
     expect(stopped?.message).toMatch(/moved 3 epoch\(s\)/);
@@ -233,7 +264,10 @@ describe("an upload (source) killed or failed mid-request", () => {
     emu = await startEmulator({ port: 0, idempotency: "honour" });
     const inputs = { source: textAsset(`edited ${Math.random()}`), name: "e.txt", retentionEpochs: 4, __urn: URN };
     await dieDuringUpload(emu, async () => (await newRun(emu!)).create(inputs));
-    const stopped = await (await newRun(emu)).create({ ...inputs, retentionEpochs: 6 }).then(() => undefined, (e: Error) => e);
+    const stopped = await (await newRun(emu)).create({ ...inputs, retentionEpochs: 6 }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(stopped?.message).toMatch(/not uploading: an earlier run of this stack, interrupted, already uploaded this content with another number of epochs/);
     expect(stopped?.message).toMatch(/Declare retentionEpochs as that run did/);
     expect(storedAs(emu, "e.txt")).toEqual({ files: 1, epochs: 4 });
@@ -259,15 +293,22 @@ describe("an upload (source) killed or failed mid-request", () => {
     }
     expect(outs.retentionEpochs).toBe(4);
     expect(emu.files().find((f) => f.name === "s.txt")).toMatchObject({ uploadEpochs: 2, epochsBought: 4 });
-    expect(said).toMatch(/already stored this content \(uploaded at .*\) and did not confirm the Idempotency-Key: adopted as it stands; the 4 declared epoch\(s\) are bought on top/);
+    expect(said).toMatch(
+      /already stored this content \(uploaded at .*\) and did not confirm the Idempotency-Key: adopted as it stands; the 4 declared epoch\(s\) are bought on top/,
+    );
   });
 
   it("an upload whose answer is lost (applied, connection dropped): not sent again in that run; the next run finds it, bought once", async () => {
     emu = await startEmulator({ port: 0, idempotency: "honour" });
     const inputs = { source: textAsset(`dropped ${Math.random()}`), name: "d.txt", retentionEpochs: 3, __urn: URN };
     emu.setFaults({ script: [{ route: "upload", fault: "apply-then-drop" }] });
-    const failed = await (await newRun(emu)).create(inputs).then(() => undefined, (e: Error & { code?: string }) => e);
-    expect(failed?.message).toMatch(/upload of d\.txt \(\d+ bytes\) may or may not have been applied .*not sent again, to avoid buying its epochs twice\. Run `pulumi up` again/);
+    const failed = await (await newRun(emu)).create(inputs).then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
+    expect(failed?.message).toMatch(
+      /upload of d\.txt \(\d+ bytes\) may or may not have been applied .*not sent again, to avoid buying its epochs twice\. Run `pulumi up` again/,
+    );
     expect(emu.requests().filter((r) => r.route === "upload")).toHaveLength(1);
     const { outs } = await (await newRun(emu)).create(inputs);
     expect(outs.retentionEpochs).toBe(3);

@@ -33,7 +33,11 @@ describe("scripted faults", () => {
     // The script is used up: the same requests now go through.
     expect((await renewFile(emulator(), blobId, { epochs: 3 })).status).toBe(200);
     expect(emulator().files()[0].epochsBought).toBe(3);
-    expect(emulator().requests().map((e) => [e.route, e.status, e.fault])).toEqual([
+    expect(
+      emulator()
+        .requests()
+        .map((e) => [e.route, e.status, e.fault]),
+    ).toEqual([
       ["renew", 503, "5xx"],
       ["patch", 500, "5xx"],
       ["renew", 200, undefined],
@@ -70,7 +74,11 @@ describe("scripted faults", () => {
     const retry = await rawRenew(emulator(), blobId, 4, "renew-once");
     expect(retry.kind === "response" && [retry.status, retry.headers["idempotent-replayed"], retry.body.endEpoch]).toEqual([200, "true", 6]);
     expect(emulator().files()[0]).toMatchObject({ epochsBought: 4, endEpoch: 6, renewCount: 1 });
-    expect(emulator().requests().map((e) => [e.status, e.fault, e.idempotencyKey])).toEqual([
+    expect(
+      emulator()
+        .requests()
+        .map((e) => [e.status, e.fault, e.idempotencyKey]),
+    ).toEqual([
       [0, "apply-then-drop", "renew-once"],
       [200, undefined, "renew-once"],
     ]);
@@ -155,10 +163,13 @@ describe("random faults", () => {
 
   it("gives the same faults for the same seed and different ones for another seed", async () => {
     const run = (seed: number) =>
-      withEmulator(async (target) => {
-        const record = await target.uploadFile({ content: "seeded" });
-        return sequence(target, record.blobId, 30);
-      }, { seed, faults: config });
+      withEmulator(
+        async (target) => {
+          const record = await target.uploadFile({ content: "seeded" });
+          return sequence(target, record.blobId, 30);
+        },
+        { seed, faults: config },
+      );
     const first = await run(42);
     const second = await run(42);
     const other = await run(43);

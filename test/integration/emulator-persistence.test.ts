@@ -86,9 +86,7 @@ describe("persistence across a restart", () => {
   it("serializes concurrent writes so the last state on disk has every change", async () => {
     const emulator = await start();
     const record = await emulator.uploadFile({ content: "busy" });
-    const responses = await Promise.all(
-      Array.from({ length: 25 }, (_, i) => patchFile(emulator, record.blobId, { metadata: { [`k${i}`]: i } })),
-    );
+    const responses = await Promise.all(Array.from({ length: 25 }, (_, i) => patchFile(emulator, record.blobId, { metadata: { [`k${i}`]: i } })));
     expect(responses.every((r) => r.status === 200)).toBe(true);
     expect(Object.keys(readState().files[0].metadata)).toHaveLength(25);
     expect(readState().files[0].metadata).toEqual(emulator.files()[0].metadata);

@@ -102,13 +102,18 @@ describe("health and authentication", () => {
 describe("upload and read", () => {
   it("uploads multipart content and answers the documented snake_case shape", async () => {
     const before = Date.now();
-    const response = await uploadFile(emulator(), { content: "hello walrus", filename: "hello.txt", type: "text/plain", tag: "greeting", category: "docs", epochs: 3 });
+    const response = await uploadFile(emulator(), {
+      content: "hello walrus",
+      filename: "hello.txt",
+      type: "text/plain",
+      tag: "greeting",
+      category: "docs",
+      epochs: 3,
+    });
     expect(response.status).toBe(201);
     const blobId = createHash("sha256").update("hello walrus").digest("base64url");
     expect(blobId).toHaveLength(43);
-    expect(Object.keys(response.body).sort()).toEqual(
-      ["blob_id", "category", "created_at", "expires_at", "id", "mime_type", "size", "tag", "url"].sort(),
-    );
+    expect(Object.keys(response.body).sort()).toEqual(["blob_id", "category", "created_at", "expires_at", "id", "mime_type", "size", "tag", "url"].sort());
     expect(response.body).toMatchObject({
       blob_id: blobId,
       url: `${emulator().url}/cdn/${blobId}`,
@@ -351,7 +356,14 @@ describe("PATCH /v1/files/:blobId (JSON Merge Patch)", () => {
 describe("Idempotency-Key on upload", () => {
   it("replays the first answer, with its status, for a repeated key, and stores nothing more", async () => {
     const first = await upload("keyed upload", { epochs: 3, tag: "t", idempotencyKey: "up-1" });
-    const again = await uploadFile(emulator(), { content: "keyed upload", filename: "notes.txt", type: "text/plain", epochs: 3, tag: "t", idempotencyKey: "up-1" });
+    const again = await uploadFile(emulator(), {
+      content: "keyed upload",
+      filename: "notes.txt",
+      type: "text/plain",
+      epochs: 3,
+      tag: "t",
+      idempotencyKey: "up-1",
+    });
     expect(again.status).toBe(201);
     expect(again.headers.get("idempotency-key")).toBe("up-1");
     expect(again.headers.get("idempotent-replayed")).toBe("true");
@@ -364,12 +376,20 @@ describe("Idempotency-Key on upload", () => {
     expect(response.status).toBe(201);
     expect(response.headers.get("idempotency-key")).toBe("up-2");
     expect(response.headers.get("idempotent-replayed")).toBeNull();
-    expectError(await uploadFile(emulator(), { content: "echoed", filename: "e.txt", epochs: 5, idempotencyKey: "up-2" }), ERRORS.idempotencyKeyReused, "Idempotency-Key");
-    expectError(await uploadFile(emulator(), { content: "other content", filename: "o.txt", epochs: 2, idempotencyKey: "up-2" }), ERRORS.idempotencyKeyReused, "Idempotency-Key");
+    expectError(
+      await uploadFile(emulator(), { content: "echoed", filename: "e.txt", epochs: 5, idempotencyKey: "up-2" }),
+      ERRORS.idempotencyKeyReused,
+      "Idempotency-Key",
+    );
+    expectError(
+      await uploadFile(emulator(), { content: "other content", filename: "o.txt", epochs: 2, idempotencyKey: "up-2" }),
+      ERRORS.idempotencyKeyReused,
+      "Idempotency-Key",
+    );
     expect(emulator().files()).toHaveLength(1);
   });
 
-  it("is ignored, like renew's, by an emulator started with idempotency: \"ignore\" (no echo, no replay, no refusal)", async () => {
+  it('is ignored, like renew\'s, by an emulator started with idempotency: "ignore" (no echo, no replay, no refusal)', async () => {
     await withEmulator(
       async (emu) => {
         const first = await uploadFile(emu, { content: "ignored key", filename: "i.txt", epochs: 2, idempotencyKey: "up-3" });
@@ -445,7 +465,12 @@ describe("POST /v1/files/:blobId/renew", () => {
     expect((await renewFile(emulator(), a.blob_id, { epochs: 2 }, { idempotencyKey: "k" })).status).toBe(200);
     expectError(await renewFile(emulator(), a.blob_id, { epochs: 3 }, { idempotencyKey: "k" }), ERRORS.idempotencyKeyReused, "Idempotency-Key", "by 2 epochs");
     expectError(await renewFile(emulator(), b.blob_id, { epochs: 2 }, { idempotencyKey: "k" }), ERRORS.idempotencyKeyReused, a.blob_id);
-    expect(emulator().files().map((f) => f.epochsBought).sort()).toEqual([0, 2]);
+    expect(
+      emulator()
+        .files()
+        .map((f) => f.epochsBought)
+        .sort(),
+    ).toEqual([0, 2]);
   });
 
   it("does not remember a key whose request was refused", async () => {
@@ -458,7 +483,12 @@ describe("POST /v1/files/:blobId/renew", () => {
 
   it("refuses an Idempotency-Key longer than 255 characters", async () => {
     const file = await upload();
-    expectError(await renewFile(emulator(), file.blob_id, { epochs: 1 }, { idempotencyKey: "k".repeat(256) }), ERRORS.idempotencyKeyInvalid, "Idempotency-Key", "256");
+    expectError(
+      await renewFile(emulator(), file.blob_id, { epochs: 1 }, { idempotencyKey: "k".repeat(256) }),
+      ERRORS.idempotencyKeyInvalid,
+      "Idempotency-Key",
+      "256",
+    );
   });
 });
 
@@ -512,7 +542,11 @@ describe("routing and path encoding", () => {
     expectError(response, ERRORS.fileNotFound, '"a/b"');
     const renew = await request(emulator(), "POST", "/v1/files/a%2Fb/renew", { json: { epochs: 1 } });
     expectError(renew, ERRORS.fileNotFound, '"a/b"');
-    expect(emulator().requests().map((e) => [e.route, e.blobId])).toEqual([
+    expect(
+      emulator()
+        .requests()
+        .map((e) => [e.route, e.blobId]),
+    ).toEqual([
       ["get", "a/b"],
       ["renew", "a/b"],
     ]);
@@ -564,7 +598,11 @@ describe("routing and path encoding", () => {
     expectError(list, ERRORS.methodNotAllowed);
     expect(list.headers.get("allow")).toBe("POST");
     // /v2 is outside /v1 and not logged; the other three are, as route "unknown".
-    expect(emulator().requests().map((e) => [e.path, e.route, e.status])).toEqual([
+    expect(
+      emulator()
+        .requests()
+        .map((e) => [e.path, e.route, e.status]),
+    ).toEqual([
       ["/v1/nothing", "unknown", 404],
       ["/v1/files/x", "unknown", 405],
       ["/v1/files", "unknown", 405],
@@ -607,7 +645,11 @@ describe("request log", () => {
   it("records refused requests too (401, 413)", async () => {
     await request(emulator(), "GET", "/v1/files/x", { key: null });
     await request(emulator(), "PATCH", "/v1/files/x", { body: "x".repeat(LIMITS.jsonBodyMaxBytes + 1), headers: jsonHeaders() });
-    expect(emulator().requests().map((e) => [e.route, e.status, e.requestBody])).toEqual([
+    expect(
+      emulator()
+        .requests()
+        .map((e) => [e.route, e.status, e.requestBody]),
+    ).toEqual([
       ["get", 401, undefined],
       ["patch", 413, undefined],
     ]);

@@ -75,7 +75,10 @@ describe("answers are checked before they are trusted", () => {
       expect(result.error.message).toMatch(/larger than 262144 bytes/);
       expect(result.error.message.length).toBeLessThan(1000);
     }
-    note("a 10 MB name in a GET answer", result.ok ? `recorded (${JSON.stringify(result.value).length} bytes of state)` : `${result.error.code} at the 256 KiB cap`);
+    note(
+      "a 10 MB name in a GET answer",
+      result.ok ? `recorded (${JSON.stringify(result.value).length} bytes of state)` : `${result.error.code} at the 256 KiB cap`,
+    );
   });
 
   it("values past the inputs' limits are refused before they reach state", async () => {
@@ -101,7 +104,9 @@ describe("answers are checked before they are trusted", () => {
 
   it("an upload answered with the record of other content (another size) is INVALID_RESPONSE, and no resource is created", async () => {
     const uploadRecord = { id: "f1", blob_id: "b-other", url: "https://cdn.example/b-other", size: 999, mime_type: "text/plain", tag: null, category: null };
-    const provider = await providerFor((_req, res) => json(res, 201, { ...uploadRecord, created_at: "2026-11-22T00:00:00.000Z", expires_at: "2026-11-23T00:00:00.000Z" }));
+    const provider = await providerFor((_req, res) =>
+      json(res, 201, { ...uploadRecord, created_at: "2026-11-22T00:00:00.000Z", expires_at: "2026-11-23T00:00:00.000Z" }),
+    );
     const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "twelve bytes" };
     const result = await settle(provider.create({ source, retentionEpochs: 1, __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h" }));
     expect(result.ok).toBe(false);
@@ -123,13 +128,22 @@ describe("deadlines", () => {
     res.on("close", () => clearInterval(timer));
   };
   const within = <T>(ms: number, p: Promise<T>) =>
-    Promise.race([p.then(() => "settled", () => "settled"), new Promise<string>((r) => setTimeout(() => r("still waiting"), ms))]);
+    Promise.race([
+      p.then(
+        () => "settled",
+        () => "settled",
+      ),
+      new Promise<string>((r) => setTimeout(() => r("still waiting"), ms)),
+    ]);
 
   it("a body that trickles after the headers is cut at the request's deadline (tuskr:timeoutMs covers the body)", async () => {
     service = await hostileService(trickle);
     const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url, timeoutMs: 500, retry: { maxAttempts: 1 } });
     const started = Date.now();
-    const error = await client.getFile("b1").then(() => undefined, (e) => e);
+    const error = await client.getFile("b1").then(
+      () => undefined,
+      (e) => e,
+    );
     const seconds = (Date.now() - started) / 1000;
     expect(error?.code).toBe("TIMEOUT");
     expect(error?.message).toMatch(/no complete answer within 500 ms/);
@@ -156,7 +170,10 @@ describe("the key never crosses the network in clear", () => {
     const provider = new StoredFileProvider();
     const config: Record<string, string> = { "tuskr:apiKey": KEY, "tuskr:baseUrl": baseUrl, ...extra };
     await provider.configure({ config: { get: (k: string) => config[k] } });
-    return provider.check({}, { blobId: "b1" }).then(() => "ok", (e: Error) => e.message);
+    return provider.check({}, { blobId: "b1" }).then(
+      () => "ok",
+      (e: Error) => e.message,
+    );
   };
 
   it("plain http to another host is refused at check (the preview), naming tuskr:baseUrl and the way out", async () => {

@@ -31,8 +31,13 @@ describe("an insufficient prepaid balance (402)", () => {
     const { blobId } = await emu.uploadFile({ content: `provider balance ${Math.random()}`, epochs: 2 });
     const { outs } = await provider.create({ blobId, retentionEpochs: 3 });
     emu.clearRequests();
-    const error = (await provider.update(blobId, outs, { blobId, retentionEpochs: 9 }).then(() => undefined, (e) => e)) as Error & { properties?: Record<string, unknown> };
-    expect(error?.message).toMatch(/the service refused to sell epochs: the prepaid balance is short \(402 INSUFFICIENT_BALANCE\)\. Nothing was bought and nothing is recorded as bought; top up the account/);
+    const error = (await provider.update(blobId, outs, { blobId, retentionEpochs: 9 }).then(
+      () => undefined,
+      (e) => e,
+    )) as Error & { properties?: Record<string, unknown> };
+    expect(error?.message).toMatch(
+      /the service refused to sell epochs: the prepaid balance is short \(402 INSUFFICIENT_BALANCE\)\. Nothing was bought and nothing is recorded as bought; top up the account/,
+    );
     expect(emu.requests().filter((r) => r.route === "renew")).toHaveLength(1);
     // Nothing new to record: the engine keeps the state of before, 3 epochs bought.
     expect(error.properties).toBeUndefined();

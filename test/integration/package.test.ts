@@ -35,7 +35,14 @@ afterAll(() => {
 describe("the packed package", () => {
   it("ships dist/, the README, the CHANGELOG, the LICENSE and PulumiPlugin.yaml, and no sources or tests", () => {
     const listing = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" }).split("\n");
-    for (const f of ["package/LICENSE", "package/README.md", "package/CHANGELOG.md", "package/PulumiPlugin.yaml", "package/dist/provider/index.js", "package/dist/provider/index.d.ts"]) {
+    for (const f of [
+      "package/LICENSE",
+      "package/README.md",
+      "package/CHANGELOG.md",
+      "package/PulumiPlugin.yaml",
+      "package/dist/provider/index.js",
+      "package/dist/provider/index.d.ts",
+    ]) {
       expect(listing).toContain(f);
     }
     expect(listing.filter((f) => /^package\/(test|provider|emulator|api)\//.test(f) || f.endsWith(".test.ts"))).toEqual([]);
@@ -45,7 +52,9 @@ describe("the packed package", () => {
   it("takes @pulumi/pulumi from the project (a peer), so the project holds one copy of the SDK", () => {
     expect(pkg.dependencies["@pulumi/pulumi"]).toBeUndefined();
     expect(pkg.peerDependencies["@pulumi/pulumi"]).toBe(">=3.248.0 <4");
-    const copies = execFileSync("find", [path.join(project, "node_modules"), "-path", "*/@pulumi/pulumi/package.json", "-not", "-path", "*/vendor/*"], { encoding: "utf8" })
+    const copies = execFileSync("find", [path.join(project, "node_modules"), "-path", "*/@pulumi/pulumi/package.json", "-not", "-path", "*/vendor/*"], {
+      encoding: "utf8",
+    })
       .split("\n")
       .filter(Boolean);
     expect(copies).toEqual([path.join(project, "node_modules/@pulumi/pulumi/package.json")]);

@@ -64,9 +64,15 @@ describe("a file recorded as expired", () => {
     const provider = fastProvider;
     const emu = fast;
     const news = { blobId, tag: "t", retentionEpochs: 3 };
-    const preview = await provider.diff(blobId, outs, news).then(() => "no failure", (e: Error) => e.message);
+    const preview = await provider.diff(blobId, outs, news).then(
+      () => "no failure",
+      (e: Error) => e.message,
+    );
     expect(preview).toMatch(/expired at .* \(as last read\), and an expired file cannot be updated or renewed: the change is not applied and nothing is sent/);
-    const apply = await provider.update(blobId, outs, news).then(() => "no failure", (e: Error) => e.message);
+    const apply = await provider.update(blobId, outs, news).then(
+      () => "no failure",
+      (e: Error) => e.message,
+    );
     expect(apply).toBe(preview);
     expect(emu.requests()).toEqual([]);
   });
@@ -89,12 +95,7 @@ describe("a file recorded as expired", () => {
 describe("secret inputs never appear in a message", () => {
   const SECRET_TAG = "SECRET-TAG-VALUE-".repeat(20);
   it("check failures on a secret input name the field and the limit, not the value, and name no property (the engine prints that property's value)", () => {
-    const { failures } = validateInputs(undefined, {
-      blobId: "b1",
-      tag: SECRET_TAG,
-      retentionEpochs: 4.5,
-      __secretInputs: ["tag", "retentionEpochs"],
-    });
+    const { failures } = validateInputs(undefined, { blobId: "b1", tag: SECRET_TAG, retentionEpochs: 4.5 }, ["tag", "retentionEpochs"]);
     expect(failures).toEqual([
       { property: "", reason: "tag (a secret input): tag must be at most 256 characters" },
       { property: "", reason: "retentionEpochs (a secret input): retentionEpochs must be a whole number of epochs" },
@@ -106,8 +107,14 @@ describe("secret inputs never appear in a message", () => {
     const provider = fastProvider;
     const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
     try {
-      const error = await provider.update(blobId, outs, { blobId, name: "SECRET-NAME-0123", retentionEpochs: 2, __secretInputs: ["name"] }).then(() => "", (e: Error) => e.message);
-      const diff = await provider.diff(blobId, outs, { blobId, name: "SECRET-NAME-0123", __secretInputs: ["name"] }).then(() => "", (e: Error) => e.message);
+      const error = await provider.update(blobId, outs, { blobId, name: "SECRET-NAME-0123", retentionEpochs: 2, __secretInputs: ["name"] }).then(
+        () => "",
+        (e: Error) => e.message,
+      );
+      const diff = await provider.diff(blobId, outs, { blobId, name: "SECRET-NAME-0123", __secretInputs: ["name"] }).then(
+        () => "",
+        (e: Error) => e.message,
+      );
       const printed = [error, diff, ...log.mock.calls.flat().map(String)].join("\n");
       expect(error).toMatch(/expired/);
       expect(printed).toMatch(/already expired/);

@@ -71,7 +71,7 @@ async function runSequence(seq: Sequence, label: string, maxRuns = MAX_RUNS): Pr
   const report: SequenceReport = { steps: 0, runs: 0, outcomes: {}, violations: [], gaveUp: false };
   const bought = () => emu.files().find((f) => f.blobId === file.blobId)!.epochsBought;
   for (const [i, step] of seq.steps.entries()) {
-    const declared = { blobId: file.blobId, tag: step.retag ? `tag-${i}` : resource.inputs?.tag ?? "tag-0", retentionEpochs: step.epochs };
+    const declared = { blobId: file.blobId, tag: step.retag ? `tag-${i}` : (resource.inputs?.tag ?? "tag-0"), retentionEpochs: step.epochs };
     const { runs, done } = await upUntilDone(provider, resource, declared, maxRuns);
     report.steps++;
     report.runs += runs.length;
@@ -141,144 +141,144 @@ const PROFILES: Array<{ name: string; faults: FaultConfig; maxRuns?: number }> =
   },
   {
     name: "flaky read-backs (GET fails half the time)",
-    faults: { routes: { get: { error5xxRate: 0.3, resetRate: 0.2 }, patch: { applyThenDropRate: 0.2 }, renew: { applyThenDropRate: 0.25, error5xxRate: 0.1 } } },
+    faults: {
+      routes: { get: { error5xxRate: 0.3, resetRate: 0.2 }, patch: { applyThenDropRate: 0.2 }, renew: { applyThenDropRate: 0.25, error5xxRate: 0.1 } },
+    },
   },
   {
     // Read-backs fail often enough that renews end RENEW_OUTCOME_UNKNOWN and ups fail for real:
     // the engine's partial-state and plain-failure paths, many times over.
     name: "hostile (GET fails 60%, renew and PATCH apply-then-drop)",
-    faults: { routes: { get: { error5xxRate: 0.35, resetRate: 0.25 }, patch: { applyThenDropRate: 0.25, error5xxRate: 0.15 }, renew: { applyThenDropRate: 0.35, error5xxRate: 0.15, resetRate: 0.1 } } },
+    faults: {
+      routes: {
+        get: { error5xxRate: 0.35, resetRate: 0.25 },
+        patch: { applyThenDropRate: 0.25, error5xxRate: 0.15 },
+        renew: { applyThenDropRate: 0.35, error5xxRate: 0.15, resetRate: 0.1 },
+      },
+    },
     maxRuns: 30,
   },
 ];
 
 describe("renew sequences under faults: epochs bought equal the declared retentionEpochs", () => {
-  it(
-    "random fault mixes, sequences run concurrently through one shared client",
-    async () => {
-      const total = sized(200, 1000);
-      const started = Date.now();
-      const sequences = fc.sample(sequenceArb, { numRuns: total, seed: SEED });
-      const profiles: Record<string, unknown>[] = [];
-      const violations: string[] = [];
-      let gaveUp = 0;
-      const log = logHarvester();
-      retries = 0;
-      await configure(8);
-      for (const [p, profile] of PROFILES.entries()) {
-        const part = sequences.filter((_, i) => i % PROFILES.length === p);
-        await emu.reset();
-        emu.setFaults({ seed: SEED + p, ...profile.faults });
-        const retriesBefore = retries;
-        const partLog = logHarvester();
-        const timer = setInterval(() => {
-          partLog.harvest();
-        }, 2_000);
-        const t0 = Date.now();
-        const reports = await pool(part, 16, (seq, i) => runSequence(seq, `p${p}-s${i}`, profile.maxRuns));
-        clearInterval(timer);
-        partLog.harvest();
-        emu.setFaults({});
-        log.entries().push(...partLog.entries());
-        const outcomes: Record<string, number> = {};
-        for (const r of reports) for (const [k, v] of Object.entries(r.outcomes)) outcomes[k] = (outcomes[k] ?? 0) + v;
-        violations.push(...reports.flatMap((r) => r.violations));
-        gaveUp += reports.filter((r) => r.gaveUp).length;
-        const summary = summarizeLog(partLog.entries());
-        profiles.push({
-          profile: profile.name,
-          faults: profile.faults,
-          sequences: part.length,
-          maxRunsPerStep: profile.maxRuns ?? MAX_RUNS,
-          steps: reports.reduce((n, r) => n + r.steps, 0),
-          ups: reports.reduce((n, r) => n + r.runs, 0),
-          declaredEpochs: part.reduce((n, s) => n + s.steps.at(-1)!.epochs, 0),
-          epochsBought: emu.files().reduce((n, f) => n + f.epochsBought, 0),
-          renewsSent: summary.byRoute.renew ?? 0,
-          requests: summary.requests,
-          faultsInjected: summary.faults,
-          clientRetries: retries - retriesBefore,
-          outcomes,
-          gaveUp: reports.filter((r) => r.gaveUp).length,
-          violations: reports.flatMap((r) => r.violations).length,
-          seconds: (Date.now() - t0) / 1000,
-        });
-      }
-      const all = summarizeLog(log.entries());
-      recordResult("renew-sequences", {
-        random: {
-          seed: SEED,
-          sequences: total,
-          maxRunsPerStep: MAX_RUNS,
-          concurrency: 16,
-          maxConcurrency: 8,
-          requests: all.requests,
-          renewsSent: all.byRoute.renew ?? 0,
-          faultsInjected: all.faults,
-          clientRetries: retries,
-          gaveUp,
-          violations,
-          profiles,
-          seconds: (Date.now() - started) / 1000,
-        },
-      });
-      expect(violations).toEqual([]);
-      expect(gaveUp).toBe(0);
-    },
-    900_000,
-  );
-
-  it(
-    "scripted faults per request (fast-check property, shrinkable): the same invariant",
-    async () => {
-      const numRuns = sized(100, 400);
-      const faultArb = fc.constantFrom<"none" | "5xx" | "reset" | "apply-then-drop">("none", "none", "5xx", "reset", "apply-then-drop");
-      const scriptArb = fc.record({
-        renew: fc.array(faultArb, { maxLength: 12 }),
-        get: fc.array(faultArb, { maxLength: 16 }),
-        patch: fc.array(faultArb, { maxLength: 8 }),
-      });
-      const toScript = (s: Record<"renew" | "get" | "patch", string[]>): ScriptedFault[] =>
-        (["renew", "get", "patch"] as const).flatMap((route) =>
-          s[route].map((f) => (f === "none" ? { route, fault: "latency" as const, latencyMs: 0 } : { route, fault: f as ScriptedFault["fault"] })),
-        );
-      retries = 0;
-      await configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
+  it("random fault mixes, sequences run concurrently through one shared client", async () => {
+    const total = sized(200, 1000);
+    const started = Date.now();
+    const sequences = fc.sample(sequenceArb, { numRuns: total, seed: SEED });
+    const profiles: Record<string, unknown>[] = [];
+    const violations: string[] = [];
+    let gaveUp = 0;
+    const log = logHarvester();
+    retries = 0;
+    await configure(8);
+    for (const [p, profile] of PROFILES.entries()) {
+      const part = sequences.filter((_, i) => i % PROFILES.length === p);
       await emu.reset();
-      const log = logHarvester();
+      emu.setFaults({ seed: SEED + p, ...profile.faults });
+      const retriesBefore = retries;
+      const partLog = logHarvester();
+      const timer = setInterval(() => {
+        partLog.harvest();
+      }, 2_000);
+      const t0 = Date.now();
+      const reports = await pool(part, 16, (seq, i) => runSequence(seq, `p${p}-s${i}`, profile.maxRuns));
+      clearInterval(timer);
+      partLog.harvest();
+      emu.setFaults({});
+      log.entries().push(...partLog.entries());
       const outcomes: Record<string, number> = {};
-      let runs = 0;
-      let sequences = 0;
-      await fc.assert(
-        fc.asyncProperty(sequenceArb, scriptArb, async (seq, script) => {
-          emu.setFaults({ script: toScript(script) });
-          sequences++;
-          const report = await runSequence(seq, `scripted-${sequences}`);
-          emu.setFaults({});
-          log.harvest();
-          runs += report.runs;
-          for (const [k, v] of Object.entries(report.outcomes)) outcomes[k] = (outcomes[k] ?? 0) + v;
-          expect(report.violations).toEqual([]);
-          expect(report.gaveUp).toBe(false);
-        }),
-        { numRuns, seed: SEED },
-      );
-      const all = summarizeLog(log.entries());
-      recordResult("renew-sequences", {
-        scripted: {
-          seed: SEED,
-          sequences,
-          ups: runs,
-          requests: all.requests,
-          renewsSent: all.byRoute.renew ?? 0,
-          faultsInjected: all.faults,
-          clientRetries: retries,
-          outcomes,
-        },
+      for (const r of reports) for (const [k, v] of Object.entries(r.outcomes)) outcomes[k] = (outcomes[k] ?? 0) + v;
+      violations.push(...reports.flatMap((r) => r.violations));
+      gaveUp += reports.filter((r) => r.gaveUp).length;
+      const summary = summarizeLog(partLog.entries());
+      profiles.push({
+        profile: profile.name,
+        faults: profile.faults,
+        sequences: part.length,
+        maxRunsPerStep: profile.maxRuns ?? MAX_RUNS,
+        steps: reports.reduce((n, r) => n + r.steps, 0),
+        ups: reports.reduce((n, r) => n + r.runs, 0),
+        declaredEpochs: part.reduce((n, s) => n + s.steps.at(-1)!.epochs, 0),
+        epochsBought: emu.files().reduce((n, f) => n + f.epochsBought, 0),
+        renewsSent: summary.byRoute.renew ?? 0,
+        requests: summary.requests,
+        faultsInjected: summary.faults,
+        clientRetries: retries - retriesBefore,
+        outcomes,
+        gaveUp: reports.filter((r) => r.gaveUp).length,
+        violations: reports.flatMap((r) => r.violations).length,
+        seconds: (Date.now() - t0) / 1000,
       });
-    },
-    900_000,
-  );
+    }
+    const all = summarizeLog(log.entries());
+    recordResult("renew-sequences", {
+      random: {
+        seed: SEED,
+        sequences: total,
+        maxRunsPerStep: MAX_RUNS,
+        concurrency: 16,
+        maxConcurrency: 8,
+        requests: all.requests,
+        renewsSent: all.byRoute.renew ?? 0,
+        faultsInjected: all.faults,
+        clientRetries: retries,
+        gaveUp,
+        violations,
+        profiles,
+        seconds: (Date.now() - started) / 1000,
+      },
+    });
+    expect(violations).toEqual([]);
+    expect(gaveUp).toBe(0);
+  }, 900_000);
+
+  it("scripted faults per request (fast-check property, shrinkable): the same invariant", async () => {
+    const numRuns = sized(100, 400);
+    const faultArb = fc.constantFrom<"none" | "5xx" | "reset" | "apply-then-drop">("none", "none", "5xx", "reset", "apply-then-drop");
+    const scriptArb = fc.record({
+      renew: fc.array(faultArb, { maxLength: 12 }),
+      get: fc.array(faultArb, { maxLength: 16 }),
+      patch: fc.array(faultArb, { maxLength: 8 }),
+    });
+    const toScript = (s: Record<"renew" | "get" | "patch", string[]>): ScriptedFault[] =>
+      (["renew", "get", "patch"] as const).flatMap((route) =>
+        s[route].map((f) => (f === "none" ? { route, fault: "latency" as const, latencyMs: 0 } : { route, fault: f as ScriptedFault["fault"] })),
+      );
+    retries = 0;
+    await configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
+    await emu.reset();
+    const log = logHarvester();
+    const outcomes: Record<string, number> = {};
+    let runs = 0;
+    let sequences = 0;
+    await fc.assert(
+      fc.asyncProperty(sequenceArb, scriptArb, async (seq, script) => {
+        emu.setFaults({ script: toScript(script) });
+        sequences++;
+        const report = await runSequence(seq, `scripted-${sequences}`);
+        emu.setFaults({});
+        log.harvest();
+        runs += report.runs;
+        for (const [k, v] of Object.entries(report.outcomes)) outcomes[k] = (outcomes[k] ?? 0) + v;
+        expect(report.violations).toEqual([]);
+        expect(report.gaveUp).toBe(false);
+      }),
+      { numRuns, seed: SEED },
+    );
+    const all = summarizeLog(log.entries());
+    recordResult("renew-sequences", {
+      scripted: {
+        seed: SEED,
+        sequences,
+        ups: runs,
+        requests: all.requests,
+        renewsSent: all.byRoute.renew ?? 0,
+        faultsInjected: all.faults,
+        clientRetries: retries,
+        outcomes,
+      },
+    });
+  }, 900_000);
 });
 
 describe("what a failure must never lose", () => {

@@ -98,8 +98,7 @@ describe("hostile blobIds through the client: one path segment, the exact id, ne
 });
 
 describe("hostile blobIds through the provider: check refuses or create fails clearly, nothing written", () => {
-  const configure = () =>
-    provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": KEY, "tuskr:baseUrl": emulator().url })[k] } });
+  const configure = () => provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": KEY, "tuskr:baseUrl": emulator().url })[k] } });
 
   it.each([...HOSTILE_IDS, ...REFUSED_IDS].map((id) => [JSON.stringify(id).slice(0, 40), id]))("%s", async (_label, id) => {
     await configure();
@@ -120,7 +119,11 @@ describe("hostile blobIds through the provider: check refuses or create fails cl
       // A refresh of such an id drops it from the stack instead of failing.
       expect(await provider.read(id, { blobId: id, retentionEpochs: 2 })).toEqual({});
     }
-    expect(emulator().requests().filter((r) => r.route === "patch" || r.route === "renew")).toEqual([]);
+    expect(
+      emulator()
+        .requests()
+        .filter((r) => r.route === "patch" || r.route === "renew"),
+    ).toEqual([]);
     sentinelIntact();
   });
 });
@@ -130,7 +133,7 @@ describe("untrusted field values are stored exactly as declared, through check, 
     ["path-like name and tag", { name: "../../etc/passwd", tag: "a/b%2Fc" }],
     ["unicode at the length limit", { name: "é".repeat(LIMITS.nameMaxLength), tag: "🐘".repeat(LIMITS.tagMaxLength / 2) }],
     ["control characters and quotes in values", { name: 'quote " back\\slash \u0000 nul', tag: "\r\n\t" }],
-    ["metadata keys that look like paths or encodings", { metadata: { "a/b": 1, "..": 2, "%2F": 3, "": 4, " ": 5, "ключ": 6, "🐘": { "x.y": [null, 1] } } }],
+    ["metadata keys that look like paths or encodings", { metadata: { "a/b": 1, "..": 2, "%2F": 3, "": 4, " ": 5, ключ: 6, "🐘": { "x.y": [null, 1] } } }],
     ["metadata at 64 keys", { metadata: Object.fromEntries(Array.from({ length: LIMITS.metadataMaxKeys }, (_, i) => [`k${i}`, "v".repeat(100)])) }],
     ["markup and template strings", { name: "<script>alert(1)</script>", tag: "${process.env.TUSKR_API_KEY}", metadata: { sql: "'; DROP TABLE files; --" } }],
   ];
@@ -142,7 +145,9 @@ describe("untrusted field values are stored exactly as declared, through check, 
     const checked = await provider.check({}, { blobId, ...fields });
     expect(checked.failures).toEqual([]);
     const { outs } = await provider.create({ ...checked.inputs, __provider: "stub" });
-    const stored = emulator().files().find((f) => f.blobId === blobId)!;
+    const stored = emulator()
+      .files()
+      .find((f) => f.blobId === blobId)!;
     for (const [k, v] of Object.entries(fields)) {
       expect((stored as unknown as Record<string, unknown>)[k]).toEqual(v);
       expect(outs[k]).toEqual(v);
@@ -174,7 +179,13 @@ describe("request bodies the emulator refuses: a clear 4xx, and nothing changes"
     ["PATCH: metadata true", "PATCH", '{"metadata":true}', jsonHeaders(), 422],
     ["PATCH: __proto__ member", "PATCH", '{"__proto__":{"tag":"x"}}', jsonHeaders(), 422],
     ["PATCH: invalid UTF-8", "PATCH", Buffer.from([0x7b, 0x22, 0x74, 0x61, 0x67, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), jsonHeaders(), 400],
-    ["PATCH: 65 keys in one request", "PATCH", JSON.stringify({ metadata: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i])) }), jsonHeaders(), 422],
+    [
+      "PATCH: 65 keys in one request",
+      "PATCH",
+      JSON.stringify({ metadata: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i])) }),
+      jsonHeaders(),
+      422,
+    ],
     ["PATCH: metadata 16 KiB + 1 as JSON", "PATCH", JSON.stringify({ metadata: { k: "x".repeat(LIMITS.metadataMaxBytes) } }), jsonHeaders(), 422],
     ["PATCH: no Content-Type", "PATCH", '{"tag":"x"}', {}, 415],
     ["PATCH: Content-Length above the limit", "PATCH", "{}", jsonHeaders({ "Content-Length": String(LIMITS.jsonBodyMaxBytes + 1) }), 413],
@@ -185,7 +196,7 @@ describe("request bodies the emulator refuses: a clear 4xx, and nothing changes"
     const path = route === "renew" ? `/v1/files/${sentinel}/renew` : `/v1/files/${sentinel}`;
     const method = route === "renew" ? "POST" : "PATCH";
     const sendHeaders = { ...headers };
-    let result;
+    let result: { status: number; body: any };
     if (sendHeaders["Content-Length"] !== undefined) {
       // A declared length larger than the body: refused on the header alone.
       result = await new Promise<{ status: number; body: any }>((resolve, reject) => {
@@ -208,9 +219,7 @@ describe("request bodies the emulator refuses: a clear 4xx, and nothing changes"
       result = raw as { status: number; body: any };
     }
     expect(result.status).toBe(status);
-    expect(result.body?.error?.code).toBe(
-      status === 413 ? "PAYLOAD_TOO_LARGE" : status === 422 ? "VALIDATION_ERROR" : "BAD_REQUEST",
-    );
+    expect(result.body?.error?.code).toBe(status === 413 ? "PAYLOAD_TOO_LARGE" : status === 422 ? "VALIDATION_ERROR" : "BAD_REQUEST");
     expect(result.body.error.message.length).toBeGreaterThan(10);
     sentinelIntact();
     expect((await getFile(emulator(), sentinel)).status).toBe(200);
@@ -238,7 +247,11 @@ describe("request bodies the emulator refuses: a clear 4xx, and nothing changes"
     expect((await renewFile(emulator(), sentinel, { epochs: 2 }, { idempotencyKey: key })).status).toBe(200);
     expect((await renewFile(emulator(), sentinel, { epochs: 2 }, { idempotencyKey: key })).headers.get("idempotent-replayed")).toBe("true");
     expect((await renewFile(emulator(), sentinel, { epochs: 3 }, { idempotencyKey: key })).status).toBe(ERRORS.idempotencyKeyReused.status);
-    expect(emulator().files().find((f) => f.blobId === sentinel)!.epochsBought).toBe(2);
+    expect(
+      emulator()
+        .files()
+        .find((f) => f.blobId === sentinel)!.epochsBought,
+    ).toBe(2);
     expect((await patchFile(emulator(), sentinel, {})).status).toBe(200);
   });
 });

@@ -77,7 +77,12 @@ async function runLoadedBack(dir: string, text: string): Promise<void> {
   expect(result.diff.changes).toBe(true);
   expect(result.updated.outs).toMatchObject({ tag: "two", retentionEpochs: 3 });
   expect(result.read.props).toMatchObject({ tag: "two", retentionEpochs: 3 });
-  expect(emu.requests().filter((r) => r.path.startsWith("/v1/files/")).map((r) => r.route)).toEqual(["get", "patch", "renew", "patch", "renew", "get"]);
+  expect(
+    emu
+      .requests()
+      .filter((r) => r.path.startsWith("/v1/files/"))
+      .map((r) => r.route),
+  ).toEqual(["get", "patch", "renew", "patch", "renew", "get"]);
   expect(emu.files().find((f) => f.blobId === blobId)?.epochsBought).toBe(3);
 }
 

@@ -16,4 +16,3 @@ describe("pulumi-tuskr summary (the CLI)", () => {
     expect(bad.stderr).toMatch(/pipe in the output of `pulumi preview --json`/);
   });
 });
-

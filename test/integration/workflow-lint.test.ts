@@ -7,7 +7,10 @@ const repoRoot = path.resolve(__dirname, "../..");
 
 describe("the example GitHub workflow", () => {
   it("passes actionlint (with shellcheck on its scripts where shellcheck is installed)", () => {
-    const actionlint = execFileSync("bash", [path.join(repoRoot, "scripts/ensure-actionlint")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] }).trim();
+    const actionlint = execFileSync("bash", [path.join(repoRoot, "scripts/ensure-actionlint")], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    }).trim();
     const lint = spawnSync(actionlint, ["-no-color", "examples/gitops/.github/workflows/tuskr.yml"], { cwd: repoRoot, encoding: "utf8" });
     expect(lint.stdout + lint.stderr).toBe("");
     expect(lint.status).toBe(0);

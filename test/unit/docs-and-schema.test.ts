@@ -3,7 +3,8 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../api";
 import { withGeneratedSections } from "../../provider/docs";
-import { packageSchema, STORED_FILE_TOKEN } from "../../provider/plugin/schema";
+import { packageSchema } from "../../provider/plugin/schema";
+import { STORED_FILE_TYPES } from "../../provider/resource-types";
 import { INPUT_FIELDS, REPORTED_FIELDS } from "../../provider/stored-file-schema";
 
 /**
@@ -19,7 +20,7 @@ const schema = packageSchema() as {
   resources: Record<string, { inputProperties: Record<string, Property>; properties: Record<string, Property>; required: string[] }>;
   types: Record<string, { properties: Record<string, Property>; required: string[] }>;
 };
-const storedFile = schema.resources[STORED_FILE_TOKEN];
+const storedFile = schema.resources[STORED_FILE_TYPES.plugin];
 
 describe("README.md's reference tables", () => {
   it("are what the schemas generate (npm run docs)", () => {
@@ -57,7 +58,15 @@ describe("the package schema of the tuskr provider plugin", () => {
   });
 
   it("has every setting as provider config, the API key secret", () => {
-    expect(Object.keys(schema.config.variables)).toEqual(["apiKey", "baseUrl", "maxConcurrency", "timeoutMs", "epochSeconds", "expiryWarningEpochs", "allowInsecureHttp"]);
+    expect(Object.keys(schema.config.variables)).toEqual([
+      "apiKey",
+      "baseUrl",
+      "maxConcurrency",
+      "timeoutMs",
+      "epochSeconds",
+      "expiryWarningEpochs",
+      "allowInsecureHttp",
+    ]);
     expect(schema.config.variables.apiKey).toMatchObject({ type: "string", secret: true });
     expect(schema.config.variables.allowInsecureHttp.type).toBe("boolean");
     expect(schema.provider.inputProperties.apiKey.secret).toBe(true);

@@ -13,13 +13,26 @@ const reference = (target: unknown, patch: unknown): unknown => jsonMergePatch.a
 // ours treats them as data, tested apart below.
 const key = fc.string({ maxLength: 4 }).filter((k) => !["__proto__", "constructor", "prototype"].includes(k));
 const { json: jsonValue } = fc.letrec((tie) => ({
-  json: fc.oneof({ depthSize: "small" }, fc.constantFrom(null, true, false), fc.integer(), fc.string({ maxLength: 6 }), fc.array(tie("json"), { maxLength: 3 }), tie("object")),
+  json: fc.oneof(
+    { depthSize: "small" },
+    fc.constantFrom(null, true, false),
+    fc.integer(),
+    fc.string({ maxLength: 6 }),
+    fc.array(tie("json"), { maxLength: 3 }),
+    tie("object"),
+  ),
   object: fc.dictionary(key, tie("json"), { maxKeys: 4 }),
 }));
 const object = fc.dictionary(key, jsonValue, { maxKeys: 5 });
 /** Declared metadata: no nulls inside objects (check refuses them), arrays may hold anything. */
 const withoutNulls = (v: unknown): unknown =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, withoutNulls(x)])) : v;
+  v !== null && typeof v === "object" && !Array.isArray(v)
+    ? Object.fromEntries(
+        Object.entries(v)
+          .filter(([, x]) => x !== null)
+          .map(([k, x]) => [k, withoutNulls(x)]),
+      )
+    : v;
 
 describe("applyMergePatch agrees with the reference implementation of RFC 7396", () => {
   it("on random targets and patches", () => {

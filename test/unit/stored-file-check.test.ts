@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../api";
-import { UNKNOWN, validateInputs } from "../../provider/stored-file-schema";
+import { UNKNOWN } from "../../provider/pulumi-markers";
+import { validateInputs } from "../../provider/stored-file-schema";
 
 const reasonsFor = (news: Record<string, unknown>, olds?: Record<string, unknown>) =>
   validateInputs(olds, news).failures.map((f) => `${f.property}: ${f.reason}`);
@@ -17,7 +18,11 @@ describe("check: validation before any request", () => {
     [{ blobId: "" }, "blobId", /must not be empty/],
     [{ blobId: ".." }, "blobId", /must not be '\.' or '\.\.'/],
     [{ blobId: "a\nb" }, "blobId", /control characters/],
-    [{ blobId: "x".repeat(LIMITS.blobIdMaxLength + 1) }, "blobId", new RegExp(`at most ${LIMITS.blobIdMaxLength} characters \\(got ${LIMITS.blobIdMaxLength + 1}\\)`)],
+    [
+      { blobId: "x".repeat(LIMITS.blobIdMaxLength + 1) },
+      "blobId",
+      new RegExp(`at most ${LIMITS.blobIdMaxLength} characters \\(got ${LIMITS.blobIdMaxLength + 1}\\)`),
+    ],
     [{ blobId: 42 }, "blobId", /must be a string/],
     [{ blobId: "a", name: "n".repeat(257) }, "name", /name must be at most 256 characters \(got 257\)/],
     [{ blobId: "a", name: 5 }, "name", /name must be a string/],
@@ -60,7 +65,7 @@ describe("check: validation before any request", () => {
   });
 
   it("refuses fields that are not inputs (outputs, typos) instead of ignoring them", () => {
-    const { inputs, failures } = validateInputs(undefined, { blobId: "a", url: "http://x", nmae: "typo", __provider: "stub" });
+    const { inputs, failures } = validateInputs(undefined, { blobId: "a", url: "http://x", nmae: "typo" });
     expect(inputs).toEqual({ blobId: "a" });
     expect(failures.map((f) => f.property)).toEqual(["url", "nmae"]);
     expect(failures[1].reason).toMatch(/nmae is not an input of StoredFile \(inputs: source, blobId, name, tag, metadata, retentionEpochs, keepAlive\)/);

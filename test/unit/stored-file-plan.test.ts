@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planChange, remainingEpochs } from "../../provider/stored-file-plan";
-import { UNKNOWN } from "../../provider/stored-file-schema";
+import { UNKNOWN } from "../../provider/pulumi-markers";
 
 const recorded = {
   blobId: "b1",
@@ -15,14 +15,26 @@ const recorded = {
 describe("planChange: one pure plan for diff, create and update", () => {
   it.each([
     ["nothing declared beyond blobId", { blobId: "b1" }, { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 }],
-    ["same values", { blobId: "b1", name: "a.png", tag: "avatar", retentionEpochs: 5, metadata: { owner: { email: "x@y", id: 1 }, team: "web" } }, { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 }],
+    [
+      "same values",
+      { blobId: "b1", name: "a.png", tag: "avatar", retentionEpochs: 5, metadata: { owner: { email: "x@y", id: 1 }, team: "web" } },
+      { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 },
+    ],
     ["tag only", { blobId: "b1", tag: "logo" }, { replace: false, changedFields: ["tag"], patch: { tag: "logo" }, renewEpochs: 0 }],
-    ["name and tag", { blobId: "b1", name: "b.png", tag: "logo" }, { replace: false, changedFields: ["name", "tag"], patch: { name: "b.png", tag: "logo" }, renewEpochs: 0 }],
+    [
+      "name and tag",
+      { blobId: "b1", name: "b.png", tag: "logo" },
+      { replace: false, changedFields: ["name", "tag"], patch: { name: "b.png", tag: "logo" }, renewEpochs: 0 },
+    ],
     ["clear a tag with an empty string", { blobId: "b1", tag: "" }, { replace: false, changedFields: ["tag"], patch: { tag: "" }, renewEpochs: 0 }],
     ["epochs up by 7", { blobId: "b1", retentionEpochs: 12 }, { replace: false, changedFields: ["retentionEpochs"], patch: undefined, renewEpochs: 7 }],
     ["epochs down is never a negative renew", { blobId: "b1", retentionEpochs: 2 }, { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 }],
     ["blobId changes: replace", { blobId: "b2", tag: "avatar" }, { replace: true, changedFields: ["blobId"], patch: undefined, renewEpochs: 0 }],
-    ["tag and epochs together", { blobId: "b1", tag: "x", retentionEpochs: 6 }, { replace: false, changedFields: ["tag", "retentionEpochs"], patch: { tag: "x" }, renewEpochs: 1 }],
+    [
+      "tag and epochs together",
+      { blobId: "b1", tag: "x", retentionEpochs: 6 },
+      { replace: false, changedFields: ["tag", "retentionEpochs"], patch: { tag: "x" }, renewEpochs: 1 },
+    ],
   ])("%s", (_label, news, expected) => {
     expect(planChange(recorded, news)).toMatchObject({ ...expected, notices: [], keepAliveEpochs: 0 });
   });
@@ -67,7 +79,7 @@ describe("planChange with a clock: expiry notices, keep-alive and the horizon", 
   ])("with %i epochs left notices %j", (left, expected) => {
     const plan = planChange(file(left), { blobId: "b", retentionEpochs: 2 }, clock);
     expect(plan.notices).toHaveLength(expected.length);
-    expected.forEach((re, i) => expect(plan.notices[i]).toMatch(re));
+    for (const [i, re] of expected.entries()) expect(plan.notices[i]).toMatch(re);
     expect(plan.renewEpochs).toBe(0);
   });
 

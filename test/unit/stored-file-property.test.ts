@@ -1,8 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LIMITS } from "../../api";
+import { applyMergePatch, LIMITS } from "../../api";
 import { planChange } from "../../provider/stored-file-plan";
-import { INPUT_FIELDS, StoredFileInputsSchema, UNKNOWN, validateInputs } from "../../provider/stored-file-schema";
+import { UNKNOWN } from "../../provider/pulumi-markers";
+import { INPUT_FIELDS, StoredFileInputsSchema, validateInputs } from "../../provider/stored-file-schema";
 import { recordResult, sized } from "../helpers/reliability-results";
 
 /**
@@ -21,26 +22,15 @@ const run = async (name: string, property: fc.IProperty<any> | fc.IAsyncProperty
 };
 
 // ---------------------------------------------------------------------------------------------
-// A reference of RFC 7396 (JSON Merge Patch), written from section 2 of the RFC and nothing else.
-// Members are defined, never assigned, so that "__proto__" is a key like any other.
+// The merge a service applies is the contract's applyMergePatch, itself checked against the
+// reference implementation of RFC 7396 (json-merge-patch.test.ts), prototype names included.
+// Members here are defined, never assigned, so that "__proto__" is a key like any other.
 // ---------------------------------------------------------------------------------------------
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function define(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-export function rfc7396(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return patch;
-  const result: Record<string, unknown> = {};
-  if (isObject(target)) for (const key of Object.keys(target)) define(result, key, target[key]);
-  for (const key of Object.keys(patch)) {
-    const value = patch[key];
-    if (value === null) delete result[key];
-    else define(result, key, rfc7396(Object.hasOwn(result, key) ? result[key] : undefined, value));
-  }
-  return result;
 }
 
 /** Structural equality over own keys only (so a prototype can never stand in for a key). */
@@ -61,7 +51,11 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 /** Keys a user could write, and names that live on Object.prototype. */
 const PROTOTYPE_NAMES = ["__proto__", "constructor", "toString", "valueOf", "hasOwnProperty", "isPrototypeOf"];
-const plainKey = fc.oneof(fc.constantFrom("a", "b", "c", "team", "owner", "nested"), fc.string({ maxLength: 6 }), fc.string({ unit: "grapheme", maxLength: 4 }));
+const plainKey = fc.oneof(
+  fc.constantFrom("a", "b", "c", "team", "owner", "nested"),
+  fc.string({ maxLength: 6 }),
+  fc.string({ unit: "grapheme", maxLength: 4 }),
+);
 const anyKey = fc.oneof({ weight: 4, arbitrary: plainKey }, { weight: 1, arbitrary: fc.constantFrom(...PROTOTYPE_NAMES) });
 
 /** Builds an object from pairs by definition, as JSON.parse does (so "__proto__" is an own key). */
@@ -76,7 +70,12 @@ const jsonNoNull = (key: fc.Arbitrary<string>) =>
   fc.letrec<{ value: unknown; object: Record<string, unknown> }>((tie) => ({
     value: fc.oneof(
       { depthSize: "small", withCrossShrink: true },
-      fc.oneof(fc.string({ maxLength: 5 }), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Object.is(d, -0)), fc.boolean()),
+      fc.oneof(
+        fc.string({ maxLength: 5 }),
+        fc.integer(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Object.is(d, -0)),
+        fc.boolean(),
+      ),
       fc.array(fc.oneof(fc.constant(null), fc.integer(), fc.string({ maxLength: 3 })), { maxLength: 3 }),
       tie("object"),
     ),
@@ -93,7 +92,10 @@ const recordedState = (key: fc.Arbitrary<string>) =>
       tag: fc.option(fc.oneof(fc.string({ maxLength: 4 }), fc.constant(null)), { nil: undefined }),
       metadata: fc.option(metadataOf(key), { nil: undefined }),
       retentionEpochs: fc.option(fc.integer({ min: 0, max: 500 }), { nil: undefined }),
-      expiresAt: fc.option(fc.date({ min: new Date("2020-01-01"), max: new Date("2040-01-01"), noInvalidDate: true }).map((d) => d.toISOString()), { nil: undefined }),
+      expiresAt: fc.option(
+        fc.date({ min: new Date("2020-01-01"), max: new Date("2040-01-01"), noInvalidDate: true }).map((d) => d.toISOString()),
+        { nil: undefined },
+      ),
     },
     { requiredKeys: ["blobId"] },
   );
@@ -123,7 +125,10 @@ const fieldValue = fc.oneof(
 );
 const anyNews = fc.oneof(
   fc.dictionary(fc.oneof(fc.constantFrom(...INPUT_FIELDS, "__provider", "url", "expiresAt"), anyKey), fieldValue, { maxKeys: 8 }),
-  fc.record({ blobId: fieldValue, name: fieldValue, tag: fieldValue, metadata: fieldValue, retentionEpochs: fieldValue, keepAlive: fieldValue }, { requiredKeys: [] }),
+  fc.record(
+    { blobId: fieldValue, name: fieldValue, tag: fieldValue, metadata: fieldValue, retentionEpochs: fieldValue, keepAlive: fieldValue },
+    { requiredKeys: [] },
+  ),
 );
 const anyOlds = fc.oneof(fc.constant(undefined), anyNews, fc.record({ retentionEpochs: fc.oneof(fc.integer(), fc.double(), anyJson) }));
 
@@ -230,7 +235,7 @@ describe("planChange: only what changed, never a negative renew, metadata exact 
     for (const key of Object.keys(patch)) expect(["name", "tag", "metadata"]).toContain(key);
     if (plan.patch !== undefined) expect(Object.keys(patch).length).toBeGreaterThan(0);
     // The stored metadata after the merge is exactly the declared one.
-    if (metadataChanges) expect(sameJson(rfc7396(olds.metadata ?? {}, patch.metadata), news.metadata)).toBe(true);
+    if (metadataChanges) expect(sameJson(applyMergePatch(olds.metadata ?? {}, patch.metadata), news.metadata)).toBe(true);
     // Renews: never negative, exactly the declared increase.
     const bought = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
     const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : undefined;
@@ -262,7 +267,7 @@ describe("planChange: only what changed, never a negative renew, metadata exact 
         const after: Record<string, unknown> = { ...olds };
         if (plan.patch?.name !== undefined) after.name = plan.patch.name;
         if (plan.patch?.tag !== undefined) after.tag = plan.patch.tag;
-        if (plan.patch?.metadata !== undefined) after.metadata = rfc7396(olds.metadata ?? {}, plan.patch.metadata);
+        if (plan.patch?.metadata !== undefined) after.metadata = applyMergePatch(olds.metadata ?? {}, plan.patch.metadata);
         after.retentionEpochs = (typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0) + plan.renewEpochs;
         const again = planChange(after, news);
         expect(again.patch).toBeUndefined();
@@ -277,7 +282,11 @@ describe("planChange: only what changed, never a negative renew, metadata exact 
       fc.property(
         recordedState(plainKey),
         declaredInputs(plainKey),
-        fc.record({ nowMs: fc.integer({ min: Date.parse("2019-01-01"), max: Date.parse("2041-01-01") }), epochMs: fc.integer({ min: 1_000, max: 14 * 86_400_000 }), warnWithinEpochs: fc.integer({ min: 0, max: 60 }) }),
+        fc.record({
+          nowMs: fc.integer({ min: Date.parse("2019-01-01"), max: Date.parse("2041-01-01") }),
+          epochMs: fc.integer({ min: 1_000, max: 14 * 86_400_000 }),
+          warnWithinEpochs: fc.integer({ min: 0, max: 60 }),
+        }),
         (olds, news, clock) => {
           const plan = planChange(olds, news, clock);
           const bought = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;

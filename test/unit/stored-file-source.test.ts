@@ -30,11 +30,15 @@ describe("check of source", () => {
     expect(failuresFor({ source: asset({ path: dir }) })).toEqual([`source: source ${dir} is a directory, not a file: use StoredFolder for a directory`]);
     const big = file("big.bin");
     fs.truncateSync(big, LIMITS.uploadMaxBytes + 1);
-    expect(failuresFor({ source: asset({ path: big }) })).toEqual([`source: source file ${big} is ${LIMITS.uploadMaxBytes + 1} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes`]);
+    expect(failuresFor({ source: asset({ path: big }) })).toEqual([
+      `source: source file ${big} is ${LIMITS.uploadMaxBytes + 1} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes`,
+    ]);
   });
 
   it("refuses an archive, a remote asset and anything that is not an asset", () => {
-    expect(failuresFor({ source: { [SIG]: "0def7320c3a5731c473e5ecbe6d01bc7", assets: {} } })).toEqual([expect.stringMatching(/not an archive: use StoredFolder/)]);
+    expect(failuresFor({ source: { [SIG]: "0def7320c3a5731c473e5ecbe6d01bc7", assets: {} } })).toEqual([
+      expect.stringMatching(/not an archive: use StoredFolder/),
+    ]);
     expect(failuresFor({ source: asset({ uri: "https://example.com/x" }) })).toEqual([expect.stringMatching(/not a remote asset/)]);
     expect(failuresFor({ source: "./x.txt" })).toEqual(["source: source must be a pulumi.asset.FileAsset or pulumi.asset.StringAsset"]);
   });
@@ -50,7 +54,10 @@ describe("check of source", () => {
 describe("planChange with source", () => {
   const uploaded = { blobId: "b1", sourceHash: "aaa", tag: "t", retentionEpochs: 2 };
   it("the same content is no change; a tag change is a PATCH of the same file", () => {
-    expect(planChange(uploaded, { source: asset({ path: "f", hash: "aaa" }), tag: "t", retentionEpochs: 2 })).toMatchObject({ replace: false, changedFields: [] });
+    expect(planChange(uploaded, { source: asset({ path: "f", hash: "aaa" }), tag: "t", retentionEpochs: 2 })).toMatchObject({
+      replace: false,
+      changedFields: [],
+    });
     expect(planChange(uploaded, { source: asset({ path: "f", hash: "aaa" }), tag: "u" })).toMatchObject({ replace: false, patch: { tag: "u" } });
   });
   it("other content is a replace (a new blob), and so is switching between adopting and uploading", () => {

@@ -23,7 +23,12 @@ describe("summarizePreview", () => {
         config: { "tuskr:epochSeconds": "86400" },
         steps: [
           { op: "same", urn: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev" },
-          { op: "update", urn: urn("a"), oldState: { type: TYPE, outputs: outputs({}) }, newState: { type: TYPE, inputs: { blobId: "b1", tag: "new", retentionEpochs: 5 } } },
+          {
+            op: "update",
+            urn: urn("a"),
+            oldState: { type: TYPE, outputs: outputs({}) },
+            newState: { type: TYPE, inputs: { blobId: "b1", tag: "new", retentionEpochs: 5 } },
+          },
           { op: "delete", urn: urn("gone"), oldState: { type: TYPE, outputs: outputs({}) } },
         ],
       },
@@ -51,7 +56,14 @@ describe("examples/gitops CI workflow", () => {
   const text = fs.readFileSync(path.resolve(__dirname, "../../examples/gitops/.github/workflows/tuskr.yml"), "utf8");
   const wf = parse(text) as {
     on: Record<string, unknown>;
-    jobs: Record<string, { concurrency?: { group: string; "cancel-in-progress": unknown }; strategy?: { "fail-fast"?: boolean }; steps: Array<{ run?: string; if?: string; env?: Record<string, string> }> }>;
+    jobs: Record<
+      string,
+      {
+        concurrency?: { group: string; "cancel-in-progress": unknown };
+        strategy?: { "fail-fast"?: boolean };
+        steps: Array<{ run?: string; if?: string; env?: Record<string, string> }>;
+      }
+    >;
   };
   const job = wf.jobs.files;
 
@@ -76,7 +88,9 @@ describe("examples/gitops CI workflow", () => {
     expect(comment.env?.MARKER).toBe("<!-- tuskr-summary:${{ matrix.stack }} -->");
     expect(comment.run).toMatch(/select\(\.body \| startswith\(env\.MARKER\)\)/);
     expect(comment.run).toMatch(/--method PATCH "repos\/\$\{\{ github\.repository \}\}\/issues\/comments\/\$id"/);
-    expect(job.steps.find((s) => s.run?.includes("comment.md") && s.run.includes("tuskr-summary"))?.run).toMatch(/echo "<!-- tuskr-summary:\$\{\{ matrix\.stack \}\} -->"/);
+    expect(job.steps.find((s) => s.run?.includes("comment.md") && s.run.includes("tuskr-summary"))?.run).toMatch(
+      /echo "<!-- tuskr-summary:\$\{\{ matrix\.stack \}\} -->"/,
+    );
     expect(text).not.toMatch(/gh pr comment/);
   });
 });
@@ -87,7 +101,14 @@ describe("summarizePreview with the stack's settings and hostile names", () => {
       summarizePreview(
         {
           config: { "tuskr:epochSeconds": "86400", ...(warn ? { "tuskr:expiryWarningEpochs": warn } : {}) },
-          steps: [{ op: "update", urn: urn("a"), oldState: { type: TYPE, outputs: outputs({ expiresAt: new Date(now + 5 * DAY - 3_600_000).toISOString() }) }, newState: { type: TYPE, inputs: { blobId: "b1", tag: "new" } } }],
+          steps: [
+            {
+              op: "update",
+              urn: urn("a"),
+              oldState: { type: TYPE, outputs: outputs({ expiresAt: new Date(now + 5 * DAY - 3_600_000).toISOString() }) },
+              newState: { type: TYPE, inputs: { blobId: "b1", tag: "new" } },
+            },
+          ],
         },
         { nowMs: now },
       );

@@ -1,0 +1,13 @@
+/**
+ * The type tokens a StoredFile has in a stack, one per front door: the dynamic resource's (the
+ * engine names it after the dynamic provider) and the provider plugin's. Everything that
+ * recognises a StoredFile in a stack (the pull-request summary, tests, the bench) asks here.
+ */
+export const STORED_FILE_TYPES = {
+  dynamic: "pulumi-nodejs:dynamic/tuskr:StoredFile",
+  plugin: "tuskr:index:StoredFile",
+} as const;
+
+export type StoredFileType = (typeof STORED_FILE_TYPES)[keyof typeof STORED_FILE_TYPES];
+
+export const isStoredFileType = (type: unknown): type is StoredFileType => type === STORED_FILE_TYPES.dynamic || type === STORED_FILE_TYPES.plugin;

@@ -1,0 +1,331 @@
+import { randomUUID } from "node:crypto";
+import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../api";
+import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
+import { type TuskrApiError, isTuskrApiError } from "./client/errors";
+import { adopt, applyPlan, keySeed, type Start, upload } from "./purchases";
+import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
+import { describe, label, masked, redactor, shown } from "./stored-file-messages";
+import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan } from "./stored-file-plan";
+import { type CheckFailure, type DeclaredInputs, type StoredFileState, validateInputs } from "./stored-file-schema";
+import { sourceFilename, sourceHash, wireAsset } from "./stored-file-source";
+import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
+
+/**
+ * StoredFile's one implementation, behind both front doors (the dynamic resource's adapter in
+ * stored-file-provider.ts, the plugin's in plugin/provider.ts). It takes typed requests and
+ * returns typed state; every CRUD method reads the same way: plan, call the client, set the state.
+ * Purchases are in purchases.ts, messages in stored-file-messages.ts, state shaping in
+ * stored-file-state.ts.
+ */
+
+/** A resource operation's request, as a front door hands it over. */
+export interface StoredFileRequest {
+  /** The declared inputs, as `check` returned them. */
+  inputs: DeclaredInputs;
+  /** The resource's URN, when the front door knows it: purchase keys derive from it. */
+  urn?: string;
+  /** The inputs the program declared secret (names only): their values never reach a message. */
+  secretInputs: readonly string[];
+}
+
+/** What a refresh (or an import, with no state) found: nothing when the file is gone. */
+export interface StoredFileRead {
+  id?: string;
+  state?: StoredFileState;
+  inputs?: DeclaredInputs;
+}
+
+/** A diff, with the property-level changes a provider plugin can show (a dynamic provider's host drops them). */
+export interface StoredFileDiff {
+  changes: boolean;
+  replaces: string[];
+  deleteBeforeReplace: boolean;
+  detailedDiff: Record<string, PropertyDiff>;
+}
+
+/** Where the provider's warnings go, with the resource they are about when known. */
+export type ProviderLog = (line: string, urn?: string) => void;
+
+/**
+ * A step that failed after an earlier one went through: the engine records `properties` as the
+ * resource's state (and retries on the next `up`), so nothing done is forgotten. Front doors add
+ * what they record beside the state.
+ */
+type PartialFailure = TuskrApiError & { id: string; properties: StoredFileState; reasons: string[] };
+
+function partialFailure(error: TuskrApiError, id: string, state: StoredFileState, clock: PlanClock): PartialFailure {
+  return Object.assign(error, { id, properties: recorded(state, clock), reasons: [error.message] });
+}
+
+/** Why a plan must not be applied (the preview fails with it, and the apply sends nothing), or undefined. */
+function planRefusal(plan: StoredFilePlan): string | undefined {
+  return plan.expiredProblem ?? plan.horizonProblem;
+}
+
+/** Whether the program declares retentionEpochs (recorded, so a refresh hands back exactly the declared inputs). */
+const declaresRetention = (inputs: DeclaredInputs): boolean => inputs.retentionEpochs !== undefined && inputs.retentionEpochs !== null;
+
+/** The secret inputs' names, for the state (none: undefined, so nothing is recorded). */
+const secretList = (names: readonly string[]): string[] | undefined => (names.length > 0 ? [...names] : undefined);
+
+/** What `configure` builds, once: the settings and (on first use) the client. */
+interface Configured {
+  settings: ProviderSettings;
+  client(): TuskrClient;
+}
+
+export class StoredFileCore {
+  private configured: Configured | undefined;
+
+  /**
+   * @param clientOptions added to what the settings give (tests inject retry counters here).
+   * @param log where warnings go: stdout for the dynamic provider (the engine shows it), the
+   *   engine's log for the provider plugin.
+   */
+  constructor(
+    private readonly clientOptions: Partial<TuskrClientOptions> = {},
+    private readonly log: ProviderLog = (line) => console.log(line),
+  ) {}
+
+  /** Called by the engine with the stack config before any other method. */
+  configure(config: ConfigSource | undefined): void {
+    this.configured = this.build(config);
+  }
+
+  private build(config: ConfigSource | undefined): Configured {
+    const settings = settingsFrom(config);
+    let client: TuskrClient | undefined;
+    // Built on first use: check and diff need no key, and a missing key is reported where a
+    // request would need it. One client per provider process keeps the concurrency bound.
+    const built = () => {
+      client ??= new TuskrClient({ ...clientOptionsFrom(settings), ...this.clientOptions });
+      return client;
+    };
+    return { settings, client: built };
+  }
+
+  private get context(): Configured {
+    // An engine that never called configure: the environment alone.
+    this.configured ??= this.build(undefined);
+    return this.configured;
+  }
+
+  /** Each call reads the time once, here, and passes this clock down. */
+  private clock(): PlanClock {
+    const { epochSeconds, expiryWarningEpochs } = this.context.settings;
+    return { nowMs: Date.now(), epochMs: epochSeconds * 1000, warnWithinEpochs: expiryWarningEpochs };
+  }
+
+  /** Validates what a program declared (the one place untyped inputs become typed ones). */
+  check(olds: Record<string, unknown>, news: Record<string, unknown>, secretInputs: readonly string[]): { inputs: DeclaredInputs; failures: CheckFailure[] } {
+    // Bad configuration fails the preview, before any request.
+    const problem = settingsProblem(this.context.settings);
+    if (problem) throw new Error(problem);
+    return validateInputs(olds, news, secretInputs);
+  }
+
+  /**
+   * What will change. Also where a preview learns what the engine cannot show for a dynamic
+   * resource: expired or expiring files and a due keep-alive are printed (plugin output appears
+   * in the preview), and a change that the apply would refuse (past the service's horizon, or to
+   * an expired file) fails the preview, before any request.
+   */
+  diff(id: string, state: StoredFileState, req: StoredFileRequest): StoredFileDiff {
+    const redact = redactor(req.inputs, req.secretInputs);
+    const plan = planChange(state, req.inputs, this.clock());
+    const who = label(state, state.blobId ?? id);
+    for (const notice of plan.notices) this.log(redact(`warning: StoredFile ${who}: ${notice}`), req.urn);
+    const refusal = plan.replace ? undefined : planRefusal(plan);
+    if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
+    return {
+      changes: plan.changedFields.length > 0 || plan.renewEpochs > 0,
+      replaces: plan.replaceFields,
+      deleteBeforeReplace: false,
+      detailedDiff: propertyDiffs(state, req.inputs, plan),
+    };
+  }
+
+  /**
+   * Adopts an existing file (`blobId`: read it) or uploads one (`source`: the upload carries its
+   * name, tag and initial epochs), then patches what differs and buys the declared epochs.
+   */
+  async create(req: StoredFileRequest): Promise<{ id: string; state: StoredFileState }> {
+    const { inputs } = req;
+    const redact = redactor(inputs, req.secretInputs);
+    const log = (line: string) => this.log(redact(line), req.urn);
+    const clock = this.clock();
+    const client = this.context.client();
+    const asset = wireAsset(inputs.source);
+    let start: Start;
+    try {
+      if (asset) {
+        const hash = await sourceHash(asset);
+        const filename = sourceFilename(asset, inputs.name ?? undefined);
+        const declaredEpochs = typeof inputs.retentionEpochs === "number" ? inputs.retentionEpochs : 0;
+        const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
+        start = await upload(client, { ...asset, hash }, { filename, tag, declaredEpochs, urn: req.urn, source: inputs.source }, clock, log);
+      } else {
+        start = await adopt(client, String(inputs.blobId), req.urn);
+      }
+    } catch (e) {
+      throw masked(
+        describe(
+          e,
+          asset ? `(upload of ${sourceFilename(asset, inputs.name ?? undefined)})` : String(inputs.blobId),
+          asset ? "uploading the file" : "adopting the file",
+        ),
+        redact,
+      );
+    }
+    const { blobId } = start;
+    const state: StoredFileState = {
+      ...observed(start.file, declaredFields(inputs)),
+      blobId,
+      retentionEpochs: 0,
+      retentionDeclared: declaresRetention(inputs),
+      keepAlive: isPlainObject(inputs.keepAlive) ? inputs.keepAlive : undefined,
+      purchasedExpiresAt: start.file.expiresAt ?? undefined,
+      secretInputs: secretList(req.secretInputs),
+      ...start.state,
+    };
+    const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
+    // Refused before any write (an upload aside): nothing half-done to record.
+    const refusal = planRefusal(plan);
+    if (refusal) throw new Error(redact(`StoredFile ${label(state, blobId)}: ${refusal}`));
+    try {
+      await applyPlan(client, blobId, state, inputs, plan, clock, true, log);
+    } catch (e) {
+      // The file exists and may already be patched: record it, so nothing done is forgotten.
+      throw masked(partialFailure(describe(e, blobId, asset ? "uploading the file" : "adopting the file"), blobId, state, clock), redact);
+    }
+    return { id: blobId, state: recorded(state, clock) };
+  }
+
+  /**
+   * Refresh: the service's view; an unknown or expired file is gone from the stack. A managed
+   * field changed outside the stack is said in the output (field, old → new), and comes back as
+   * an input too, so that a following preview shows what drifted (`~ tag: "edited" =>
+   * "declared"`): dynamic providers cannot return a detailed diff, and the engine otherwise
+   * compares unchanged inputs.
+   */
+  async read(id: string, before: StoredFileState, urn?: string): Promise<StoredFileRead> {
+    const secrets = before.secretInputs ?? [];
+    const redact = redactor(before, secrets);
+    // No state at all: an import (`pulumi import`, provider plugin only). Adopt the file as it is,
+    // managing the fields it has, so the generated program declares exactly them and changes nothing.
+    if (before.blobId === undefined && declaredFields(before).size === 0) return this.imported(id, urn);
+    const blobId = before.blobId ?? id;
+    const clock = this.clock();
+    let file: ReceivedFile;
+    try {
+      file = await this.context.client().getFile(blobId);
+    } catch (e) {
+      if (isTuskrApiError(e) && e.isGone) return {};
+      throw masked(describe(e, blobId, "reading the file"), redact);
+    }
+    const managed = declaredFields(before);
+    for (const field of managed) {
+      const was = before[field];
+      const now = file[field] ?? undefined;
+      if (jsonEqual(was, now)) continue;
+      const change = secrets.includes(field) ? "(a secret input: values not shown)" : `${shown(was)} → ${shown(now)}`;
+      this.log(
+        redact(
+          `warning: StoredFile ${label(before, blobId)}: ${field} was changed outside this stack: ${change}; the next \`pulumi up\` sets it back to the declared value`,
+        ),
+        urn,
+      );
+    }
+    // No `source` among the outputs: the engine gives read an asset with its contents elided
+    // (hash only), which the program could not load back. The inputs may keep it (below).
+    const state: StoredFileState = { ...bookkeeping(before), ...observed(file, managed), blobId, retentionEpochs: before.retentionEpochs ?? 0 };
+    // As declared: the content for an uploaded file (the engine's elided asset: its hash), the blobId for an adopted one.
+    const inputs: Record<string, unknown> = before.sourceHash ? { source: before.source } : { blobId };
+    inputs.keepAlive = before.keepAlive;
+    for (const field of managed) inputs[field] = file[field] ?? undefined;
+    // As declared: a refresh must not make a declared `retentionEpochs: 0` look new, nor an
+    // omitted one look declared. (States of earlier releases do not say: any non-zero count.)
+    if (before.retentionDeclared ?? Boolean(state.retentionEpochs)) inputs.retentionEpochs = state.retentionEpochs;
+    return { id, state: recorded(state, clock), inputs: compact(inputs) as DeclaredInputs };
+  }
+
+  /**
+   * `pulumi import tuskr:index:StoredFile <name> <blobId>`: one GET, no write. The inputs are the
+   * file's name, tag and metadata as they are (the ones it has), and no retentionEpochs (nothing
+   * bought through the stack yet): the program the CLI prints declares them, and changes nothing.
+   */
+  private async imported(blobId: string, urn: string | undefined): Promise<StoredFileRead> {
+    let file: ReceivedFile;
+    try {
+      file = await this.context.client().getFile(blobId);
+    } catch (e) {
+      throw describe(e, blobId, "importing the file");
+    }
+    const has = (field: PatchField) => {
+      const v = file[field];
+      return v !== undefined && v !== null && !(field === "metadata" && isPlainObject(v) && Object.keys(v).length === 0);
+    };
+    const managed = new Set(PATCH_FIELDS.filter(has));
+    const state: StoredFileState = {
+      ...observed(file, managed),
+      blobId,
+      retentionEpochs: 0,
+      retentionDeclared: false,
+      renewKeySeed: keySeed(urn, blobId),
+      purchasedExpiresAt: file.expiresAt ?? undefined,
+    };
+    const inputs: Record<string, unknown> = { blobId };
+    for (const field of managed) inputs[field] = file[field];
+    return { id: blobId, state: recorded(state, this.clock()), inputs: inputs as DeclaredInputs };
+  }
+
+  /** One PATCH with only the changed fields, then one renew for the increase; nothing if unchanged. */
+  async update(id: string, before: StoredFileState, req: StoredFileRequest): Promise<StoredFileState> {
+    const news = req.inputs;
+    const redact = redactor(news, req.secretInputs);
+    const blobId = String(news.blobId ?? before.blobId ?? id);
+    const state: StoredFileState = {
+      ...before,
+      blobId,
+      renewKeySeed: before.renewKeySeed ?? randomUUID(),
+      secretInputs: secretList(req.secretInputs),
+      retentionDeclared: declaresRetention(news),
+      // The declared asset: the old one arrives with its contents elided (hash only), which the
+      // program could not load back from the outputs.
+      source: news.source,
+    };
+    // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
+    for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
+    state.keepAlive = isPlainObject(news.keepAlive) ? news.keepAlive : undefined;
+    const clock = this.clock();
+    const client = this.context.client();
+    // A field declared now but not managed before is not in the state: read the file once, so
+    // the PATCH is planned against what the service holds (metadata keys it has must go too).
+    const newlyManaged = PATCH_FIELDS.filter((f) => news[f] !== undefined && news[f] !== null && before[f] === undefined);
+    if (newlyManaged.length > 0) {
+      try {
+        const fresh = await client.getFile(blobId);
+        Object.assign(before, observed(fresh, new Set(newlyManaged)));
+        Object.assign(state, observed(fresh, new Set()));
+      } catch (e) {
+        throw masked(describe(e, blobId, "reading the file"), redact);
+      }
+    }
+    const plan = planChange(before, news, clock);
+    const refusal = planRefusal(plan);
+    if (refusal) throw new Error(redact(`StoredFile ${label(state, blobId)}: ${refusal}`));
+    const unchanged = JSON.stringify(compact(state));
+    // The program answered a stop for unattributed epochs: exactly them declared counts them.
+    if (plan.countedEpochs > 0) state.retentionEpochs = (state.retentionEpochs ?? 0) + plan.countedEpochs;
+    delete state.unconfirmedEpochs;
+    try {
+      await applyPlan(client, blobId, state, news, plan, clock, newlyManaged.length > 0, (line) => this.log(redact(line), req.urn));
+    } catch (e) {
+      const error = describe(e, blobId, "updating the file");
+      // Only if an earlier step went through is there anything new to record.
+      if (JSON.stringify(compact(state)) !== unchanged) throw masked(partialFailure(error, id, state, clock), redact);
+      throw masked(error, redact);
+    }
+    return recorded(state, clock);
+  }
+}

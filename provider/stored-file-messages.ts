@@ -1,0 +1,73 @@
+import { TuskrApiError, isTuskrApiError, redactString } from "./client/errors";
+import type { StoredFileState } from "./stored-file-schema";
+import { secretTexts } from "./stored-file-schema";
+
+/**
+ * What a user reads when a StoredFile step fails or warns: the file named, what went wrong, what
+ * to run next; and never the value of an input declared secret.
+ */
+
+/** How a file is named in messages: its managed name if any, else its blobId. */
+export const label = (state: Pick<StoredFileState, "name">, blobId: string): string =>
+  state.name ? `${JSON.stringify(state.name)} (${blobId})` : JSON.stringify(blobId);
+
+/** A value as a message shows it: JSON, cut short. */
+export function shown(value: unknown): string {
+  const text = value === undefined ? "(none)" : JSON.stringify(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/** Masks every value of the named secret inputs in a message. */
+export function redactor(values: Record<string, unknown>, secretNames: Iterable<string>): (text: string) => string {
+  const texts = secretTexts(values, secretNames);
+  return (text) => (texts.length ? redactString(text, texts) : text);
+}
+
+/** The same error, its message (and reasons) masked. */
+export function masked<E extends Error>(error: E, redact: (text: string) => string): E {
+  error.message = redact(error.message);
+  const reasons = (error as { reasons?: string[] }).reasons;
+  if (Array.isArray(reasons)) (error as { reasons?: string[] }).reasons = reasons.map(redact);
+  return error;
+}
+
+/** A purchase this stack will not make: nothing was bought; the message says what to check and do. */
+export class PurchaseStopped extends TuskrApiError {}
+
+/** Turns an API failure into a message that names the file and says what to do. */
+export function describe(error: unknown, blobId: string, action: string): TuskrApiError {
+  if (error instanceof PurchaseStopped) return error;
+  if (!isTuskrApiError(error)) {
+    return new TuskrApiError({
+      code: "INTERNAL_ERROR",
+      message: `StoredFile ${JSON.stringify(blobId)}: ${action} failed: ${String((error as Error)?.message ?? error)}`,
+    });
+  }
+  return new TuskrApiError({
+    code: error.code,
+    status: error.status,
+    method: error.method,
+    path: error.path,
+    retryable: error.retryable,
+    responseBody: error.responseBody,
+    mayHaveBeenApplied: error.mayHaveBeenApplied,
+    message: `StoredFile ${JSON.stringify(blobId)}: ${action} failed: ${hint(error, blobId)}`,
+  });
+}
+
+function hint(error: TuskrApiError, blobId: string): string {
+  switch (error.status) {
+    case 404:
+      return `no file with blobId ${JSON.stringify(blobId)} exists on the service (unknown blobId): upload it first and declare the blobId the upload returns`;
+    case 410:
+      return `the file with blobId ${JSON.stringify(blobId)} has expired: an expired blob cannot be updated or renewed; upload it again`;
+    case 402:
+      return `the service refused to sell epochs: the prepaid balance is short (402 ${error.code}). Nothing was bought and nothing is recorded as bought; top up the account, then run \`pulumi up\` again`;
+    case 401:
+      return "the service rejected the API key (401 UNAUTHORIZED): check the secret `tuskr:apiKey` (or TUSKR_API_KEY)";
+    case 403:
+      return "the API key is not allowed to change this file (403 FORBIDDEN)";
+    default:
+      return error.message;
+  }
+}

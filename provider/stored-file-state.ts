@@ -1,0 +1,58 @@
+import { PATCH_FIELDS, type PatchField } from "../api";
+import type { ReceivedFile } from "./client/client";
+import { type PlanClock, remainingEpochs } from "./stored-file-plan";
+import { type DeclaredInputs, type StoredFileState, StoredFileStateSchema } from "./stored-file-schema";
+
+/**
+ * State shaping, derived from the state schema: what a resource records is what the service
+ * reports about its file (refreshed from every answer), one derived count, and the stack's own
+ * bookkeeping (every other field of the schema, carried through a refresh untouched).
+ */
+
+/** What the service reports about a file besides name/tag/metadata. */
+const SERVICE_FIELDS = ["blobId", "url", "size", "createdAt", "expiresAt"] as const satisfies ReadonlyArray<keyof ReceivedFile>;
+/** Recomputed at every write from the expiry and the clock. */
+const DERIVED_FIELDS = ["remainingEpochs"] as const;
+
+const notBookkeeping = new Set<string>([...SERVICE_FIELDS, ...PATCH_FIELDS, ...DERIVED_FIELDS]);
+/** The state's own fields: every field the schema names that the service does not report. */
+const BOOKKEEPING_FIELDS = StoredFileStateSchema.keyof().options.filter((f) => !notBookkeeping.has(f));
+
+/** Recorded state, read leniently: a field an older release wrote in another shape is dropped, not fatal. */
+export function parseState(props: Record<string, unknown> | undefined): StoredFileState {
+  const parsed = StoredFileStateSchema.safeParse(props ?? {});
+  return parsed.success ? parsed.data : {};
+}
+
+/** The fields a refresh carries over as they are. */
+export function bookkeeping(state: StoredFileState): StoredFileState {
+  const out: Record<string, unknown> = {};
+  for (const field of BOOKKEEPING_FIELDS) if (state[field] !== undefined) out[field] = state[field];
+  return out as StoredFileState;
+}
+
+/**
+ * The recorded view of a file as the service reports it. Of name/tag/metadata only the managed
+ * (declared) ones are recorded: a field in the state is a field the stack manages, which lets
+ * `read` hand refreshed values back as inputs, so a preview after a refresh names what drifted.
+ */
+export function observed(file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>): Partial<StoredFileState> {
+  const out: Record<string, unknown> = {};
+  for (const key of SERVICE_FIELDS) if (file[key] !== undefined) out[key] = file[key];
+  for (const key of PATCH_FIELDS) if (managed.has(key) && file[key] !== undefined) out[key] = file[key];
+  return out;
+}
+
+/** Managed fields: those declared (an omitted field is unmanaged). */
+export const declaredFields = (props: DeclaredInputs | StoredFileState): Set<PatchField> =>
+  new Set(PATCH_FIELDS.filter((f) => props[f] !== undefined && props[f] !== null));
+
+/** Drops nulls/undefined so the state holds only fields that have a value. */
+export function compact<T extends object>(state: T): T {
+  return Object.fromEntries(Object.entries(state).filter(([, v]) => v !== undefined && v !== null)) as T;
+}
+
+/** The state as recorded: compact, with the epochs left as of this call's clock. */
+export function recorded(state: StoredFileState, clock: PlanClock): StoredFileState {
+  return compact({ ...state, remainingEpochs: remainingEpochs(state.expiresAt, clock) });
+}
