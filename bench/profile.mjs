@@ -31,7 +31,19 @@ function owner(url) {
 }
 
 // What pulumi-tuskr brings that the floor does not load at all.
-const OUR_DEPENDENCIES = new Set(["pulumi-tuskr", "axios", "zod", "form-data", "follow-redirects", "proxy-from-env", "combined-stream", "asynckit", "mime-types", "mime-db", "delayed-stream"]);
+const OUR_DEPENDENCIES = new Set([
+  "pulumi-tuskr",
+  "axios",
+  "zod",
+  "form-data",
+  "follow-redirects",
+  "proxy-from-env",
+  "combined-stream",
+  "asynckit",
+  "mime-types",
+  "mime-db",
+  "delayed-stream",
+]);
 const byGroup = new Map();
 for (const file of files) {
   const prof = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -66,7 +78,15 @@ for (const file of files) {
   }
   const group = path.relative(dir, path.dirname(file));
   const g = byGroup.get(group) ?? [];
-  g.push({ file: path.basename(file), role, wallMs: (prof.endTime - prof.startTime) / 1000, busyMs: busy / 1000, oursMs: oursUs / 1000, perPackage, perFunction });
+  g.push({
+    file: path.basename(file),
+    role,
+    wallMs: (prof.endTime - prof.startTime) / 1000,
+    busyMs: busy / 1000,
+    oursMs: oursUs / 1000,
+    perPackage,
+    perFunction,
+  });
   byGroup.set(group, g);
 }
 
@@ -79,13 +99,20 @@ for (const [group, procs] of [...byGroup].sort()) {
     const busy = ps.reduce((s, p) => s + p.busyMs, 0);
     const wall = ps.reduce((s, p) => s + p.wallMs, 0);
     const oursMs = ps.reduce((s, p) => s + p.oursMs, 0);
-    console.log(`\n${role}: ${ps.length} process(es), busy ${Math.round(busy)} ms of ${Math.round(wall)} ms alive; in pulumi-tuskr and its dependencies: ${Math.round(oursMs)} ms`);
+    console.log(
+      `\n${role}: ${ps.length} process(es), busy ${Math.round(busy)} ms of ${Math.round(wall)} ms alive; in pulumi-tuskr and its dependencies: ${Math.round(oursMs)} ms`,
+    );
     const merge = (key) => {
       const m = new Map();
       for (const p of ps) for (const [k, v] of p[key]) m.set(k, (m.get(k) ?? 0) + v);
       return [...m].sort((a, b) => b[1] - a[1]).slice(0, top);
     };
-    console.log("  by package:", merge("perPackage").map(([k, v]) => `${k} ${ms(v)}`).join(", "));
+    console.log(
+      "  by package:",
+      merge("perPackage")
+        .map(([k, v]) => `${k} ${ms(v)}`)
+        .join(", "),
+    );
     console.log("  top functions (self time):");
     for (const [k, v] of merge("perFunction")) console.log(`    ${ms(v).padStart(8)}  ${k}`);
   }

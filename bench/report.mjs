@@ -61,7 +61,9 @@ function summarizeRuns(allRuns) {
     for (const key of STEP_KEYS) {
       const row = { n, step: key, wall: {}, cpu: {}, contention: {} };
       for (const variant of variants) {
-        const rs = runsOf(variant, n).map((r) => stepOf(r, key)).filter(Boolean);
+        const rs = runsOf(variant, n)
+          .map((r) => stepOf(r, key))
+          .filter(Boolean);
         row.wall[variant] = stats(rs.map((s) => s.cliMs));
         row.cpu[variant] = stats(rs.map((s) => s.pulumiCpuMs));
         row.contention[variant] = stats(rs.map((s) => s.contention));
@@ -144,10 +146,15 @@ export function summarize(results) {
   const requestMisses = [
     ...steps
       .filter((s) => s.requests && !s.requestsAtMinimum)
-      .map((s) => `N=${s.n} ${s.step}: sent ${s.requests.map(fmtRequests).join(" / ")}${s.non2xx ? ` (${s.non2xx} non-2xx)` : ""}, minimum ${fmtRequests(s.min)}`),
+      .map(
+        (s) => `N=${s.n} ${s.step}: sent ${s.requests.map(fmtRequests).join(" / ")}${s.non2xx ? ` (${s.non2xx} non-2xx)` : ""}, minimum ${fmtRequests(s.min)}`,
+      ),
     ...[...folders, ...latency]
       .filter((r) => !r.exact)
-      .map((r) => `${r.variant} N=${r.n}${r.bytes ? `×${r.bytes} B` : ""}${r.latencyMs ? ` (${r.latencyMs} ms latency)` : ""} ${r.step}: sent ${fmtRequests(r.requests)}${r.non2xx ? ` (${r.non2xx} non-2xx)` : ""}, minimum ${fmtRequests(r.min)}`),
+      .map(
+        (r) =>
+          `${r.variant} N=${r.n}${r.bytes ? `×${r.bytes} B` : ""}${r.latencyMs ? ` (${r.latencyMs} ms latency)` : ""} ${r.step}: sent ${fmtRequests(r.requests)}${r.non2xx ? ` (${r.non2xx} non-2xx)` : ""}, minimum ${fmtRequests(r.min)}`,
+      ),
   ];
 
   const largest = (run) => Math.max(...run.steps.filter((s) => s.step !== "destroy").map((s) => s.checkpointBytes));
@@ -232,14 +239,20 @@ export function summarize(results) {
     targets.push({
       id: "provider",
       target: `serialized provider (\`__provider\`) ≤ ${TARGETS.providerBytes} B`,
-      measured: st?.providerBytes !== undefined ? `${fmtBytes(st.providerBytes)}${floor?.providerBytes ? ` (floor's, required by name too: ${fmtBytes(floor.providerBytes)})` : ""}` : "n/a",
+      measured:
+        st?.providerBytes !== undefined
+          ? `${fmtBytes(st.providerBytes)}${floor?.providerBytes ? ` (floor's, required by name too: ${fmtBytes(floor.providerBytes)})` : ""}`
+          : "n/a",
       met: (st?.providerBytes ?? Infinity) <= TARGETS.providerBytes,
     });
     const linearTarget = (id, lin, fitNs, what) => ({
       id,
       target: `\`up\` time linear in N${what} (least squares over N = ${fitNs.join(", ")}, R² ≥ ${TARGETS.linearR2})`,
       measured: lin
-        .map(([k, f, g]) => `${k}: ${f.slopeMsPerResource.toFixed(1)} ms/resource, R² ${f.r2.toFixed(3)}${g ? ` (floor ${g.slopeMsPerResource.toFixed(1)} ms, R² ${g.r2.toFixed(3)})` : ""}`)
+        .map(
+          ([k, f, g]) =>
+            `${k}: ${f.slopeMsPerResource.toFixed(1)} ms/resource, R² ${f.r2.toFixed(3)}${g ? ` (floor ${g.slopeMsPerResource.toFixed(1)} ms, R² ${g.r2.toFixed(3)})` : ""}`,
+        )
         .join("; "),
       met: lin.every(([, f]) => f.r2 >= TARGETS.linearR2),
     });
@@ -251,7 +264,15 @@ export function summarize(results) {
     // provider's work and the engine's other per-resource work; both should be linear.
     if (diagnostic && diagnostic.ns.length >= 3) {
       const lin = UP_STEPS.map((k) => [k, diagnostic.linearity.storedfile?.[k], diagnostic.linearity.noop?.[k]]).filter(([, f]) => f);
-      if (lin.length) targets.push(linearTarget("linearOwn", lin, diagnostic.ns, " without the engine's per-resource checkpoint writes (`PULUMI_SKIP_CHECKPOINTS=true`, one repetition)"));
+      if (lin.length)
+        targets.push(
+          linearTarget(
+            "linearOwn",
+            lin,
+            diagnostic.ns,
+            " without the engine's per-resource checkpoint writes (`PULUMI_SKIP_CHECKPOINTS=true`, one repetition)",
+          ),
+        );
     }
   }
   return {
@@ -287,7 +308,9 @@ export function render(results, { findings } = {}) {
   const m = results.machine;
   const lines = [];
   const p = (...l) => lines.push(...l);
-  const reps = Object.entries(results.settings.reps).map(([n, r]) => `N=${n}: ${r}`).join(", ");
+  const reps = Object.entries(results.settings.reps)
+    .map(([n, r]) => `N=${n}: ${r}`)
+    .join(", ");
   p(
     "# Benchmarks",
     "",
@@ -309,7 +332,7 @@ export function render(results, { findings } = {}) {
       "**The floor** is the same program with each StoredFile replaced by a `pulumi.dynamic.Resource` with the same inputs " +
       "whose provider does nothing (create returns an id, diff/update compare inputs, read returns the state): same " +
       "engine, backend, config and number of resources. Its provider is a package of its own (bench/noop-provider), so " +
-      "Pulumi serializes it as `require(\"tuskr-bench-noop\")`, as it does ours: the two states are alike in size, and " +
+      'Pulumi serializes it as `require("tuskr-bench-noop")`, as it does ours: the two states are alike in size, and ' +
       "the ratio isolates pulumi-tuskr's work.",
     "",
     "**CPU and contention:** each step also records the CPU time of the whole pulumi process tree (engine, language host, " +
@@ -336,7 +359,10 @@ export function render(results, { findings } = {}) {
         `|---|---|---|---|${cpu ? "---|---|" : ""}${plugin ? "---|---|" : ""}`,
       );
       for (const row of rows) {
-        const ratio = row.ratio === undefined ? "—" : `${row.ratio.toFixed(2)}${row.pairedRatio && row.wall.storedfile?.count > 1 ? ` (${row.pairedRatio.min.toFixed(2)}–${row.pairedRatio.max.toFixed(2)})` : ""}`;
+        const ratio =
+          row.ratio === undefined
+            ? "—"
+            : `${row.ratio.toFixed(2)}${row.pairedRatio && row.wall.storedfile?.count > 1 ? ` (${row.pairedRatio.min.toFixed(2)}–${row.pairedRatio.max.toFixed(2)})` : ""}`;
         const extra = cpu ? ` ${row.cpuRatio?.toFixed(2) ?? "—"} | ${pct(row.contention.storedfile)} / ${pct(row.contention.noop)} |` : "";
         const pluginCells = plugin ? ` ${fmtTime(row.wall.plugin)} | ${row.pluginRatio?.toFixed(2) ?? "—"} |` : "";
         p(`| ${STEP_LABELS[row.step]} | ${fmtTime(row.wall.storedfile)} | ${fmtTime(row.wall.noop)} | ${ratio} |${extra}${pluginCells}`);
@@ -368,7 +394,9 @@ export function render(results, { findings } = {}) {
     );
     for (const row of s.steps.filter((r) => r.requests)) {
       const sent = [...new Set(row.requests.map(fmtRequests))].join(" / ");
-      p(`| ${row.n} | ${STEP_LABELS[row.step]} | ${sent}${row.non2xx ? ` (${row.non2xx} non-2xx)` : ""} | ${fmtRequests(row.min)} | ${row.requestsAtMinimum ? "yes" : "**no**"} |`);
+      p(
+        `| ${row.n} | ${STEP_LABELS[row.step]} | ${sent}${row.non2xx ? ` (${row.non2xx} non-2xx)` : ""} | ${fmtRequests(row.min)} | ${row.requestsAtMinimum ? "yes" : "**no**"} |`,
+      );
     }
     p("");
   }
@@ -408,11 +436,20 @@ export function render(results, { findings } = {}) {
     );
     for (const st of breakdowns) {
       const b = st.resourceBreakdown;
-      p(`| ${variantName(st.variant)} | ${fmtBytes(st.resourceBytes)} | ${fmtBytes(b.providerCopies)} | ${fmtBytes(b.engineRecord)} | ${fmtBytes(b.stackTrace)} | ${fmtBytes(b.inputs)} | ${fmtBytes(b.outputs)} |`);
+      p(
+        `| ${variantName(st.variant)} | ${fmtBytes(st.resourceBytes)} | ${fmtBytes(b.providerCopies)} | ${fmtBytes(b.engineRecord)} | ${fmtBytes(b.stackTrace)} | ${fmtBytes(b.inputs)} | ${fmtBytes(b.outputs)} |`,
+      );
     }
   }
   if (Object.keys(s.marginalBytesPerResource).length) {
-    p("", `Marginal checkpoint bytes per added resource (N=${s.ns[0]} → N=${s.ns.at(-1)}): ` + Object.entries(s.marginalBytesPerResource).map(([v, b]) => `${variantName(v)} ${fmtBytes(b)}`).join(", ") + ".");
+    p(
+      "",
+      `Marginal checkpoint bytes per added resource (N=${s.ns[0]} → N=${s.ns.at(-1)}): ` +
+        Object.entries(s.marginalBytesPerResource)
+          .map(([v, b]) => `${variantName(v)} ${fmtBytes(b)}`)
+          .join(", ") +
+        ".",
+    );
   }
   p("");
 
@@ -496,7 +533,9 @@ export function render(results, { findings } = {}) {
           const b = steps.find((r) => r.n === hi && r.step === key)?.wall[v]?.median;
           return Number.isFinite(a) && Number.isFinite(b) ? ((b - a) / (hi - lo)).toFixed(1) : "—";
         };
-        p(`| ${STEP_LABELS[key]} | ${per(s.diagnostic.steps, "storedfile")} → ${per(s.steps, "storedfile")} ms | ${per(s.diagnostic.steps, "noop")} → ${per(s.steps, "noop")} ms |`);
+        p(
+          `| ${STEP_LABELS[key]} | ${per(s.diagnostic.steps, "storedfile")} → ${per(s.steps, "storedfile")} ms | ${per(s.diagnostic.steps, "noop")} → ${per(s.steps, "noop")} ms |`,
+        );
       }
       p("");
     }
@@ -517,15 +556,18 @@ export function render(results, { findings } = {}) {
     );
     for (const r of s.load) {
       const f = (x) => (x.count > 1 ? `${x.median.toFixed(0)} (${x.min.toFixed(0)}–${x.max.toFixed(0)})` : x.median.toFixed(0));
-      p(`| ${r.route === "renew" ? "POST renew" : r.route.toUpperCase()} | ${r.concurrency} | ${f(r.rps)} | ${r.p50Ms.median.toFixed(2)} ms | ${r.p99Ms.median.toFixed(2)} ms | ${r.allOk ? "yes" : "**no**"} |`);
+      p(
+        `| ${r.route === "renew" ? "POST renew" : r.route.toUpperCase()} | ${r.concurrency} | ${f(r.rps)} | ${r.p50Ms.median.toFixed(2)} ms | ${r.p99Ms.median.toFixed(2)} ms | ${r.allOk ? "yes" : "**no**"} |`,
+      );
     }
     p("");
   }
 
   if (results.problems?.length) p("## Problems", "", ...results.problems.map((x) => `- ${x}`), "");
   p(
-    `Phases: ${Object.entries(results.phasesMs).map(([k, v]) => `${k} ${(v / 60000).toFixed(1)} min`).join(", ")}. ` +
-      "Raw figures (every repetition, CPU, contention, engine change summaries): BENCHMARKS.json.",
+    `Phases: ${Object.entries(results.phasesMs)
+      .map(([k, v]) => `${k} ${(v / 60000).toFixed(1)} min`)
+      .join(", ")}. ` + "Raw figures (every repetition, CPU, contention, engine change summaries): BENCHMARKS.json.",
     "",
   );
   if (findings) p(findings.trim(), "");
@@ -536,5 +578,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const here = path.dirname(fileURLToPath(import.meta.url));
   const results = JSON.parse(fs.readFileSync(process.argv[2] ?? path.join(here, "..", "BENCHMARKS.json"), "utf8"));
   const findings = path.join(here, "FINDINGS.md");
-  process.stdout.write(render({ ...results, summary: summarize(results) }, { findings: fs.existsSync(findings) ? fs.readFileSync(findings, "utf8") : undefined }));
+  process.stdout.write(
+    render({ ...results, summary: summarize(results) }, { findings: fs.existsSync(findings) ? fs.readFileSync(findings, "utf8") : undefined }),
+  );
 }

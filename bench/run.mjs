@@ -176,7 +176,9 @@ const machine = {
   node: process.version,
   pulumi: sh(path.join(pulumiDir, "pulumi"), ["version"], { env: { ...process.env, ...pulumiEnv } }),
   pulumiNodejsSdk: projectRequire("@pulumi/pulumi/package.json").version,
-  defaultParallel: Number(/--parallel int32[^\n]*\(default (\d+)\)/.exec(sh(path.join(pulumiDir, "pulumi"), ["up", "--help"], { env: { ...process.env, ...pulumiEnv } }))?.[1]),
+  defaultParallel: Number(
+    /--parallel int32[^\n]*\(default (\d+)\)/.exec(sh(path.join(pulumiDir, "pulumi"), ["up", "--help"], { env: { ...process.env, ...pulumiEnv } }))?.[1],
+  ),
   commit: tryGit(["rev-parse", "--short", "HEAD"]) ?? "unknown",
   dirty: (tryGit(["status", "--porcelain", "--", "provider", "emulator", "bench/project"]) ?? "") !== "",
   loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
@@ -210,7 +212,12 @@ function cpuDelta(a, b) {
   const otherCpuMs = Math.max(0, b.machineBusyMs - a.machineBusyMs - pulumiCpuMs - emulatorCpuMs);
   // Share of the machine others used while the step ran (0 = we had it to ourselves).
   const contention = otherCpuMs / ((b.at - a.at) * os.cpus().length);
-  return { pulumiCpuMs: Math.round(pulumiCpuMs), emulatorCpuMs: Math.round(emulatorCpuMs), otherCpuMs: Math.round(otherCpuMs), contention: Math.round(contention * 100) / 100 };
+  return {
+    pulumiCpuMs: Math.round(pulumiCpuMs),
+    emulatorCpuMs: Math.round(emulatorCpuMs),
+    otherCpuMs: Math.round(otherCpuMs),
+    contention: Math.round(contention * 100) / 100,
+  };
 }
 
 /**
@@ -289,7 +296,9 @@ function folderProblems(step, files, n) {
   const expected = { fcreate: n, fedit: n + 1 }[step];
   if (expected === undefined) return [];
   const ok = files.filter((f) => f.tag === "v1" && f.uploadEpochs === 1 && f.epochsBought === 0 && /^file-\d+\.bin$/.test(f.name ?? ""));
-  return ok.length === expected && files.length === expected ? [] : [`${step}: the emulator holds ${files.length} file(s), ${ok.length} as declared; expected ${expected}`];
+  return ok.length === expected && files.length === expected
+    ? []
+    : [`${step}: the emulator holds ${files.length} file(s), ${ok.length} as declared; expected ${expected}`];
 }
 
 /** What the emulator must hold after each StoredFile step. */
@@ -498,7 +507,8 @@ const folderFile = (i) => `file-${String(i).padStart(4, "0")}.bin`;
 function writeFolder(folder, n) {
   fs.rmSync(folder.dir, { recursive: true, force: true });
   fs.mkdirSync(folder.dir, { recursive: true });
-  for (let i = 0; i < n; i++) fs.writeFileSync(path.join(folder.dir, folderFile(i)), Buffer.alloc(folder.bytes, `bench folder ${n}x${folder.bytes} file ${i}\n`));
+  for (let i = 0; i < n; i++)
+    fs.writeFileSync(path.join(folder.dir, folderFile(i)), Buffer.alloc(folder.bytes, `bench folder ${n}x${folder.bytes} file ${i}\n`));
   folder.edited = { value: false };
 }
 
@@ -540,7 +550,9 @@ async function loadTest(load) {
           r.emulatorLogged = emu.requests().filter((x) => x.route === route && x.status >= 200 && x.status < 300).length;
           r.rep = rep;
           results.push(r);
-          log(`load ${route.padEnd(5)} c=${concurrency} rep ${rep}: ${Math.round(r.rps)} req/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.ok}/${r.requests} ok (${r.stoppedBy})`);
+          log(
+            `load ${route.padEnd(5)} c=${concurrency} rep ${rep}: ${Math.round(r.rps)} req/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.ok}/${r.requests} ok (${r.stoppedBy})`,
+          );
         }
       }
     }
@@ -581,7 +593,13 @@ try {
         phaseDone(`engine N=${n}`);
       }
       for (const n of options.diagnostics.filter((d) => d <= Math.max(...options.ns))) {
-        for (const r of await runRepetition(emu, options.variants.filter((v) => v !== "plugin"), n, 0, { extraEnv: { PULUMI_SKIP_CHECKPOINTS: "true" } })) {
+        for (const r of await runRepetition(
+          emu,
+          options.variants.filter((v) => v !== "plugin"),
+          n,
+          0,
+          { extraEnv: { PULUMI_SKIP_CHECKPOINTS: "true" } },
+        )) {
           diagnostics.push(r);
           problems.push(...r.problems.map((p) => `diagnostic ${r.variant} N=${n}: ${p}`));
         }

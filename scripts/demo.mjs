@@ -65,7 +65,9 @@ try {
     emu
       .requests()
       .filter((r) => r.seq > seq && (r.path === "/v1/files" || r.path.startsWith("/v1/files/")))
-      .map((r) => `${r.method} ${r.route.padEnd(6)} ${r.blobId ? `${r.blobId.slice(0, 10)}…` : "(new)      "} ${r.requestBody ? JSON.stringify(r.requestBody) : ""}`.trimEnd());
+      .map((r) =>
+        `${r.method} ${r.route.padEnd(6)} ${r.blobId ? `${r.blobId.slice(0, 10)}…` : "(new)      "} ${r.requestBody ? JSON.stringify(r.requestBody) : ""}`.trimEnd(),
+      );
   const lastSeq = () => emu.requests().at(-1)?.seq ?? 0;
   // From `preview --diff`: each changed StoredFile by name, with its changed properties.
   const diffLines = (stdout) => {
@@ -88,7 +90,13 @@ try {
 
   // What a pipeline posts on the pull request: `pulumi preview --json | pulumi-tuskr summary`.
   const prSummary = () => {
-    const json = execFileSync("pulumi", ["preview", "--json", "--stack", "demo", "--non-interactive"], { cwd: workDir, env: { ...process.env, ...pulumiEnv }, encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "inherit"] });
+    const json = execFileSync("pulumi", ["preview", "--json", "--stack", "demo", "--non-interactive"], {
+      cwd: workDir,
+      env: { ...process.env, ...pulumiEnv },
+      encoding: "utf8",
+      maxBuffer: 64 << 20,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     return execFileSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "summary"], { input: json, encoding: "utf8" });
   };
 
@@ -111,7 +119,9 @@ try {
 
   say("The files on the service now");
   for (const f of emu.files()) {
-    console.log(`${f.name.padEnd(12)} tag=${String(f.tag).padEnd(9)} uploadEpochs=${f.uploadEpochs} epochsBought=${String(f.epochsBought).padStart(2)} expiresAt=${f.expiresAt} metadata=${JSON.stringify(f.metadata)}`);
+    console.log(
+      `${f.name.padEnd(12)} tag=${String(f.tag).padEnd(9)} uploadEpochs=${f.uploadEpochs} epochsBought=${String(f.epochsBought).padStart(2)} expiresAt=${f.expiresAt} metadata=${JSON.stringify(f.metadata)}`,
+    );
   }
 
   say("pulumi destroy: no request (blobs cannot be deleted through the API; files keep their period)");

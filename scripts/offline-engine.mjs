@@ -61,7 +61,17 @@ export function installProject(dir, repoRoot) {
   fs.rmSync(path.join(dir, "node_modules", "pulumi-tuskr"), { recursive: true, force: true });
   execFileSync(
     "npm",
-    ["install", "--install-links", "--no-package-lock", "--no-save", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", `@pulumi/pulumi@${sdk}`],
+    [
+      "install",
+      "--install-links",
+      "--no-package-lock",
+      "--no-save",
+      "--prefer-offline",
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      `@pulumi/pulumi@${sdk}`,
+    ],
     { cwd: dir, stdio: ["ignore", "inherit", "inherit"] },
   );
 }

@@ -87,14 +87,32 @@ try {
 
 const n = (v) => (v === undefined || v === null ? "—" : typeof v === "number" ? v.toLocaleString("en-US") : String(v));
 const faults = (f) =>
-  f && Object.keys(f).length ? Object.entries(f).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k} ${n(v)}`).join(", ") : "none";
+  f && Object.keys(f).length
+    ? Object.entries(f)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => `${k} ${n(v)}`)
+        .join(", ")
+    : "none";
 const rates = (cfg) =>
   cfg?.routes
     ? Object.entries(cfg.routes)
-        .map(([route, r]) => `${route}: ${Object.entries(r).map(([k, v]) => `${k.replace(/Rate$/, "").replace("error5xx", "5xx").replace("applyThenDrop", "apply-then-drop").replace("rateLimit", "429")} ${Math.round(v * 100)}%`).join(" ")}`)
+        .map(
+          ([route, r]) =>
+            `${route}: ${Object.entries(r)
+              .map(
+                ([k, v]) =>
+                  `${k.replace(/Rate$/, "").replace("error5xx", "5xx").replace("applyThenDrop", "apply-then-drop").replace("rateLimit", "429")} ${Math.round(v * 100)}%`,
+              )
+              .join(" ")}`,
+        )
         .join("; ")
     : "—";
-const table = (head, rows) => [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.map((c) => String(c).replace(/\|/g, "\\|").replace(/\n/g, " ")).join(" | ")} |`)].join("\n");
+const table = (head, rows) =>
+  [
+    `| ${head.join(" | ")} |`,
+    `|${head.map(() => "---").join("|")}|`,
+    ...rows.map((r) => `| ${r.map((c) => String(c).replace(/\|/g, "\\|").replace(/\n/g, " ")).join(" | ")} |`),
+  ].join("\n");
 const secs = (s) => (s === undefined ? "—" : s >= 90 ? `${(s / 60).toFixed(1)} min` : `${s.toFixed(1)} s`);
 const code = (s) => `\`${String(s).replace(/`/g, "'")}\``;
 
@@ -103,7 +121,22 @@ const push = (...lines) => out.push(...lines);
 const mode = quick ? "quick (the sizes `npm test` runs)" : "full";
 // Only what the measured code and tests are made of: a change to bench/ or a generated report
 // does not make this run's figures any less the committed code's.
-const dirty = git("status", "--porcelain", "--untracked-files=no", "--", "provider", "emulator", "test", "scripts", "tools", "package.json", "package-lock.json", "tsconfig.json", "vitest.config.ts") !== "";
+const dirty =
+  git(
+    "status",
+    "--porcelain",
+    "--untracked-files=no",
+    "--",
+    "provider",
+    "emulator",
+    "test",
+    "scripts",
+    "tools",
+    "package.json",
+    "package-lock.json",
+    "tsconfig.json",
+    "vitest.config.ts",
+  ) !== "";
 
 push(
   "# Reliability report",
@@ -119,17 +152,42 @@ push(
 const r = data.renew ?? {};
 const soakPhases = data.soak?.phases ?? [];
 const verdict = [];
-if (r.random) verdict.push(["Randomized renew sequences (random fault mixes)", `${n(r.random.sequences)} sequences, ${n(r.random.renewsSent)} renews sent`, r.random.violations?.length ? `**${r.random.violations.length} violations**` : "epochs bought = declared in every sequence, after every step"]);
-if (r.scripted) verdict.push(["Renew sequences with scripted faults (fast-check)", `${n(r.scripted.sequences)} sequences, ${n(r.scripted.renewsSent)} renews sent`, "epochs bought = declared (property held)"]);
+if (r.random)
+  verdict.push([
+    "Randomized renew sequences (random fault mixes)",
+    `${n(r.random.sequences)} sequences, ${n(r.random.renewsSent)} renews sent`,
+    r.random.violations?.length ? `**${r.random.violations.length} violations**` : "epochs bought = declared in every sequence, after every step",
+  ]);
+if (r.scripted)
+  verdict.push([
+    "Renew sequences with scripted faults (fast-check)",
+    `${n(r.scripted.sequences)} sequences, ${n(r.scripted.renewsSent)} renews sent`,
+    "epochs bought = declared (property held)",
+  ]);
 for (const p of soakPhases) {
-  verdict.push([`Soak through the engine, ${p.phase}`, `${n(p.files)} files, ${n(p.runs)} up(s)`, p.differences?.length ? `**${p.differences.length} differences**` : `service = declaration exactly; ${n(p.epochsBought)} epochs bought of ${n(p.declaredEpochs)} declared`]);
+  verdict.push([
+    `Soak through the engine, ${p.phase}`,
+    `${n(p.files)} files, ${n(p.runs)} up(s)`,
+    p.differences?.length
+      ? `**${p.differences.length} differences**`
+      : `service = declaration exactly; ${n(p.epochsBought)} epochs bought of ${n(p.declaredEpochs)} declared`,
+  ]);
 }
 if (data.failedUp) {
   for (const [k, v] of Object.entries(data.failedUp).filter(([k]) => !["mode", "writtenAt"].includes(k))) {
-    verdict.push([`Failed up, then the next (${k.replace(/([A-Z])/g, " $1").toLowerCase()})`, v.script, `${v.epochsBought} epochs bought of ${v.declared} declared`]);
+    verdict.push([
+      `Failed up, then the next (${k.replace(/([A-Z])/g, " $1").toLowerCase()})`,
+      v.script,
+      `${v.epochsBought} epochs bought of ${v.declared} declared`,
+    ]);
   }
 }
-if (data.secrets) verdict.push(["API key in outputs, state, export, config, logs", `${data.secrets.placesSearched?.length} places, ${n(data.secrets.bytesSearched)} bytes`, data.secrets.leaks?.length ? `**found: ${data.secrets.leaks.join("; ")}**` : "not found anywhere"]);
+if (data.secrets)
+  verdict.push([
+    "API key in outputs, state, export, config, logs",
+    `${data.secrets.placesSearched?.length} places, ${n(data.secrets.bytesSearched)} bytes`,
+    data.secrets.leaks?.length ? `**found: ${data.secrets.leaks.join("; ")}**` : "not found anywhere",
+  ]);
 const crashModes = ["honour", "ignore"].filter((m) => data.crash?.[m]);
 for (const m of crashModes) {
   const rows = data.crash[m].rows ?? [];
@@ -137,10 +195,17 @@ for (const m of crashModes) {
   verdict.push([
     `SIGKILL mid-request, service that ${m}s Idempotency-Key`,
     `${rows.length} kill points`,
-    off.length ? `epochs bought = declared at ${rows.length - off.length}; **${off.map((row) => `${row.killedDuring}: ${row.bought} bought for ${row.declared}`).join("; ")}**` : "epochs bought = declared, tags and metadata as declared, at every kill point",
+    off.length
+      ? `epochs bought = declared at ${rows.length - off.length}; **${off.map((row) => `${row.killedDuring}: ${row.bought} bought for ${row.declared}`).join("; ")}**`
+      : "epochs bought = declared, tags and metadata as declared, at every kill point",
   ]);
 }
-if (data.soak?.placesSearched) verdict.push(["API key after the soak", `${data.soak.placesSearched.length} places`, data.soak.keyFoundIn?.length ? `**found in ${data.soak.keyFoundIn.join(", ")}**` : "not found anywhere"]);
+if (data.soak?.placesSearched)
+  verdict.push([
+    "API key after the soak",
+    `${data.soak.placesSearched.length} places`,
+    data.soak.keyFoundIn?.length ? `**found in ${data.soak.keyFoundIn.join(", ")}**` : "not found anywhere",
+  ]);
 
 push("## What was lost", "");
 // Computed from the measurements, never assumed: any violation, difference or leak shows here.
@@ -155,8 +220,12 @@ const problems = [
     .filter(([k]) => !["mode", "writtenAt"].includes(k))
     .filter(([, v]) => v.epochsBought !== v.declared)
     .map(([k, v]) => `${k}: ${v.epochsBought} bought, ${v.declared} declared`),
-  ...(data.secrets ? data.secrets.leaks ?? [] : ["the key search did not report"]),
-  ...(data.crash?.honour ? (data.crash.honour.rows ?? []).filter((row) => row.bought !== row.declared || !row.tagExact).map((row) => `crash (keys honoured), ${row.killedDuring}: ${row.bought} bought for ${row.declared} declared`) : ["the crash tier did not report"]),
+  ...(data.secrets ? (data.secrets.leaks ?? []) : ["the key search did not report"]),
+  ...(data.crash?.honour
+    ? (data.crash.honour.rows ?? [])
+        .filter((row) => row.bought !== row.declared || !row.tagExact)
+        .map((row) => `crash (keys honoured), ${row.killedDuring}: ${row.bought} bought for ${row.declared} declared`)
+    : ["the crash tier did not report"]),
   ...(data.soak?.keyFoundIn ?? []),
   ...(data.testRun.exitCode === 0 ? [] : [`the test run failed (exit code ${data.testRun.exitCode})`]),
 ];
@@ -189,7 +258,15 @@ if (crashModes.length) {
     "",
     table(
       ["Service", "Killed during", "Epochs declared", "Epochs bought", "Tag and metadata as declared"],
-      crashModes.flatMap((m) => (data.crash[m].rows ?? []).map((row) => [`${m}s keys`, row.killedDuring, n(row.declared), row.bought === row.declared ? n(row.bought) : `**${n(row.bought)}**`, row.tagExact ? "yes" : "**no**"])),
+      crashModes.flatMap((m) =>
+        (data.crash[m].rows ?? []).map((row) => [
+          `${m}s keys`,
+          row.killedDuring,
+          n(row.declared),
+          row.bought === row.declared ? n(row.bought) : `**${n(row.bought)}**`,
+          row.tagExact ? "yes" : "**no**",
+        ]),
+      ),
     ),
     "",
     ...crashModes.flatMap((m) => [`Runs, service that ${m}s keys: ${(data.crash[m].runs ?? []).join(" → ")}.`, ""]),
@@ -203,25 +280,77 @@ if (data.hostile?.outcomes) {
     "",
     "A service on loopback answering wrongly on purpose (`test/integration/hostile-service.test.ts`): what the provider did with each answer.",
     "",
-    table(["Answer", "Outcome"], Object.entries(data.hostile.outcomes).map(([k, v]) => [k, v])),
+    table(
+      ["Answer", "Outcome"],
+      Object.entries(data.hostile.outcomes).map(([k, v]) => [k, v]),
+    ),
     "",
   );
 }
 
 // --- Faults tried ----------------------------------------------------------------------------
-push("## Faults tried", "", "Each request of the listed routes drew at most one fault at the stated rates (the emulator's seeded generator), or took the scripted one.", "");
+push(
+  "## Faults tried",
+  "",
+  "Each request of the listed routes drew at most one fault at the stated rates (the emulator's seeded generator), or took the scripted one.",
+  "",
+);
 const faultRows = [];
 for (const p of r.random?.profiles ?? []) {
-  faultRows.push([`renew sequences: ${p.profile}`, rates(p.faults), n(p.requests), faults(p.faultsInjected), n(p.clientRetries), Object.entries(p.outcomes).map(([k, v]) => `${k} ${v}`).join(", ")]);
+  faultRows.push([
+    `renew sequences: ${p.profile}`,
+    rates(p.faults),
+    n(p.requests),
+    faults(p.faultsInjected),
+    n(p.clientRetries),
+    Object.entries(p.outcomes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", "),
+  ]);
 }
-if (r.scripted) faultRows.push(["renew sequences: scripted per request (fast-check)", "renew/get/patch: none, 5xx, reset, apply-then-drop per request", n(r.scripted.requests), faults(r.scripted.faultsInjected), n(r.scripted.clientRetries), Object.entries(r.scripted.outcomes).map(([k, v]) => `${k} ${v}`).join(", ")]);
-for (const p of soakPhases) faultRows.push([`soak (engine), ${p.phase}`, rates(p.faults ?? data.soak.faults), n(p.requests), faults(p.faultsInjected), "—", `${p.runs} up(s), ${p.failedRuns} failed`]);
-for (const [k, v] of Object.entries(data.failedUp ?? {}).filter(([k]) => !["mode", "writtenAt"].includes(k))) faultRows.push([`failed up (engine): ${k}`, v.script, "—", "scripted", "—", `${v.firstUp ?? "failed"}; then ${v.secondUp}`]);
+if (r.scripted)
+  faultRows.push([
+    "renew sequences: scripted per request (fast-check)",
+    "renew/get/patch: none, 5xx, reset, apply-then-drop per request",
+    n(r.scripted.requests),
+    faults(r.scripted.faultsInjected),
+    n(r.scripted.clientRetries),
+    Object.entries(r.scripted.outcomes)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", "),
+  ]);
+for (const p of soakPhases)
+  faultRows.push([
+    `soak (engine), ${p.phase}`,
+    rates(p.faults ?? data.soak.faults),
+    n(p.requests),
+    faults(p.faultsInjected),
+    "—",
+    `${p.runs} up(s), ${p.failedRuns} failed`,
+  ]);
+for (const [k, v] of Object.entries(data.failedUp ?? {}).filter(([k]) => !["mode", "writtenAt"].includes(k)))
+  faultRows.push([`failed up (engine): ${k}`, v.script, "—", "scripted", "—", `${v.firstUp ?? "failed"}; then ${v.secondUp}`]);
 const rl = data.rateLimit ?? {};
-if (rl.concurrency) faultRows.push([`concurrency (engine), tuskr:maxConcurrency ${rl.concurrency.maxConcurrency}`, `latency ${rl.concurrency.latencyMs} ms on every route`, n(rl.concurrency.requests), "latency", "—", `peak open requests ${rl.concurrency.peakOpen}`]);
+if (rl.concurrency)
+  faultRows.push([
+    `concurrency (engine), tuskr:maxConcurrency ${rl.concurrency.maxConcurrency}`,
+    `latency ${rl.concurrency.latencyMs} ms on every route`,
+    n(rl.concurrency.requests),
+    "latency",
+    "—",
+    `peak open requests ${rl.concurrency.peakOpen}`,
+  ]);
 for (const key of ["rateLimit", "rateLimitLow"]) {
   const v = rl[key];
-  if (v) faultRows.push([`rate limit (engine), ${v.files} files`, `token bucket ${v.requestsPerSecond} requests/s`, n(v.requests), `429 ${n(v.status429)}`, n(v.retriesAfter429), `${v.upOk ? "up ok" : "**up failed**"}; shortest wait after a 429: ${n(v.minWaitMs)} ms; waits shorter than asked: ${n(v.waitsShorterThanAsked)}`]);
+  if (v)
+    faultRows.push([
+      `rate limit (engine), ${v.files} files`,
+      `token bucket ${v.requestsPerSecond} requests/s`,
+      n(v.requests),
+      `429 ${n(v.status429)}`,
+      n(v.retriesAfter429),
+      `${v.upOk ? "up ok" : "**up failed**"}; shortest wait after a 429: ${n(v.minWaitMs)} ms; waits shorter than asked: ${n(v.waitsShorterThanAsked)}`,
+    ]);
 }
 push(table(["Where", "Faults", "Requests", "Faults injected", "Client retries", "Outcomes"], faultRows), "");
 push("Outcomes are per `up` of one resource: `ok`, `partial` (failed, with the work done recorded), `failed` (failed, state unchanged).", "");
@@ -234,19 +363,44 @@ if (r.random) {
     "",
     table(
       ["Profile", "Sequences", "Steps", "Ups", "Renews sent", "Declared epochs", "Epochs bought", "Gave up", "Time"],
-      r.random.profiles.map((p) => [p.profile, n(p.sequences), n(p.steps), n(p.ups), n(p.renewsSent), n(p.declaredEpochs), n(p.epochsBought), n(p.gaveUp), secs(p.seconds)]),
+      r.random.profiles.map((p) => [
+        p.profile,
+        n(p.sequences),
+        n(p.steps),
+        n(p.ups),
+        n(p.renewsSent),
+        n(p.declaredEpochs),
+        n(p.epochsBought),
+        n(p.gaveUp),
+        secs(p.seconds),
+      ]),
     ),
     "",
   );
 }
-if (r.scripted) push(`**Scripted renew sequences.** ${n(r.scripted.sequences)} fast-check cases (seed ${r.scripted.seed}): each draws a sequence and, per route, the fault of each successive request; ${n(r.scripted.ups)} ups, ${n(r.scripted.renewsSent)} renews sent. A failure here shrinks to the smallest sequence and fault script.`, "");
+if (r.scripted)
+  push(
+    `**Scripted renew sequences.** ${n(r.scripted.sequences)} fast-check cases (seed ${r.scripted.seed}): each draws a sequence and, per route, the fault of each successive request; ${n(r.scripted.ups)} ups, ${n(r.scripted.renewsSent)} renews sent. A failure here shrinks to the smallest sequence and fault script.`,
+    "",
+  );
 if (soakPhases.length) {
   push(
     `**Soak through the real engine.** ${n(data.soak.files)} StoredFiles of test/e2e/fixture: created, then updated (tags, metadata keys removed and added, epochs raised) with every route failing ${Math.round(Object.values(data.soak.faults.routes["*"]).reduce((a, b) => a + b, 0) * 100)}% of the time, then updated again under far harsher faults (see the table above) so that ups fail for real. Each time \`pulumi up\` is repeated until it succeeds (at most ${data.soak.maxRuns} runs); then the service is compared with the declaration (tag, name, metadata, epochs bought) and with the stack's state, and a preview must find nothing to do.`,
     "",
     table(
       ["Phase", "Files", "Ups", "Failed ups", "Time", "Requests (get/patch/renew)", "Declared epochs", "Epochs bought", "Differences", "Preview after"],
-      soakPhases.map((p) => [p.phase, n(p.files), n(p.runs), n(p.failedRuns), secs(p.seconds), `${n(p.requests)} (${n(p.byRoute.get)}/${n(p.byRoute.patch)}/${n(p.byRoute.renew)})`, n(p.declaredEpochs), n(p.epochsBought), n(p.differences.length), JSON.stringify(p.previewAfter)]),
+      soakPhases.map((p) => [
+        p.phase,
+        n(p.files),
+        n(p.runs),
+        n(p.failedRuns),
+        secs(p.seconds),
+        `${n(p.requests)} (${n(p.byRoute.get)}/${n(p.byRoute.patch)}/${n(p.byRoute.renew)})`,
+        n(p.declaredEpochs),
+        n(p.epochsBought),
+        n(p.differences.length),
+        JSON.stringify(p.previewAfter),
+      ]),
     ),
     "",
   );
@@ -258,7 +412,15 @@ if (soakPhases.length) {
 push("## Inputs tried", "");
 const props = data.properties?.runs ?? {};
 if (Object.keys(props).length) {
-  push(`**Properties** (fast-check, seed ${data.properties.seed}) of \`check\` (validateInputs) and \`planChange\`:`, "", table(["Property", "Cases"], Object.entries(props).map(([k, v]) => [k, n(v)])), "");
+  push(
+    `**Properties** (fast-check, seed ${data.properties.seed}) of \`check\` (validateInputs) and \`planChange\`:`,
+    "",
+    table(
+      ["Property", "Cases"],
+      Object.entries(props).map(([k, v]) => [k, n(v)]),
+    ),
+    "",
+  );
 }
 const si = data.securityInputs;
 if (si) {
@@ -267,17 +429,28 @@ if (si) {
   push(
     `**Untrusted blobIds**: ${distinct.length} distinct ids, through the client (GET, PATCH, renew) and through the provider (check, create, read): each one path segment reaching the emulator as exactly that id, or refused before any request; no other route reached, nothing written.`,
     "",
-    distinct.map((d) => code(d.replace(/[\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`))).join(", "),
+    distinct
+      .map((d) =>
+        code(d.replace(/[\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)),
+      )
+      .join(", "),
     "",
     `**Field values** stored exactly as declared: ${(si.fieldValues ?? []).join("; ")}.`,
     "",
     "**Request bodies** refused with a clear status, changing nothing:",
     "",
-    table(["Body", "Status"], (si.bodies ?? []).map((b) => [b.body, b.expected])),
+    table(
+      ["Body", "Status"],
+      (si.bodies ?? []).map((b) => [b.body, b.expected]),
+    ),
     "",
   );
 }
-if (data.securityAuth) push(`**Keys**: near misses and misplaced keys, each answered 401 on every route but health with nothing changed: ${data.securityAuth.nearMisses.join("; ")}. Also checked: ${data.securityAuth.checks.join("; ")}.`, "");
+if (data.securityAuth)
+  push(
+    `**Keys**: near misses and misplaced keys, each answered 401 on every route but health with nothing changed: ${data.securityAuth.nearMisses.join("; ")}. Also checked: ${data.securityAuth.checks.join("; ")}.`,
+    "",
+  );
 
 // --- Secrets ---------------------------------------------------------------------------------
 if (data.secrets) {
@@ -286,7 +459,10 @@ if (data.secrets) {
     "",
     `A key unique to the test (and an equally unique wrong key) was searched for after these runs: ${data.secrets.runs.map((x) => `${x.run} (${x.ok ? "ok" : "failed"})`).join(", ")}.`,
     "",
-    table(["Place", "Key found"], data.secrets.placesSearched.map((p) => [p, data.secrets.leaks.some((l) => l.startsWith(p)) ? "**yes**" : "no"])),
+    table(
+      ["Place", "Key found"],
+      data.secrets.placesSearched.map((p) => [p, data.secrets.leaks.some((l) => l.startsWith(p)) ? "**yes**" : "no"]),
+    ),
     "",
   );
   const v = data.secrets.verboseEngineLog;
@@ -308,9 +484,20 @@ if (vt) {
     const rel = path.relative(repoRoot, f.name);
     const tests = f.assertionResults ?? [];
     const secsOf = (f.endTime - f.startTime) / 1000;
-    return [code(rel), n(tests.length), n(tests.filter((t) => t.status === "passed").length), n(tests.filter((t) => t.status === "failed").length), secs(secsOf)];
+    return [
+      code(rel),
+      n(tests.length),
+      n(tests.filter((t) => t.status === "passed").length),
+      n(tests.filter((t) => t.status === "failed").length),
+      secs(secsOf),
+    ];
   });
-  push(`${n(vt.numTotalTests)} tests in ${n(vt.numTotalTestSuites)} suites: ${n(vt.numPassedTests)} passed, ${n(vt.numFailedTests)} failed. Exit code ${data.testRun.exitCode}, ${secs(data.testRun.seconds)} in all.`, "", table(["File", "Tests", "Passed", "Failed", "Time"], files), "");
+  push(
+    `${n(vt.numTotalTests)} tests in ${n(vt.numTotalTestSuites)} suites: ${n(vt.numPassedTests)} passed, ${n(vt.numFailedTests)} failed. Exit code ${data.testRun.exitCode}, ${secs(data.testRun.seconds)} in all.`,
+    "",
+    table(["File", "Tests", "Passed", "Failed", "Time"], files),
+    "",
+  );
 } else {
   push(`Exit code ${data.testRun.exitCode}, ${secs(data.testRun.seconds)}.`, "");
 }

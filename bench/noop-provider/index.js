@@ -1,4 +1,3 @@
-"use strict";
 // The benchmark's floor: a dynamic provider that does nothing. It is this module's whole
 // `module.exports`, installed under node_modules, so Pulumi's closure serializer stores it as
 // `require("tuskr-bench-noop")`, exactly as it stores pulumi-tuskr's stub
