@@ -1,6 +1,6 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../api";
 import { UNKNOWN } from "./pulumi-markers";
-import { type InputField, type KeepAlive, type StoredFileState, isUnknown } from "./stored-file-schema";
+import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown } from "./stored-file-schema";
 import { wireAsset } from "./stored-file-source";
 
 /** Time, made explicit so the plan stays a pure function. */
@@ -55,8 +55,17 @@ export interface StoredFilePlan {
   notices: string[];
 }
 
-/** Declared inputs as `diff`/`update` see them; during preview any field may be UNKNOWN. */
-export type DeclaredInputs = Record<string, unknown>;
+/**
+ * What identifies the file a replacing input declares, as declared and as recorded: for
+ * `source` its content's hash (known at preview from the engine), for `blobId` the id of an
+ * adopted file (an uploaded one was not declared by id); any other such input, its value.
+ */
+function identities(field: InputField, olds: StoredFileState, news: DeclaredInputs): { declared: unknown; recorded: unknown } {
+  if (isUnknown(news[field])) return { declared: UNKNOWN, recorded: undefined };
+  if (field === "source") return { declared: wireAsset(news.source)?.hash, recorded: olds.sourceHash };
+  if (field === "blobId") return { declared: news.blobId, recorded: olds.sourceHash ? undefined : olds.blobId };
+  return { declared: news[field], recorded: (olds as Record<string, unknown>)[field] };
+}
 
 export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: PlanClock): StoredFilePlan {
   const changedFields: InputField[] = [];
@@ -64,12 +73,12 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
 
   // Another file: another blobId declared, or other content (another hash) to upload, or a
   // switch between adopting and uploading.
-  const adopts = news.blobId !== undefined && news.blobId !== null;
-  const uploads = news.source !== undefined && news.source !== null;
-  const newHash = uploads ? (isUnknown(news.source) ? UNKNOWN : wireAsset(news.source)?.hash) : undefined;
   const replaceFields: InputField[] = [];
-  if (adopts && (isUnknown(news.blobId) || news.blobId !== olds.blobId || olds.sourceHash)) replaceFields.push("blobId");
-  if (uploads && (newHash === UNKNOWN || newHash === undefined || newHash !== olds.sourceHash)) replaceFields.push("source");
+  for (const field of REPLACE_FIELDS) {
+    if (news[field] === undefined || news[field] === null) continue;
+    const { declared, recorded } = identities(field, olds, news);
+    if (declared === UNKNOWN || declared === undefined || !jsonEqual(declared, recorded)) replaceFields.push(field);
+  }
   const replace = replaceFields.length > 0;
   changedFields.push(...replaceFields);
 

@@ -18,6 +18,8 @@ export interface FieldDoc {
   change: string;
   /** What omitting it means. */
   omitted: string;
+  /** A change of it declares another file: the resource is replaced, never updated. */
+  replaces?: true;
 }
 const documented = <T extends z.ZodType>(schema: T, doc: FieldDoc): T => schema.meta({ ...doc });
 
@@ -112,6 +114,7 @@ export const StoredFileInputsSchema = z.object({
     change:
       "**replace** when the content changes (its sha256, computed at preview): a new upload, a new blob; the old file is left as it is, stored until its period ends",
     omitted: "—",
+    replaces: true,
   }),
   /**
    * An uploaded file to adopt, by its blob id (as the upload returned it). Exactly one of
@@ -122,6 +125,7 @@ export const StoredFileInputsSchema = z.object({
     limit: `string, ≤ ${LIMITS.blobIdMaxLength} chars; exactly one of \`source\` and \`blobId\``,
     change: "**replace** (another file; the old one is left as it is)",
     omitted: "an output, with `source`",
+    replaces: true,
   }),
   /** Display name. A change is one PATCH. `""` clears it. */
   name: documented(boundedText("name", LIMITS.nameMaxLength).optional(), {
@@ -175,10 +179,17 @@ export type StoredFileInputs = z.infer<typeof StoredFileInputsSchema>;
  * The inputs as the provider receives them once checked: each field valid, or (at preview) still
  * Pulumi's unknown; `source` in the engine's wire form of an asset.
  */
-export type DeclaredInputs = { [K in keyof StoredFileInputs]?: StoredFileInputs[K] | typeof UNKNOWN | null };
+export type DeclaredInputs = {
+  [K in Exclude<keyof StoredFileInputs, "source" | "metadata">]?: StoredFileInputs[K] | typeof UNKNOWN | null;
+} & {
+  source?: Record<string, unknown> | typeof UNKNOWN | null;
+  metadata?: Record<string, unknown> | typeof UNKNOWN | null;
+};
 
 /** Input fields in declaration order; `blobId` changes replace, the rest update in place. */
 export const INPUT_FIELDS = StoredFileInputsSchema.keyof().options;
+/** Inputs whose change replaces the resource (marked on the field's schema). */
+export const REPLACE_FIELDS = INPUT_FIELDS.filter((f) => fieldDoc(StoredFileInputsSchema.shape[f])?.replaces === true);
 /** Every string inside the named inputs' values: what must never appear in a message. */
 export function secretTexts(values: Record<string, unknown> | undefined, secretNames: Iterable<string>): string[] {
   const out: string[] = [];
