@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
 import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
+import { STORED_FILE_TYPES } from "../../provider/resource-types";
 
 /**
  * pulumi-tuskr as a provider plugin named `tuskr`, through its PulumiPlugin.yaml and the real
@@ -11,7 +12,7 @@ import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, wi
  */
 afterAll(stopEmulator);
 
-const PLUGIN_TYPE = "tuskr:index:StoredFile";
+const PLUGIN_TYPE = STORED_FILE_TYPES.plugin;
 const writes = (routes: string[]) => routes.filter((r) => r === "patch" || r === "renew" || r === "upload");
 
 describe("examples/yaml: StoredFile from a YAML program, through the tuskr provider plugin", () => {

@@ -7,6 +7,7 @@ import { type EngineEvent, LocalWorkspace, PulumiCommand, type Stack } from "@pu
 import { inject } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
 import { copyProject, offlineEngineEnv } from "../../scripts/offline-engine.mjs";
+import { STORED_FILE_TYPES } from "../../provider/resource-types";
 
 /**
  * The one harness for tests that drive the real Pulumi engine (Automation API and CLI): a copy
@@ -17,7 +18,7 @@ import { copyProject, offlineEngineEnv } from "../../scripts/offline-engine.mjs"
 export const repoRoot = path.resolve(__dirname, "../..");
 /** StoredFiles declared from the `files` stack config: each test step is a config change. */
 export const FIXTURE = "test/e2e/fixture";
-export const STORED_FILE_TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
+export const STORED_FILE_TYPE = STORED_FILE_TYPES.dynamic;
 
 interface Outcome {
   ok: boolean;

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator, type IdempotencyMode } from "../../emulator";
-import { StoredFileProvider } from "../../provider/stored-file-provider";
+import type { StoredFileProvider } from "../../provider/stored-file-provider";
+import { STORED_FILE_TYPES } from "../../provider/resource-types";
+import { configuredProvider } from "../helpers/provider-fixture";
 
 /**
  * What identifies a purchase survives the death of the process that sent it. A run "dies" here
@@ -10,7 +12,7 @@ import { StoredFileProvider } from "../../provider/stored-file-provider";
  * real engine with SIGKILL.
  */
 
-const URN = "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFile::logo";
+const URN = `urn:pulumi:dev::proj::${STORED_FILE_TYPES.dynamic}::logo`;
 let emu: Emulator | undefined;
 afterEach(async () => {
   await emu?.close();
@@ -25,9 +27,7 @@ async function setUp(idempotency: IdempotencyMode) {
 
 /** A new provider process, configured by the engine. */
 async function newRun(emulator: Emulator): Promise<StoredFileProvider> {
-  const provider = new StoredFileProvider({ retry: { baseDelayMs: 1, maxDelayMs: 5 } });
-  await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emulator.url })[k] } });
-  return provider;
+  return configuredProvider(emulator, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
 }
 
 /** Starts `call` and returns once the service has applied its renew and holds the answer: the process "dies" there. */

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { TuskrClient } from "../../provider/client/client";
-import { StoredFileProvider } from "../../provider/stored-file-provider";
 import { hostileService, json, record, type HostileService } from "../helpers/hostile-service";
 import { recordResult } from "../helpers/reliability-results";
+import { configuredProvider } from "../helpers/provider-fixture";
 
 /**
  * Nothing a server answers is trusted before it is checked, and no answer can hold a run
@@ -25,10 +25,7 @@ const note = (scenario: string, outcome: string) => {
 
 async function providerFor(answer: Parameters<typeof hostileService>[0], config: Record<string, string> = {}) {
   service = await hostileService(answer);
-  const provider = new StoredFileProvider({ retry: { maxAttempts: 1 } });
-  const all: Record<string, string> = { "tuskr:apiKey": KEY, "tuskr:baseUrl": service.url, ...config };
-  await provider.configure({ config: { get: (k: string) => all[k] } });
-  return provider;
+  return configuredProvider(service, { "tuskr:apiKey": KEY, ...config }, { retry: { maxAttempts: 1 } });
 }
 
 /** What the engine would record after the call: the outputs, a partial state, or nothing new. */
@@ -167,9 +164,7 @@ describe("deadlines", () => {
 
 describe("the key never crosses the network in clear", () => {
   const check = async (baseUrl: string, extra: Record<string, string> = {}) => {
-    const provider = new StoredFileProvider();
-    const config: Record<string, string> = { "tuskr:apiKey": KEY, "tuskr:baseUrl": baseUrl, ...extra };
-    await provider.configure({ config: { get: (k: string) => config[k] } });
+    const provider = await configuredProvider({ url: baseUrl }, { "tuskr:apiKey": KEY, ...extra });
     return provider.check({}, { blobId: "b1" }).then(
       () => "ok",
       (e: Error) => e.message,

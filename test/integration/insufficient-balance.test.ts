@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
-import { StoredFileProvider } from "../../provider/stored-file-provider";
+import { startEmulator, type Emulator } from "../../emulator";
+import type { StoredFileProvider } from "../../provider/stored-file-provider";
 import { renewFile } from "../helpers/emulator";
+import { configuredProvider } from "../helpers/provider-fixture";
 
 /** A prepaid balance too short for a purchase: 402, said plainly, not retried, nothing recorded as bought. */
 let emu: Emulator;
 let provider: StoredFileProvider;
 beforeAll(async () => {
   emu = await startEmulator({ port: 0, prepaidBalance: 5 });
-  provider = new StoredFileProvider();
-  await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+  provider = await configuredProvider(emu);
 });
 afterAll(async () => {
   await emu?.close();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
+import { STORED_FILE_TYPES } from "../../provider/resource-types";
 
 /**
  * The provider plugin's resource logic against the emulator, without gRPC: the same provider
@@ -8,7 +9,7 @@ import { StoredFilePlugin } from "../../provider/plugin/provider";
  * provider config, property-level diffs and import. (The plugin through the real engine, from a
  * YAML program: test/e2e/plugin.e2e.test.ts.)
  */
-const URN = "urn:pulumi:dev::proj::tuskr:index:StoredFile::logo";
+const URN = `urn:pulumi:dev::proj::${STORED_FILE_TYPES.plugin}::logo`;
 const SIG = "4dabf18193072939515e22adb298388d";
 const secret = (value: unknown) => ({ [SIG]: "1b47061264138c4ac30d75fd1eb44270", value });
 

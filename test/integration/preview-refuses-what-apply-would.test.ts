@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
-import { StoredFileProvider } from "../../provider/stored-file-provider";
+import { startEmulator, type Emulator } from "../../emulator";
+import type { StoredFileProvider } from "../../provider/stored-file-provider";
 import { validateInputs } from "../../provider/stored-file-schema";
 import { patchFile } from "../helpers/emulator";
+import { configuredProvider } from "../helpers/provider-fixture";
 
 /**
  * What the preview says is what the apply does: lengths are counted one way on both sides, a
@@ -14,8 +15,7 @@ let emu: Emulator;
 let provider: StoredFileProvider;
 beforeAll(async () => {
   emu = await startEmulator({ port: 0 });
-  provider = new StoredFileProvider();
-  await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+  provider = await configuredProvider(emu);
 });
 afterAll(async () => {
   await emu?.close();
@@ -44,9 +44,7 @@ let fastProvider: StoredFileProvider;
 async function recordedThenExpired(declared: Record<string, unknown>) {
   fast ??= await startEmulator({ port: 0, epochSeconds: 1 });
   if (!fastProvider) {
-    fastProvider = new StoredFileProvider();
-    const config: Record<string, string> = { "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": fast.url, "tuskr:epochSeconds": "1" };
-    await fastProvider.configure({ config: { get: (k: string) => config[k] } });
+    fastProvider = await configuredProvider(fast, { "tuskr:epochSeconds": "1" });
   }
   const blobId = (await fast.uploadFile({ content: `short ${Math.random()}`, epochs: 1 })).blobId;
   const { outs } = await fastProvider.create({ blobId, ...declared });

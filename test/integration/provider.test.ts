@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { storedFileProvider as provider } from "../../provider/stored-file-provider";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
+import { configureProvider } from "../helpers/provider-fixture";
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;
 let emu: Emulator;
 let blobId: string;
 const STUB = "stub-text";
 
-const configure = (apiKey = EMULATOR_DEFAULT_API_KEY) =>
-  provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": apiKey, "tuskr:baseUrl": emu.url })[k] } });
+const configure = (apiKey = EMULATOR_DEFAULT_API_KEY) => configureProvider(provider, emu, { "tuskr:apiKey": apiKey });
 const stored = () => emu.files().find((f) => f.blobId === blobId)!;
 const caught = async (p: Promise<unknown>) =>
   p.then(

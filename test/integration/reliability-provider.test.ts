@@ -1,10 +1,11 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator, type FaultConfig, type RequestLogEntry, type ScriptedFault } from "../../emulator";
-import { StoredFileProvider } from "../../provider/stored-file-provider";
+import { startEmulator, type Emulator, type FaultConfig, type RequestLogEntry, type ScriptedFault } from "../../emulator";
+import type { StoredFileProvider } from "../../provider/stored-file-provider";
 import { patchFile, renewFile } from "../helpers/emulator";
 import { type EngineResource, type StepRecord, upUntilDone } from "../helpers/provider-driver";
 import { recordResult, sized, summarizeLog } from "../helpers/reliability-results";
+import { configuredProvider } from "../helpers/provider-fixture";
 
 /**
  * Nothing bought twice, nothing lost: the provider's create/update path, driven the way the
@@ -26,13 +27,7 @@ let provider: StoredFileProvider;
 
 /** A provider as the engine's would be, its client counting retries (and, for scripted runs, short backoff). */
 async function configure(maxConcurrency: number, retry?: Record<string, number>): Promise<void> {
-  const config: Record<string, string> = {
-    "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY,
-    "tuskr:baseUrl": emu.url,
-    "tuskr:maxConcurrency": String(maxConcurrency),
-  };
-  provider = new StoredFileProvider({ onRetry: () => void retries++, ...(retry ? { retry } : {}) });
-  await provider.configure({ config: { get: (k: string) => config[k] } });
+  provider = await configuredProvider(emu, { "tuskr:maxConcurrency": String(maxConcurrency) }, { onRetry: () => void retries++, ...(retry ? { retry } : {}) });
 }
 
 /** A sequence: the first `up` creates with r0 epochs, each later one raises retentionEpochs. */

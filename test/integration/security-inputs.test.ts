@@ -5,6 +5,7 @@ import { LIMITS } from "../../api";
 import { storedFileProvider as provider } from "../../provider/stored-file-provider";
 import { KEY, getFile, jsonHeaders, patchFile, rawRequest, renewFile, request, useEmulator, withEmulator } from "../helpers/emulator";
 import { recordResult } from "../helpers/reliability-results";
+import { configureProvider } from "../helpers/provider-fixture";
 
 /**
  * Untrusted blobIds and field values, through the client and through the provider, and request
@@ -98,7 +99,7 @@ describe("hostile blobIds through the client: one path segment, the exact id, ne
 });
 
 describe("hostile blobIds through the provider: check refuses or create fails clearly, nothing written", () => {
-  const configure = () => provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": KEY, "tuskr:baseUrl": emulator().url })[k] } });
+  const configure = () => configureProvider(provider, emulator(), { "tuskr:apiKey": KEY });
 
   it.each([...HOSTILE_IDS, ...REFUSED_IDS].map((id) => [JSON.stringify(id).slice(0, 40), id]))("%s", async (_label, id) => {
     await configure();
@@ -140,7 +141,7 @@ describe("untrusted field values are stored exactly as declared, through check, 
 
   it.each(cases)("%s", async (_label, fields) => {
     tried.fieldValues.push(_label);
-    await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": KEY, "tuskr:baseUrl": emulator().url })[k] } });
+    await configureProvider(provider, emulator(), { "tuskr:apiKey": KEY });
     const blobId = (await emulator().uploadFile({ content: `values ${Math.random()}` })).blobId;
     const checked = await provider.check({}, { blobId, ...fields });
     expect(checked.failures).toEqual([]);

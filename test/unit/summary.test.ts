@@ -3,8 +3,9 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { summarizePreview } from "../../provider/summary";
+import { STORED_FILE_TYPES } from "../../provider/resource-types";
 
-const TYPE = "pulumi-nodejs:dynamic/tuskr:StoredFile";
+const TYPE = STORED_FILE_TYPES.dynamic;
 const urn = (name: string) => `urn:pulumi:dev::p::${TYPE}::${name}`;
 const now = Date.parse("2026-11-22T00:00:00Z");
 const DAY = 86_400_000;
