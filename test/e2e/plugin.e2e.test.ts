@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
 import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
 import { STORED_FILE_TYPES } from "../../provider/resource-types";
+import { summarizePreview } from "../../provider/summary";
 
 /**
  * pulumi-tuskr as a provider plugin named `tuskr`, through its PulumiPlugin.yaml and the real
@@ -61,6 +62,11 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         const json = await cli(["preview", "--json"]);
         const steps = JSON.parse(json.stdout).steps as Array<{ urn: string; detailedDiff?: Record<string, { kind: string }> }>;
         expect(steps.find((st) => st.urn.endsWith("::logo"))?.detailedDiff).toEqual({ "metadata.team": expect.objectContaining({ kind: "update" }) });
+        // The pull-request summary reads a plugin stack's preview as it reads a dynamic one's.
+        const summary = summarizePreview(JSON.parse(json.stdout));
+        expect(summary).not.toMatch(/No StoredFile changes/);
+        expect(summary).toMatch(/`logo`[^\n]*metadata ~team/);
+        expect(summary).toMatch(/`handbook`[^\n]*metadata ~team/);
         emu.clearRequests();
         expect((await stack.up()).summary.resourceChanges).toMatchObject({ update: 2 });
         // Each PATCH carries the file's whole declared metadata: the contract does not say whether
