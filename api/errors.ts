@@ -30,8 +30,17 @@ export function errorCodeForStatus(status: number): ErrorCode | undefined {
   return (Object.keys(ERROR_CODES) as ErrorCode[]).find((code) => ERROR_CODES[code] === status);
 }
 
-/** Every error answer: `{"error":{"code":"...","message":"..."}}`. */
+/**
+ * Every error answer: `{"error":{"code":"...","message":"...","details":{...}}}`. An answer that a
+ * file does not exist (404 `NOT_FOUND`) or has expired (410 `FILE_EXPIRED`) names the file in
+ * `details.blobId` (assumed, after Tusky's `details`): that is what tells it from a 404 for a
+ * path the service does not have (a wrong base URL), which must never drop a file from a stack.
+ */
 export const ErrorEnvelopeSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string().optional().default("") }),
+  error: z.object({
+    code: z.string(),
+    message: z.string().optional().default(""),
+    details: z.object({ blobId: z.string().optional() }).loose().optional().catch(undefined),
+  }),
 });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>;

@@ -12,10 +12,17 @@ export interface ErrorEntry<A extends unknown[] = never[]> {
   readonly status: number;
   readonly code: ErrorCode;
   readonly message: (...args: A) => string;
+  /** The envelope's `details`, when the entry has any (the file a 404 or 410 is about). */
+  readonly details?: (...args: A) => Record<string, unknown>;
 }
 
-function entry<A extends unknown[]>(status: number, code: ErrorCode, message: (...args: A) => string): ErrorEntry<A> {
-  return { status, code, message };
+function entry<A extends unknown[]>(
+  status: number,
+  code: ErrorCode,
+  message: (...args: A) => string,
+  details?: (...args: A) => Record<string, unknown>,
+): ErrorEntry<A> {
+  return { status, code, message, details };
 }
 
 /** Quotes caller-supplied text for a message, cut short so a huge input never makes a huge message. */
@@ -64,7 +71,12 @@ export const ERRORS = {
 
   // 404 / 410
   routeNotFound: entry(404, "NOT_FOUND", (method: string, path: string) => `no route for ${method} ${quote(path, 200)}`),
-  fileNotFound: entry(404, "NOT_FOUND", (blobId: string) => `no file with blobId ${quote(blobId)}`),
+  fileNotFound: entry(
+    404,
+    "NOT_FOUND",
+    (blobId: string) => `no file with blobId ${quote(blobId)}`,
+    (blobId: string) => ({ blobId }),
+  ),
   blobIdTooLong: entry(
     404,
     "NOT_FOUND",
@@ -75,6 +87,7 @@ export const ERRORS = {
     "FILE_EXPIRED",
     (blobId: string, endEpoch: number, currentEpoch: number) =>
       `file ${quote(blobId)} expired when epoch ${endEpoch} began (current epoch ${currentEpoch}); ` + "an expired file cannot be read, updated or renewed",
+    (blobId: string) => ({ blobId }),
   ),
 
   // 413
@@ -137,31 +150,33 @@ export const ERRORS = {
   injectedUnavailable: entry(503, "SERVICE_UNAVAILABLE", () => "service unavailable (injected by the emulator's fault configuration)"),
 } as const;
 
-/** An error answered with the envelope `{"error":{"code","message"}}`. */
+/** An error answered with the envelope `{"error":{"code","message","details"?}}`. */
 export class EmulatorError extends Error {
   readonly status: number;
   readonly code: ErrorCode;
   readonly headers: Readonly<Record<string, string>>;
+  readonly details?: Readonly<Record<string, unknown>>;
 
-  constructor(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}) {
+  constructor(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}, details?: Record<string, unknown>) {
     super(message);
     this.name = "EmulatorError";
     this.status = status;
     this.code = code;
     this.headers = headers;
+    this.details = details;
   }
 
-  toBody(): { error: { code: ErrorCode; message: string } } {
-    return { error: { code: this.code, message: this.message } };
+  toBody(): { error: { code: ErrorCode; message: string; details?: Record<string, unknown> } } {
+    return { error: { code: this.code, message: this.message, ...(this.details ? { details: { ...this.details } } : {}) } };
   }
 }
 
 /** Builds the error of a catalogue entry. */
 export function emulatorError<A extends unknown[]>(e: ErrorEntry<A>, ...args: A): EmulatorError {
-  return new EmulatorError(e.status, e.code, e.message(...args));
+  return new EmulatorError(e.status, e.code, e.message(...args), {}, e.details?.(...args));
 }
 
 /** Same as `emulatorError`, with response headers (Allow, Retry-After, ...). */
 export function emulatorErrorWithHeaders<A extends unknown[]>(e: ErrorEntry<A>, headers: Record<string, string>, ...args: A): EmulatorError {
-  return new EmulatorError(e.status, e.code, e.message(...args), headers);
+  return new EmulatorError(e.status, e.code, e.message(...args), headers, e.details?.(...args));
 }

@@ -56,11 +56,12 @@ export function describe(error: unknown, blobId: string, action: string): TuskrA
 }
 
 function hint(error: TuskrApiError, blobId: string): string {
+  if (error.isGone) {
+    return error.status === 410
+      ? `the file with blobId ${JSON.stringify(blobId)} has expired: an expired blob cannot be updated or renewed; upload it again`
+      : `no file with blobId ${JSON.stringify(blobId)} exists on the service (unknown blobId): upload it first and declare the blobId the upload returns`;
+  }
   switch (error.status) {
-    case 404:
-      return `no file with blobId ${JSON.stringify(blobId)} exists on the service (unknown blobId): upload it first and declare the blobId the upload returns`;
-    case 410:
-      return `the file with blobId ${JSON.stringify(blobId)} has expired: an expired blob cannot be updated or renewed; upload it again`;
     case 402:
       return `the service refused to sell epochs: the prepaid balance is short (402 ${error.code}). Nothing was bought and nothing is recorded as bought; top up the account, then run \`pulumi up\` again`;
     case 401:

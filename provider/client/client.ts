@@ -186,6 +186,8 @@ export function insecureBaseUrlProblem(baseUrl: string, allowInsecureHttp = fals
 
 interface SendOptions<S extends z.ZodType> {
   body?: unknown;
+  /** The file the request is about: only a 404/410 naming it says that it is gone. */
+  about?: string;
   /** A multipart body instead of JSON: a fresh form for each attempt (its file streams once). */
   form?: () => Promise<FormData>;
   /** More time for this request than `timeoutMs` (an upload's body takes time to send). */
@@ -268,7 +270,7 @@ export class TuskrClient {
   async updateFile(blobId: string, patch: UpdateFileBody): Promise<Partial<ReceivedFile> | undefined> {
     const path = filePath(blobId);
     const body = parseBody(UpdateFileBodySchema, patch, "PATCH", path);
-    const { data } = await this.send("PATCH", path, { body, schema: UpdateFileResponseSchema, retryAmbiguous: true, deadline: this.deadline() });
+    const { data } = await this.send("PATCH", path, { body, about: blobId, schema: UpdateFileResponseSchema, retryAmbiguous: true, deadline: this.deadline() });
     if (data) this.expectFile(blobId, "PATCH", path, data);
     return data;
   }
@@ -345,7 +347,12 @@ export class TuskrClient {
     return this.purchase<Omit<RenewResult, "resent">>({
       deadline,
       send: async () =>
-        this.renewed(blobId, path, options, await this.send("POST", path, { body, headers, schema: RenewFileResponseSchema, retryAmbiguous: false, deadline })),
+        this.renewed(
+          blobId,
+          path,
+          options,
+          await this.send("POST", path, { body, about: blobId, headers, schema: RenewFileResponseSchema, retryAmbiguous: false, deadline }),
+        ),
       settle: async () => {
         if (options.keyHonoured) return { again: "after-backoff" };
         // The renew may or may not have been applied, and the key may not protect us. Look first.
@@ -450,7 +457,7 @@ export class TuskrClient {
 
   private async getWithin(blobId: string, deadline: number): Promise<ReceivedFile> {
     const path = filePath(blobId);
-    const { data } = await this.send("GET", path, { schema: ReceivedFileSchema, retryAmbiguous: true, deadline });
+    const { data } = await this.send("GET", path, { about: blobId, schema: ReceivedFileSchema, retryAmbiguous: true, deadline });
     this.expectFile(blobId, "GET", path, data);
     return data;
   }
@@ -472,7 +479,7 @@ export class TuskrClient {
             headers: response.headers as Record<string, unknown>,
           };
         }
-        error = this.httpError(method, path, response);
+        error = this.httpError(method, path, response, opts.about);
       } catch (e) {
         error = e instanceof TuskrApiError ? e : this.transportError(method, path, e);
       }
@@ -565,7 +572,7 @@ export class TuskrClient {
     });
   }
 
-  private httpError(method: string, path: string, response: AxiosResponse): TuskrApiError {
+  private httpError(method: string, path: string, response: AxiosResponse, about?: string): TuskrApiError {
     const text = typeof response.data === "string" ? response.data : "";
     let body: unknown = text || undefined;
     try {
@@ -578,12 +585,23 @@ export class TuskrClient {
     const code = envelope.success ? envelope.data.error.code : (errorCodeForStatus(status) ?? (status >= 500 ? "INTERNAL_ERROR" : "HTTP_ERROR"));
     const serverMessage = envelope.success ? envelope.data.error.message.slice(0, 1000) : undefined;
     const waitSeconds = serverRequestedWaitSeconds(response.headers as Record<string, unknown>);
+    const gone =
+      about !== undefined &&
+      envelope.success &&
+      envelope.data.error.details?.blobId === about &&
+      ((status === 404 && code === "NOT_FOUND") || (status === 410 && code === "FILE_EXPIRED"));
+    // A 404 that does not name the file is no evidence about it: say where it came from.
+    const unexplained404 =
+      status === 404 && !gone
+        ? `; the answer does not say that a file ${about !== undefined ? JSON.stringify(about) : ""} does not exist (no error naming it), so ${this.baseUrl}${path} may not be the service's route: check tuskr:baseUrl`
+        : "";
     return new TuskrApiError({
       code: code.slice(0, 64),
       status,
       method,
       path,
-      message: this.redact(`${method} ${path} failed with ${status} ${code.slice(0, 64)}${serverMessage ? `: ${serverMessage}` : ""}`),
+      goneBlobId: gone ? about : undefined,
+      message: this.redact(`${method} ${path} failed with ${status} ${code.slice(0, 64)}${serverMessage ? `: ${serverMessage}` : ""}${unexplained404}`),
       retryable: status === 429 || status >= 500,
       responseBody: redactValue(typeof body === "string" ? body.slice(0, 2000) : body, [this.apiKey]),
       retryAfterSeconds: status === 429 || status === 503 ? waitSeconds : undefined,

@@ -40,6 +40,8 @@ export interface TuskrApiErrorInit {
   retryAfterSeconds?: number;
   /** True when the request may have been applied although it failed (timeout, reset, 5xx). */
   mayHaveBeenApplied?: boolean;
+  /** The file the service said does not exist or has expired (its 404/410 envelope named it). */
+  goneBlobId?: string;
 }
 
 export class TuskrApiError extends Error {
@@ -52,6 +54,7 @@ export class TuskrApiError extends Error {
   readonly responseBody?: unknown;
   readonly retryAfterSeconds?: number;
   readonly mayHaveBeenApplied: boolean;
+  readonly goneBlobId?: string;
 
   constructor(init: TuskrApiErrorInit) {
     super(init.message);
@@ -63,11 +66,16 @@ export class TuskrApiError extends Error {
     this.responseBody = init.responseBody;
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.mayHaveBeenApplied = init.mayHaveBeenApplied ?? false;
+    this.goneBlobId = init.goneBlobId;
   }
 
-  /** True when the service says the file does not exist (any more): unknown or expired. */
+  /**
+   * True only when the service itself says the file asked for does not exist (any more): its
+   * envelope's 404 NOT_FOUND or 410 FILE_EXPIRED naming that blobId. Any other 404 (no envelope,
+   * a path the service does not have behind a wrong base URL) says nothing about the file.
+   */
   get isGone(): boolean {
-    return this.status === 404 || this.status === 410;
+    return this.goneBlobId !== undefined;
   }
 
   toJSON(): Record<string, unknown> {

@@ -1,0 +1,64 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type Emulator, startEmulator } from "../../emulator";
+import { hostileService, json, type HostileService } from "../helpers/hostile-service";
+import { configuredProvider } from "../helpers/provider-fixture";
+
+/**
+ * A refresh drops a file from the stack only when the service itself says that this file does
+ * not exist or has expired. A 404 from a path the service does not have (a wrong base URL), or
+ * one without the service's error naming the file, is an error that names the URL tried and
+ * changes nothing.
+ */
+
+let emu: Emulator;
+let service: HostileService | undefined;
+beforeAll(async () => {
+  emu = await startEmulator({ port: 0 });
+});
+afterAll(() => emu.close());
+afterEach(async () => {
+  await service?.close();
+  service = undefined;
+});
+
+async function created(content: string) {
+  const provider = await configuredProvider(emu);
+  const blobId = (await emu.uploadFile({ content })).blobId;
+  const { id, outs } = await provider.create({ blobId, tag: "kept" });
+  return { id, outs };
+}
+
+describe("refresh: a file is gone only when the service says so", () => {
+  it("a wrong base path (the service answers 404 'no route') keeps the file and names the URL and the setting", async () => {
+    const { id, outs } = await created(`wrong base ${Math.random()}`);
+    const wrong = await configuredProvider({ url: `${emu.url}/api` });
+    const error = await wrong.read(id, outs).then(
+      (r) => r,
+      (e: Error) => e,
+    );
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toContain(`${emu.url}/api/v1/files/`);
+    expect((error as Error).message).toMatch(/check tuskr:baseUrl/);
+    // With the right base URL, the same state reads back as it is.
+    expect((await (await configuredProvider(emu)).read(id, outs)).props).toMatchObject({ blobId: id, tag: "kept" });
+  });
+
+  it("a 404 without the service's error naming the file (a proxy's, a bare one) changes nothing", async () => {
+    const { id, outs } = await created(`bare 404 ${Math.random()}`);
+    for (const body of [undefined, { error: { code: "NOT_FOUND", message: "not here" } }, { error: { code: "NOT_FOUND", details: { blobId: "another" } } }]) {
+      service = await hostileService((_req, res) => (body === undefined ? res.writeHead(404).end("Not Found") : json(res, 404, body)));
+      const provider = await configuredProvider(service);
+      await expect(provider.read(id, outs)).rejects.toThrow(/check tuskr:baseUrl/);
+      await service.close();
+      service = undefined;
+    }
+  });
+
+  it("the service's own 404 for this file, or 410 expired, drops it", async () => {
+    const provider = await configuredProvider(emu);
+    expect(await provider.read("nope", { blobId: "never-uploaded-blob", tag: "x" })).toEqual({});
+    const { id, outs } = await created(`expires ${Math.random()}`);
+    await emu.advanceEpochs(5);
+    expect(await provider.read(id, outs)).toEqual({});
+  });
+});
