@@ -105,9 +105,18 @@ export function settingsFrom(config: ConfigSource | undefined, env: NodeJS.Proce
 }
 
 /** What is wrong with the settings, naming the config key, or undefined: checked before any request. */
-export function settingsProblem(settings: ProviderSettings): string | undefined {
+export function settingsProblem(settings: ProviderSettings): { setting: SettingName; message: string } | undefined {
+  // Every request needs the key: without one, a preview would promise what the apply cannot do.
+  if (!settings.apiKey) {
+    return {
+      setting: "apiKey",
+      message:
+        `${CONFIG_KEYS.apiKey} is not set: set the Tuskr API key as a secret (pulumi config set --secret ${CONFIG_KEYS.apiKey} <key>)` +
+        ` or in the environment (${settingDoc("apiKey").env})`,
+    };
+  }
   const insecure = insecureBaseUrlProblem(settings.baseUrl, settings.allowInsecureHttp);
-  return insecure ? `${CONFIG_KEYS.baseUrl}: ${insecure}` : undefined;
+  return insecure ? { setting: "baseUrl", message: `${CONFIG_KEYS.baseUrl}: ${insecure}` } : undefined;
 }
 
 /** The client options these settings make (the caller adds its own, e.g. a retry counter in tests). */

@@ -120,7 +120,7 @@ export class StoredFileCore {
   check(olds: Record<string, unknown>, news: Record<string, unknown>, secretInputs: readonly string[]): { inputs: DeclaredInputs; failures: CheckFailure[] } {
     // Bad configuration fails the preview, before any request.
     const problem = settingsProblem(this.context.settings);
-    if (problem) throw new Error(problem);
+    if (problem) throw new Error(problem.message);
     return validateInputs(olds, news, secretInputs);
   }
 

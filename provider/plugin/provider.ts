@@ -101,7 +101,7 @@ export class StoredFilePlugin {
       if (!parsed.success) failures.push({ property: name, reason: `${CONFIG_KEYS[name]}: ${parsed.error.issues[0]?.message ?? "invalid"}` });
     }
     const problem = settingsProblem(settingsFrom(configSource(news)));
-    if (problem) failures.push({ property: "baseUrl", reason: problem });
+    if (problem) failures.push({ property: problem.setting, reason: problem.message });
     for (const key of Object.keys(plain)) {
       if (!(key in ProviderConfigSchema.shape) && key !== "version") {
         failures.push({

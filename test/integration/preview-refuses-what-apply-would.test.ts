@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startEmulator, type Emulator } from "../../emulator";
-import type { StoredFileProvider } from "../../provider/stored-file-provider";
+import { StoredFilePlugin } from "../../provider/plugin/provider";
+import { StoredFileProvider } from "../../provider/stored-file-provider";
 import { validateInputs } from "../../provider/stored-file-schema";
 import { patchFile } from "../helpers/emulator";
 import { configuredProvider } from "../helpers/provider-fixture";
@@ -138,6 +139,24 @@ describe("refresh says what changed outside the stack", () => {
       ]);
     } finally {
       log.mockRestore();
+    }
+  });
+});
+
+describe("a stack with no API key fails at preview, naming the key's config", () => {
+  it("the dynamic resource's check and the plugin's provider config refuse it before any request", async () => {
+    const saved = process.env.TUSKR_API_KEY;
+    delete process.env.TUSKR_API_KEY;
+    try {
+      emu.clearRequests();
+      const noKey = new StoredFileProvider();
+      await noKey.configure({ config: { get: (k: string) => ({ "tuskr:baseUrl": emu.url })[k] } });
+      await expect(noKey.check({}, { blobId: "b1", tag: "t" })).rejects.toThrow(/tuskr:apiKey is not set: .*pulumi config set --secret tuskr:apiKey/);
+      const plugin = new StoredFilePlugin(() => undefined);
+      expect(plugin.checkConfig({ baseUrl: emu.url }).failures).toEqual([{ property: "apiKey", reason: expect.stringMatching(/^tuskr:apiKey is not set/) }]);
+      expect(emu.requests()).toEqual([]);
+    } finally {
+      if (saved !== undefined) process.env.TUSKR_API_KEY = saved;
     }
   });
 });
