@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import picomatch from "picomatch";
 import { globSync } from "tinyglobby";
 import { StoredFile, type StoredFileArgs } from "./stored-file";
 
@@ -34,7 +35,7 @@ export class StoredFolder extends pulumi.ComponentResource {
   constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("tuskr:index:StoredFolder", name, {}, opts);
     const { path: dir, include, exclude, files: overrides = {}, ...shared } = args;
-    const relatives = folderFiles(dir, include, exclude);
+    const relatives = folderFiles(name, dir, include, exclude);
     // An override for a file that is not (or no longer) there is likely a typo or a leftover: said, not fatal.
     for (const rel of Object.keys(overrides).filter((r) => !relatives.includes(r))) {
       pulumi.log.warn(`StoredFolder ${name}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, this);
@@ -53,14 +54,43 @@ export class StoredFolder extends pulumi.ComponentResource {
   }
 }
 
-/** The folder's files matching the globs, as sorted POSIX paths relative to it. */
-function folderFiles(dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {
+/**
+ * The folder's regular files matching the globs, as sorted POSIX paths relative to it. The walk
+ * never follows a symbolic link, so it never leaves the folder; a link or a special file (FIFO,
+ * socket, device) that the globs match is refused, naming it: uploading what a link points to
+ * could upload any file of the machine that runs `pulumi up`.
+ */
+function folderFiles(name: string, dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {
   let stat: fs.Stats;
   try {
     stat = fs.statSync(dir);
   } catch {
-    throw new Error(`StoredFolder: path ${dir} does not exist (paths are relative to the program's directory, ${process.cwd()})`);
+    throw new Error(`StoredFolder ${name}: path ${dir} does not exist (paths are relative to the program's directory, ${process.cwd()})`);
   }
-  if (!stat.isDirectory()) throw new Error(`StoredFolder: path ${dir} is not a directory`);
-  return globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false }).sort();
+  if (!stat.isDirectory()) throw new Error(`StoredFolder ${name}: path ${dir} is not a directory`);
+  const included = picomatch(include);
+  const excluded = exclude.length > 0 ? picomatch(exclude) : () => false;
+  for (const entry of notRegularFiles(dir)) {
+    if (!included(entry.rel) || excluded(entry.rel)) continue;
+    throw new Error(
+      `StoredFolder ${name}: ${path.join(dir, entry.rel)} is ${entry.what}: a folder uploads regular files only, and never follows ` +
+        `a link out of itself; leave it out (exclude: [${JSON.stringify(entry.rel)}]) or put the file itself there`,
+    );
+  }
+  return globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false, followSymbolicLinks: false }).sort();
+}
+
+/** Every entry under `dir` that is neither a regular file nor a directory, found without following links. */
+function notRegularFiles(dir: string): Array<{ rel: string; what: string }> {
+  const found: Array<{ rel: string; what: string }> = [];
+  const pending = [""];
+  for (let relDir = pending.pop(); relDir !== undefined; relDir = pending.pop()) {
+    for (const entry of fs.readdirSync(path.join(dir, relDir), { withFileTypes: true })) {
+      const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) pending.push(rel);
+      else if (entry.isSymbolicLink()) found.push({ rel, what: `a symbolic link (to ${JSON.stringify(fs.readlinkSync(path.join(dir, rel)))})` });
+      else if (!entry.isFile()) found.push({ rel, what: "not a regular file (a FIFO, socket or device)" });
+    }
+  }
+  return found;
 }
