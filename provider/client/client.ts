@@ -418,7 +418,9 @@ export class TuskrClient {
         why = next.stop;
         break;
       }
-      if (next.again === "after-backoff") await sleep(Math.min(backoffDelayMs(round, this.policy, this.random), Math.max(0, p.deadline - Date.now())));
+      if (next.again === "after-backoff") {
+        await sleep(Math.min(Math.max(this.policy.minDelayMs, backoffDelayMs(round, this.policy, this.random)), Math.max(0, p.deadline - Date.now())));
+      }
     }
     throw p.unknown(lastError, why);
   }
@@ -484,12 +486,12 @@ export class TuskrClient {
         error = e instanceof TuskrApiError ? e : this.transportError(method, path, e);
       }
       const retryable = error.retryable && (opts.retryAmbiguous || !error.mayHaveBeenApplied);
-      // A 429 is the server pacing us, not failing: it is bounded by the time budget only, so a
-      // rate-limited run slows down instead of failing after a handful of attempts.
-      const outOfAttempts = attempt >= this.policy.maxAttempts && error.status !== 429;
+      // A 429 is the server pacing us, not failing: allowed more attempts, so a rate-limited run
+      // slows down instead of failing after a handful; still a bounded number.
+      const outOfAttempts = attempt >= (error.status === 429 ? this.policy.maxRateLimitedAttempts : this.policy.maxAttempts);
       if (!retryable || outOfAttempts) throw error;
       const serverWaitMs = error.retryAfterSeconds !== undefined ? Math.ceil(error.retryAfterSeconds * 1000) : undefined;
-      const waitMs = serverWaitMs ?? backoffDelayMs(attempt, this.policy, this.random);
+      const waitMs = Math.max(this.policy.minDelayMs, serverWaitMs ?? backoffDelayMs(attempt, this.policy, this.random));
       if (Date.now() + waitMs >= opts.deadline) throw error;
       this.onRetry?.({ method, path, attempt, waitMs, error });
       await sleep(waitMs);

@@ -1,10 +1,20 @@
 /**
  * Retry policy: exponential backoff with full jitter, bounded both in attempts and in total time,
- * and a server's own wait (Retry-After, X-RateLimit-Reset) always wins over our guess.
+ * and a server's own wait (Retry-After, X-RateLimit-Reset) wins over our guess, but never goes
+ * below the floor: a server answering `Retry-After: 0` cannot turn the client into a hot loop.
+ *
+ * The bound on what one request of the client can send: `maxAttempts` requests when it fails,
+ * `maxRateLimitedAttempts` when the service keeps answering 429, whichever comes first, and never
+ * past `maxTotalMs`. A purchase (upload, renew) sends again at most `maxAttempts` times in all
+ * after an ambiguous failure, each such send bounded the same way, with one read-back GET between.
  */
 export interface RetryPolicy {
   /** Attempts in all, the first one included. */
   maxAttempts: number;
+  /** Attempts in all while the service answers 429 (pacing, not failing: allowed more). */
+  maxRateLimitedAttempts: number;
+  /** Every wait before a retry lasts at least this long, whatever the server asks. */
+  minDelayMs: number;
   /** First backoff ceiling; doubles on each retry. */
   baseDelayMs: number;
   /** Ceiling of one backoff. */
@@ -15,6 +25,8 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 5,
+  maxRateLimitedAttempts: 30,
+  minDelayMs: 100,
   baseDelayMs: 250,
   maxDelayMs: 8_000,
   maxTotalMs: 60_000,

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { TuskrClient } from "../../provider/client/client";
+import { DEFAULT_RETRY_POLICY } from "../../provider/client/retry";
 import { hostileService, json, record, type HostileService } from "../helpers/hostile-service";
 import { recordResult } from "../helpers/reliability-results";
 import { configuredProvider } from "../helpers/provider-fixture";
@@ -181,5 +182,27 @@ describe("the key never crosses the network in clear", () => {
   it("https, loopback, or an explicit opt-in are accepted", async () => {
     for (const url of ["https://api.tuskr.dev", "http://127.0.0.1:4010", "http://localhost:4010", "http://[::1]:4010"]) expect(await check(url)).toBe("ok");
     expect(await check("http://files.example.com", { "tuskr:allowInsecureHttp": "true" })).toBe("ok");
+  });
+});
+
+describe("bounded retries: a floor under every wait, a cap on every loop", () => {
+  it("a service answering 429 with Retry-After: 0 forever gets a bounded number of requests, each after the floor", async () => {
+    service = await hostileService((_req, res) => json(res, 429, { error: { code: "RATE_LIMIT_EXCEEDED", message: "slow down" } }, { "Retry-After": "0" }));
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url });
+    const started = Date.now();
+    await expect(client.getFile("b1")).rejects.toMatchObject({ status: 429 });
+    const elapsed = Date.now() - started;
+    expect(service.requests).toHaveLength(DEFAULT_RETRY_POLICY.maxRateLimitedAttempts);
+    expect(elapsed).toBeGreaterThanOrEqual((DEFAULT_RETRY_POLICY.maxRateLimitedAttempts - 1) * DEFAULT_RETRY_POLICY.minDelayMs);
+    note("429 with Retry-After: 0, forever", `failed after ${service.requests.length} requests in ${elapsed} ms`);
+  });
+
+  it("a service failing with 503 and Retry-After: 0 gets maxAttempts requests, each after the floor", async () => {
+    service = await hostileService((_req, res) => json(res, 503, { error: { code: "SERVICE_UNAVAILABLE", message: "down" } }, { "Retry-After": "0" }));
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url });
+    const started = Date.now();
+    await expect(client.getFile("b1")).rejects.toMatchObject({ status: 503 });
+    expect(service.requests).toHaveLength(DEFAULT_RETRY_POLICY.maxAttempts);
+    expect(Date.now() - started).toBeGreaterThanOrEqual((DEFAULT_RETRY_POLICY.maxAttempts - 1) * DEFAULT_RETRY_POLICY.minDelayMs);
   });
 });
