@@ -102,7 +102,7 @@ export async function upload(
     result = await client.uploadFile(
       { path: asset.path, text: asset.text, filename },
       { tag, epochs },
-      { idempotencyKey: purchaseKey(seed, `sha256:${hash}`, "upload", 0) },
+      { idempotencyKey: purchaseKey(seed, `sha256:${hash}`, "upload", 0), epochMs: clock.epochMs },
     );
   } catch (e) {
     if (isTuskrApiError(e) && e.code === "IDEMPOTENCY_KEY_REUSED") {

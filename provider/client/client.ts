@@ -184,6 +184,9 @@ export function insecureBaseUrlProblem(baseUrl: string, allowInsecureHttp = fals
   );
 }
 
+/** How far the service's clock may be from ours before a time it reports is not believed. */
+const CLOCK_SKEW_MS = 5 * 60 * 1000;
+
 interface SendOptions<S extends z.ZodType> {
   body?: unknown;
   /** The file the request is about: only a 404/410 naming it says that it is gone. */
@@ -283,7 +286,12 @@ export class TuskrClient {
    * service is known to honour keys; otherwise it fails with UPLOAD_OUTCOME_UNKNOWN (nothing to
    * read back: the file's id is the answer's).
    */
-  async uploadFile(source: UploadSource, fields: UploadFields, options: { idempotencyKey: string; keyHonoured?: boolean }): Promise<UploadResult> {
+  async uploadFile(
+    source: UploadSource,
+    fields: UploadFields,
+    // epochMs: the epoch's length, to check the answer's expiry against the horizon.
+    options: { idempotencyKey: string; keyHonoured?: boolean; epochMs?: number },
+  ): Promise<UploadResult> {
     const path = PATHS.files;
     const size = source.text !== undefined ? Buffer.byteLength(source.text, "utf8") : (await fs.promises.stat(source.path!)).size;
     const form = async () => {
@@ -297,6 +305,7 @@ export class TuskrClient {
     const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
     const deadline = this.deadline();
     const extraMs = Math.ceil(size / (1024 * 1024)) * 1000;
+    const sentAt = Date.now();
     return this.purchase<Omit<UploadResult, "resent">>({
       deadline,
       send: async () => {
@@ -307,10 +316,15 @@ export class TuskrClient {
         // The record of other content is not this upload's (a blob is its content).
         if (u.size !== size)
           throw this.invalidResponse("POST", path, sent.status, `the answer is the record of a file of ${u.size} bytes, not the ${size} bytes sent`, undefined);
+        // The id every later request goes to: it must be one the contract allows.
+        const idProblem = blobIdProblem(u.blob_id);
+        if (idProblem) throw this.invalidResponse("POST", path, sent.status, `blob_id ${idProblem}`, undefined);
+        const replayed = keyHonoured && header("Idempotent-Replayed") === "true";
+        if (!replayed) this.expectPlausibleExpiry("POST", path, sent.status, { createdAt: u.created_at, expiresAt: u.expires_at }, sentAt, options.epochMs);
         return {
           file: { blobId: u.blob_id, url: u.url, size: u.size, tag: u.tag, createdAt: u.created_at, expiresAt: u.expires_at },
           created: sent.status === 201,
-          confirmedBy: keyHonoured && header("Idempotent-Replayed") === "true" ? "replay" : "response",
+          confirmedBy: replayed ? "replay" : "response",
           keyHonoured,
         };
       },
@@ -344,6 +358,7 @@ export class TuskrClient {
     const body = parseBody(RenewBodySchema, { epochs }, "POST", path);
     const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
     const deadline = this.deadline();
+    const sentAt = Date.now();
     return this.purchase<Omit<RenewResult, "resent">>({
       deadline,
       send: async () =>
@@ -351,6 +366,7 @@ export class TuskrClient {
           blobId,
           path,
           options,
+          sentAt,
           await this.send("POST", path, { body, about: blobId, headers, schema: RenewFileResponseSchema, retryAmbiguous: false, deadline }),
         ),
       settle: async () => {
@@ -426,7 +442,13 @@ export class TuskrClient {
   }
 
   /** Checks a renew's answer against the request, and reads what it says about the key. */
-  private renewed(blobId: string, path: string, options: RenewOptions, sent: Sent<z.infer<typeof RenewFileResponseSchema>>): Omit<RenewResult, "resent"> {
+  private renewed(
+    blobId: string,
+    path: string,
+    options: RenewOptions,
+    sentAt: number,
+    sent: Sent<z.infer<typeof RenewFileResponseSchema>>,
+  ): Omit<RenewResult, "resent"> {
     const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
     const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
     const replayed = keyHonoured && header("Idempotent-Replayed") === "true";
@@ -446,8 +468,36 @@ export class TuskrClient {
           file,
         );
       }
+      if (!replayed) this.expectPlausibleExpiry("POST", path, sent.status, file, sentAt, options.epochMs);
     }
     return { file, confirmedBy: replayed ? "replay" : "response", keyHonoured };
+  }
+
+  /**
+   * The expiry a purchase's answer reports must be one a live file can have: not before the
+   * request was sent, not past the service's horizon from then, and not before the file's own
+   * creation. Anything else is not recorded (a later plan would act on it).
+   */
+  private expectPlausibleExpiry(
+    method: string,
+    path: string,
+    status: number,
+    file: { createdAt?: string | null; expiresAt?: string | null },
+    sentAt: number,
+    epochMs: number | undefined,
+  ): void {
+    const expires = Date.parse(file.expiresAt ?? "");
+    if (Number.isNaN(expires)) return;
+    const created = Date.parse(file.createdAt ?? "");
+    const problem =
+      !Number.isNaN(created) && created > expires
+        ? `createdAt ${file.createdAt} is after expiresAt ${file.expiresAt}`
+        : expires <= sentAt - CLOCK_SKEW_MS
+          ? `expiresAt ${file.expiresAt} is before the request was sent (${new Date(sentAt).toISOString()})`
+          : epochMs !== undefined && expires > sentAt + (LIMITS.maxEpochsAhead + 1) * epochMs + CLOCK_SKEW_MS
+            ? `expiresAt ${file.expiresAt} is past the service's horizon (${LIMITS.maxEpochsAhead} epochs from ${new Date(sentAt).toISOString()})`
+            : undefined;
+    if (problem) throw this.invalidResponse(method, path, status, problem, undefined);
   }
 
   /** A record in an answer must be the requested file's. */

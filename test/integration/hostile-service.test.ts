@@ -206,3 +206,60 @@ describe("bounded retries: a floor under every wait, a cap on every loop", () =>
     expect(Date.now() - started).toBeGreaterThanOrEqual((DEFAULT_RETRY_POLICY.maxAttempts - 1) * DEFAULT_RETRY_POLICY.minDelayMs);
   });
 });
+
+describe("an answer's ids and times are checked before anything acts on them", () => {
+  const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "twelve bytes" };
+  const urn = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h";
+  const day = 86_400_000;
+  const uploadAnswer = (extra: Record<string, unknown>) => ({
+    id: "f1",
+    blob_id: "b-new",
+    url: "https://cdn.example/b-new",
+    size: 12,
+    mime_type: "text/plain",
+    tag: null,
+    category: null,
+    created_at: new Date().toISOString(),
+    expires_at: new Date(Date.now() + day).toISOString(),
+    ...extra,
+  });
+  it.each([
+    ["a blob_id of '..'", { blob_id: ".." }, /blob_id must not be '\.' or '\.\.'/],
+    ["an empty blob_id", { blob_id: "" }, /blob_id must not be empty/],
+    ["a blob_id of 200,000 characters", { blob_id: "b".repeat(200_000) }, /blob_id must be at most 512 characters \(got 200000\)/],
+    [
+      "an expiry in 1970 and a creation in 3000",
+      { created_at: "3000-01-01T00:00:00.000Z", expires_at: "1970-01-02T00:00:00.000Z" },
+      /createdAt .* is after expiresAt/,
+    ],
+    [
+      "an expiry before the request",
+      { created_at: "2019-12-01T00:00:00.000Z", expires_at: "2020-01-01T00:00:00.000Z" },
+      /expiresAt 2020-01-01T00:00:00.000Z is before the request was sent/,
+    ],
+    ["an expiry past the horizon", { expires_at: new Date(Date.now() + 900 * day).toISOString() }, /is past the service's horizon \(53 epochs/],
+  ])("an upload answered with %s: INVALID_RESPONSE, no other request, nothing recorded", async (label, extra, message) => {
+    const provider = await providerFor((_req, res) => json(res, 201, uploadAnswer(extra)));
+    const result = await settle(provider.create({ source, retentionEpochs: 1, __urn: urn }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(message);
+      expect(result.error.properties).toBeUndefined();
+    }
+    expect(service?.requests.map((r) => r.method)).toEqual(["POST"]);
+    note(`upload answered with ${label}`, result.ok ? "recorded" : `${result.error.code}, nothing else sent`);
+  });
+
+  it("a renew answered with an expiry 900 days ahead: INVALID_RESPONSE, nothing new recorded", async () => {
+    const provider = await providerFor((_req, res) => json(res, 200, record("b1", { expiresAt: new Date(Date.now() + 900 * day).toISOString() })));
+    const result = await settle(provider.update("b1", recorded, { blobId: "b1", retentionEpochs: 4 }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/past the service's horizon/);
+      expect(result.error.properties).toBeUndefined();
+    }
+    note("renew answered with an expiry 900 days ahead", result.ok ? "recorded" : `${result.error.code}, nothing recorded`);
+  });
+});
