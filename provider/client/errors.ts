@@ -98,12 +98,22 @@ export function isTuskrApiError(e: unknown): e is TuskrApiError {
 
 const MASK = "[REDACTED]";
 
-/** Replaces every occurrence of each secret (and a `Bearer <anything>` token) in a string. */
+/**
+ * Replaces every occurrence of each secret, of any length, as written or in the forms a message
+ * may carry it (escaped inside JSON, percent-encoded in a URL), and a `Bearer <anything>` token.
+ * Longer forms go first, so a secret inside another is not left half-masked.
+ */
 export function redactString(text: string, secrets: readonly string[]): string {
-  let out = text;
+  const forms = new Set<string>();
   for (const secret of secrets) {
-    if (secret && secret.length >= 4) out = out.split(secret).join(MASK);
+    if (!secret) continue;
+    forms.add(secret);
+    forms.add(JSON.stringify(secret).slice(1, -1));
+    forms.add(encodeURIComponent(secret));
   }
+  // One pass: a mask already written is never searched again.
+  const escaped = [...forms].sort((a, b) => b.length - a.length).map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const out = escaped.length > 0 ? text.replace(new RegExp(escaped.join("|"), "g"), MASK) : text;
   return out.replace(/Bearer\s+[^\s"',;]+/gi, `Bearer ${MASK}`);
 }
 

@@ -4,7 +4,7 @@ import { StoredFilePlugin } from "../../provider/plugin/provider";
 import { StoredFileProvider } from "../../provider/stored-file-provider";
 import { validateInputs } from "../../provider/stored-file-schema";
 import { patchFile } from "../helpers/emulator";
-import { configuredProvider } from "../helpers/provider-fixture";
+import { configuredProvider, configureProvider } from "../helpers/provider-fixture";
 
 /**
  * What the preview says is what the apply does: lengths are counted one way on both sides, a
@@ -157,6 +157,23 @@ describe("a stack with no API key fails at preview, naming the key's config", ()
       expect(emu.requests()).toEqual([]);
     } finally {
       if (saved !== undefined) process.env.TUSKR_API_KEY = saved;
+    }
+  });
+});
+
+describe("a secret input never reaches a message, whatever its length or content", () => {
+  it("a secret name with quotes and a line break, and a two-character secret tag, are masked in every form", async () => {
+    const lines: string[] = [];
+    const logging = new StoredFileProvider({}, (line) => lines.push(line));
+    await configureProvider(logging, emu);
+    const name = 'q"u\note';
+    const blobId = (await emu.uploadFile({ content: `secret forms ${Math.random()}` })).blobId;
+    const { outs } = await logging.create({ blobId, name, tag: "ok", __secretInputs: ["name", "tag"] });
+    await patchFile(emu, blobId, { tag: "changed-elsewhere", name: "changed-too" });
+    await logging.read(blobId, outs);
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      for (const form of [name, JSON.stringify(name).slice(1, -1), encodeURIComponent(name), "ok"]) expect(line).not.toContain(form);
     }
   });
 });
