@@ -6,7 +6,6 @@ import { PurchaseStopped, label } from "./stored-file-messages";
 import { type PlanClock, planChange, type StoredFilePlan } from "./stored-file-plan";
 import type { DeclaredInputs, StoredFileState } from "./stored-file-schema";
 import { declaredFields, observed } from "./stored-file-state";
-import type { WireAsset } from "./stored-file-source";
 
 /**
  * Buying epochs safely: each purchase (an upload, a declared renew, a keep-alive renew) has an
@@ -87,7 +86,7 @@ export async function adopt(client: TuskrClient, blobId: string, urn: string | u
  */
 export async function upload(
   client: TuskrClient,
-  asset: WireAsset & { hash: string },
+  asset: { path?: string; text?: string; hash: string },
   upload: { filename: string; tag?: string; declaredEpochs: number; urn?: string; source: unknown },
   clock: PlanClock,
   log: Log,

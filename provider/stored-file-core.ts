@@ -7,7 +7,7 @@ import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFr
 import { describe, label, masked, redactor, shown } from "./stored-file-messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan } from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, validateInputs } from "./stored-file-schema";
-import { sourceFilename, sourceHash, wireAsset } from "./stored-file-source";
+import { snapshotContent, sourceFilename, wireAsset } from "./stored-file-source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
 
 /**
@@ -159,11 +159,20 @@ export class StoredFileCore {
     let start: Start;
     try {
       if (asset) {
-        const hash = await sourceHash(asset);
-        const filename = sourceFilename(asset, inputs.name ?? undefined);
-        const declaredEpochs = typeof inputs.retentionEpochs === "number" ? inputs.retentionEpochs : 0;
-        const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
-        start = await upload(client, { ...asset, hash }, { filename, tag, declaredEpochs, urn: req.urn, source: inputs.source }, clock, log);
+        const content = await snapshotContent(asset);
+        try {
+          if (asset.hash && asset.hash !== content.hash) {
+            log(
+              `warning: StoredFile (upload of ${asset.path ?? "text"}): the content changed after the engine read it (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): the bytes read now are uploaded and recorded; the next preview compares against them`,
+            );
+          }
+          const filename = sourceFilename(asset, inputs.name ?? undefined);
+          const declaredEpochs = typeof inputs.retentionEpochs === "number" ? inputs.retentionEpochs : 0;
+          const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
+          start = await upload(client, content, { filename, tag, declaredEpochs, urn: req.urn, source: inputs.source }, clock, log);
+        } finally {
+          await content.release();
+        }
       } else {
         start = await adopt(client, String(inputs.blobId), req.urn);
       }

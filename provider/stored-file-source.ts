@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
+import { Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { LIMITS } from "../api";
 import { ARCHIVE_SIG, ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 
@@ -71,13 +74,45 @@ export async function assetProblem(
   return sourceProblem({ [SIG_KEY]: ASSET_SIG, path, text, uri });
 }
 
-/** The content's SHA-256 (hex): the engine's, else computed here (streamed, not read whole). */
-export async function sourceHash(asset: WireAsset): Promise<string> {
-  if (asset.hash) return asset.hash;
+/** The content as it is sent: where to read it, its SHA-256 (hex) and size, and how to let go of it. */
+export interface ContentSnapshot {
+  path?: string;
+  text?: string;
+  hash: string;
+  size: number;
+  release(): Promise<void>;
+}
+
+/**
+ * The content, fixed for one upload: a file is copied (streamed, never held whole) into a private
+ * temporary file while it is hashed and counted, and the upload reads the copy. So the hash and
+ * size recorded are those of the bytes sent, even when the file is rewritten while `up` runs
+ * (the engine hashed it earlier, when the program registered it).
+ */
+export async function snapshotContent(asset: WireAsset): Promise<ContentSnapshot> {
   const hash = createHash("sha256");
-  if (asset.text !== undefined) return hash.update(asset.text, "utf8").digest("hex");
-  for await (const chunk of fs.createReadStream(asset.path!)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
+  if (asset.text !== undefined) {
+    return { text: asset.text, hash: hash.update(asset.text, "utf8").digest("hex"), size: Buffer.byteLength(asset.text, "utf8"), release: async () => {} };
+  }
+  const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), "tuskr-upload-"));
+  const copy = path.join(dir, "content");
+  const release = () => fs.promises.rm(dir, { recursive: true, force: true });
+  let size = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length;
+      if (size > LIMITS.uploadMaxBytes) return done(new Error(`source file ${asset.path} grew past ${LIMITS.uploadMaxBytes} bytes, the most an upload can be`));
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  try {
+    await pipeline(fs.createReadStream(asset.path!), counted, fs.createWriteStream(copy, { flags: "wx", mode: 0o600 }));
+  } catch (e) {
+    await release();
+    throw e;
+  }
+  return { path: copy, hash: hash.digest("hex"), size, release };
 }
 
 /** The file name an upload carries (the service takes it as the file's name). */
