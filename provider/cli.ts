@@ -1,13 +1,19 @@
 #!/usr/bin/env node
 // `pulumi-tuskr summary < preview.json`: the Markdown a pipeline posts on a pull request, from
-// the output of `pulumi preview --json`.
+// the output of `pulumi preview --json`. `pulumi-tuskr expiry < stack.json`: the alarm a scheduled
+// job raises when a file is about to expire, from the output of `pulumi stack export`.
 import { parseArgs } from "node:util";
+import { expiryMarkdown, expiryReport } from "./expiry";
 import { summarizePreview } from "./summary";
 
 const USAGE = `usage: pulumi-tuskr summary [--now <ISO time>] < preview.json
+       pulumi-tuskr expiry [--within <epochs>] [--json] [--now <ISO time>] < stack.json
 
-Reads the output of \`pulumi preview --json\` on stdin and prints Markdown: per StoredFile, what
-changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces, and totals.`;
+summary  reads the output of \`pulumi preview --json\` on stdin and prints Markdown: per StoredFile,
+         what changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces, totals.
+expiry   reads the output of \`pulumi stack export\` on stdin and prints each StoredFile's blobId,
+         expiry, epochs left and keep-alive (Markdown, or JSON with --json); exits 1 when a file
+         ends within --within epochs (default tuskr:expiryWarningEpochs, 3) or has ended, else 0.`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -15,7 +21,12 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-const CLI_OPTIONS = { now: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+const CLI_OPTIONS = {
+  now: { type: "string" },
+  within: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 async function main(argv: string[]): Promise<number> {
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof CLI_OPTIONS }>>;
@@ -30,9 +41,18 @@ async function main(argv: string[]): Promise<number> {
     console.error(USAGE);
     return 0;
   }
-  if (positionals.length !== 1 || positionals[0] !== "summary") {
+  const command = positionals[0];
+  if (positionals.length !== 1 || (command !== "summary" && command !== "expiry")) {
     console.error(USAGE);
     return 2;
+  }
+  let withinEpochs: number | undefined;
+  if (values.within !== undefined) {
+    withinEpochs = Number(values.within);
+    if (!Number.isInteger(withinEpochs) || withinEpochs < 0) {
+      console.error(`--within: a whole number of epochs, got ${values.within}`);
+      return 2;
+    }
   }
   let nowMs: number | undefined;
   if (values.now !== undefined) {
@@ -43,19 +63,26 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   const text = await readStdin();
+  const source = command === "summary" ? "`pulumi preview --json`" : "`pulumi stack export`";
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    console.error("stdin is not JSON: pipe in the output of `pulumi preview --json`");
+    console.error(`stdin is not JSON: pipe in the output of ${source}`);
     return 2;
   }
   try {
-    process.stdout.write(summarizePreview(json, { nowMs }));
-    return 0;
+    if (command === "summary") {
+      process.stdout.write(summarizePreview(json, { nowMs }));
+      return 0;
+    }
+    const report = expiryReport(json, { withinEpochs, nowMs });
+    process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : expiryMarkdown(report));
+    return report.alarm ? 1 : 0;
   } catch (e) {
     console.error((e as Error).message);
-    return 1;
+    // expiry's 1 is the alarm: input it cannot read must say something else.
+    return command === "summary" ? 1 : 2;
   }
 }
 

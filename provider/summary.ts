@@ -3,6 +3,7 @@ import { settingsFrom } from "./settings";
 import { PATCH_FIELDS, isPlainObject, jsonEqual } from "../api";
 import { planChange } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
+import { code, plain } from "./markdown";
 import { isStoredFileType } from "./resource-types";
 import { StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
 
@@ -48,23 +49,6 @@ interface FileLine {
   patch: boolean;
   /** The step uploads content (a create or replace with `source`). */
   upload?: boolean;
-}
-
-/**
- * A value as an inline code span that cannot break the Markdown around it: a pipe would end a
- * table cell (GitHub needs it escaped even inside code), a line break the row, and a backtick
- * the span (a longer fence holds it).
- */
-function code(v: unknown): string {
-  const text = (typeof v === "string" ? v : (JSON.stringify(v) ?? String(v))).replace(/\r\n|\r|\n/g, "↵").replace(/\|/g, "\\|");
-  const fence = "`".repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((t) => t.length)) + 1);
-  const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
-  return `${fence}${pad}${text}${pad}${fence}`;
-}
-
-/** Text that cannot break a table row or start markup: pipes, line breaks, backticks, `<` escaped. */
-function plain(text: string): string {
-  return text.replace(/\r\n|\r|\n/g, "↵").replace(/[\\|`<]/g, (c) => `\\${c}`);
 }
 
 function metadataChanges(before: unknown, after: Record<string, unknown>): string[] {

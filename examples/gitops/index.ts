@@ -7,12 +7,15 @@ import { StoredFolder } from "pulumi-tuskr";
 const config = new pulumi.Config();
 const environment = config.require("environment");
 const retentionEpochs = config.requireNumber("retentionEpochs");
+// Renewed by the daily scheduled `up` when fewer epochs than this are left (the workflow).
+const keepAlive = config.getObject<{ minRemainingEpochs: number; renewEpochs: number }>("keepAlive");
 
 const release = new StoredFolder("release", {
   path: "files",
   tag: `${environment}-docs`,
   metadata: { environment, managedBy: "pulumi" },
   retentionEpochs,
+  keepAlive,
   files: { "app.js": { tag: `${environment}-app` } },
 });
 

@@ -16,3 +16,69 @@ describe("pulumi-tuskr summary (the CLI)", () => {
     expect(bad.stderr).toMatch(/pipe in the output of `pulumi preview --json`/);
   });
 });
+
+describe("pulumi-tuskr expiry (the alarm)", () => {
+  const cli = path.resolve(__dirname, "../../dist/provider/cli.js");
+  const now = "2026-11-23T12:00:00.000Z";
+  const day = 86_400_000;
+  const at = (days: number) => new Date(Date.parse(now) + days * day).toISOString();
+  const secret = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" };
+  const exported = {
+    version: 3,
+    deployment: {
+      resources: [
+        { urn: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev", type: "pulumi:pulumi:Stack", outputs: {} },
+        {
+          urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::logo",
+          type: "pulumi-nodejs:dynamic/tuskr:StoredFile",
+          outputs: { blobId: "b-logo", expiresAt: at(20), keepAlive: { minRemainingEpochs: 7, renewEpochs: 30 } },
+        },
+        {
+          urn: "urn:pulumi:dev::p::tuskr:index:StoredFolder$pulumi-nodejs:dynamic/tuskr:StoredFile::site/index.html",
+          type: "pulumi-nodejs:dynamic/tuskr:StoredFile",
+          outputs: { blobId: "b-index", expiresAt: at(1.5) },
+        },
+        {
+          urn: "urn:pulumi:dev::p::tuskr:index:StoredFile::report",
+          type: "tuskr:index:StoredFile",
+          outputs: { blobId: "b-report", name: secret, expiresAt: at(-1) },
+        },
+      ],
+    },
+  };
+  const run = (args: string[], input: unknown) =>
+    spawnSync(process.execPath, [cli, "expiry", "--now", now, ...args], { input: JSON.stringify(input), encoding: "utf8" });
+
+  it("lists every StoredFile of both resource types, soonest first, and exits 1 when one ends within the window or has ended", () => {
+    const out = run([], exported);
+    expect(out.status).toBe(1);
+    const rows = out.stdout.split("\n").filter((l) => l.startsWith("| `"));
+    expect(rows).toEqual([
+      `| \`report\` | \`b-report\` | ${at(-1)} | **expired** | — |`,
+      `| \`site/index.html\` | \`b-index\` | ${at(1.5)} | **2** | — |`,
+      `| \`logo\` | \`b-logo\` | ${at(20)} | 20 | renews 30 when fewer than 7 left (at an \`up\`) |`,
+    ]);
+    expect(out.stdout).toMatch(/\*\*2 file\(s\) end within 3 epoch\(s\) or have ended\*\*/);
+  });
+
+  it("--within sets the window; nothing within it exits 0; --json gives the same rows", () => {
+    const fine = { version: 3, deployment: { resources: exported.deployment.resources.slice(0, 2) } };
+    const out = run(["--within", "19"], fine);
+    expect(out.status).toBe(0);
+    expect(out.stdout).toMatch(/No file ends within 19 epoch\(s\)\./);
+    expect(run(["--within", "20"], fine).status).toBe(1);
+    const json = JSON.parse(run(["--json"], exported).stdout);
+    expect(json).toMatchObject({ withinEpochs: 3, alarm: true });
+    expect(json.rows.map((r: { blobId: string; epochsLeft: number }) => [r.blobId, r.epochsLeft])).toEqual([
+      ["b-report", 0],
+      ["b-index", 2],
+      ["b-logo", 20],
+    ]);
+  });
+
+  it("exits 2, not 1, on input it cannot read or a bad --within", () => {
+    expect(run([], { steps: [] }).status).toBe(2);
+    expect(spawnSync(process.execPath, [cli, "expiry"], { input: "not json", encoding: "utf8" }).status).toBe(2);
+    expect(run(["--within", "-1"], exported).status).toBe(2);
+  });
+});

@@ -11,7 +11,10 @@ describe("the example GitHub workflow", () => {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "inherit"],
     }).trim();
-    const lint = spawnSync(actionlint, ["-no-color", "examples/gitops/.github/workflows/tuskr.yml"], { cwd: repoRoot, encoding: "utf8" });
+    const lint = spawnSync(actionlint, ["-no-color", "examples/gitops/.github/workflows/tuskr.yml", "examples/gitops/.github/workflows/tuskr-apply.yml"], {
+      cwd: repoRoot,
+      encoding: "utf8",
+    });
     expect(lint.stdout + lint.stderr).toBe("");
     expect(lint.status).toBe(0);
   }, 300_000);

@@ -54,44 +54,43 @@ describe("summarizePreview", () => {
 });
 
 describe("examples/gitops CI workflow", () => {
-  const text = fs.readFileSync(path.resolve(__dirname, "../../examples/gitops/.github/workflows/tuskr.yml"), "utf8");
-  const wf = parse(text) as {
-    on: Record<string, unknown>;
-    jobs: Record<
-      string,
-      {
-        concurrency?: { group: string; "cancel-in-progress": unknown };
-        strategy?: { "fail-fast"?: boolean };
-        steps: Array<{ run?: string; if?: string; env?: Record<string, string> }>;
-      }
-    >;
+  const dir = path.resolve(__dirname, "../../examples/gitops/.github/workflows");
+  type Job = {
+    concurrency?: { group: string; "cancel-in-progress": unknown };
+    strategy?: { "fail-fast"?: boolean };
+    steps: Array<{ run?: string; if?: string; env?: Record<string, string> }>;
   };
-  const job = wf.jobs.files;
+  const text = fs.readFileSync(path.join(dir, "tuskr.yml"), "utf8");
+  const applyText = fs.readFileSync(path.join(dir, "tuskr-apply.yml"), "utf8");
+  const wf = parse(text) as { on: Record<string, unknown>; jobs: Record<string, Job> };
+  const preview = wf.jobs.preview;
+  const up = (parse(applyText) as { jobs: Record<string, Job> }).jobs.up;
 
   it("is valid YAML that previews with the summary on pull requests and applies on merge, the key as a secret", () => {
-    expect(Object.keys(wf.on).sort()).toEqual(["pull_request", "push"]);
-    const runs = job.steps.map((s) => `${s.if ?? ""} ${s.run ?? ""}`).join("\n");
-    expect(runs).toMatch(/pull_request.*\n?.*pulumi preview --refresh --json > preview\.json[\s\S]*npx pulumi-tuskr summary < preview\.json/);
-    expect(runs).toMatch(/push.*pulumi up --yes/);
-    expect(runs).toMatch(/pulumi config set --secret tuskr:apiKey "\$TUSKR_API_KEY"/);
-    expect(text).not.toMatch(/tsk_(live|test)_/);
+    expect(Object.keys(wf.on).sort()).toEqual(["pull_request", "pull_request_target", "push", "schedule", "workflow_dispatch"]);
+    const runs = preview.steps.map((s) => `${s.if ?? ""} ${s.run ?? ""}`).join("\n");
+    expect(runs).toMatch(/pulumi preview --refresh --json > preview\.json[\s\S]*npx pulumi-tuskr summary < preview\.json/);
+    expect(up.steps.map((s) => s.run ?? "").join("\n")).toMatch(/pulumi up --yes/);
+    for (const job of [preview, up]) expect(job.steps.map((s) => s.run ?? "").join("\n")).toMatch(/pulumi config set --secret tuskr:apiKey "\$TUSKR_API_KEY"/);
+    expect(text + applyText).not.toMatch(/tsk_(live|test)_/);
   });
 
   it("never cancels an up: one queue per stack for applies, cancel-in-progress only for pull-request previews", () => {
-    expect(job.concurrency?.group).toContain("${{ matrix.stack }}");
-    expect(job.concurrency?.group).toContain("'apply'");
-    expect(job.concurrency?.["cancel-in-progress"]).toBe("${{ github.event_name == 'pull_request' }}");
-    expect(job.strategy?.["fail-fast"]).toBe(false);
+    expect(up.concurrency?.group).toContain("${{ inputs.stack }}");
+    expect(up.concurrency?.group).toContain("apply");
+    expect(up.concurrency?.["cancel-in-progress"]).toBe(false);
+    expect(preview.concurrency?.group).toContain("${{ matrix.stack }}");
+    expect(preview.concurrency?.group).toContain("pr-${{ github.event.pull_request.number }}");
+    expect(preview.concurrency?.["cancel-in-progress"]).toBe(true);
+    expect(preview.strategy?.["fail-fast"]).toBe(false);
   });
 
   it("keeps one pull-request comment per stack, found by its marker and updated in place", () => {
-    const comment = job.steps.find((s) => s.run?.includes("gh api"))!;
+    const comment = preview.steps.find((s) => s.run?.includes("gh api"))!;
     expect(comment.env?.MARKER).toBe("<!-- tuskr-summary:${{ matrix.stack }} -->");
     expect(comment.run).toMatch(/select\(\.body \| startswith\(env\.MARKER\)\)/);
-    expect(comment.run).toMatch(/--method PATCH "repos\/\$\{\{ github\.repository \}\}\/issues\/comments\/\$id"/);
-    expect(job.steps.find((s) => s.run?.includes("comment.md") && s.run.includes("tuskr-summary"))?.run).toMatch(
-      /echo "<!-- tuskr-summary:\$\{\{ matrix\.stack \}\} -->"/,
-    );
+    expect(comment.run).toMatch(/--method PATCH "repos\/\$REPO\/issues\/comments\/\$id"/);
+    expect(preview.steps.find((s) => s.run?.includes("comment.md") && s.run.includes("tuskr-summary"))?.run).toMatch(/marker="<!-- tuskr-summary:\$STACK -->"/);
     expect(text).not.toMatch(/gh pr comment/);
   });
 });
