@@ -6,16 +6,12 @@
 /**
  * A value as an inline code span that cannot break the Markdown around it: a pipe would end a
  * table cell (GitHub needs it escaped even inside code), a line break the row, and a backtick
- * the span (a longer fence holds it).
+ * the span (a longer fence holds it). Inside a code span GitHub renders no emphasis, link, image
+ * or @mention, so every user-supplied string goes through here.
  */
 export function code(v: unknown): string {
   const text = (typeof v === "string" ? v : (JSON.stringify(v) ?? String(v))).replace(/\r\n|\r|\n/g, "↵").replace(/\|/g, "\\|");
   const fence = "`".repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((t) => t.length)) + 1);
   const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
   return `${fence}${pad}${text}${pad}${fence}`;
-}
-
-/** Text that cannot break a table row or start markup: pipes, line breaks, backticks, `<` escaped. */
-export function plain(text: string): string {
-  return text.replace(/\r\n|\r|\n/g, "↵").replace(/[\\|`<]/g, (c) => `\\${c}`);
 }

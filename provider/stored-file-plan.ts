@@ -133,7 +133,6 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   if (clock && remainingBefore !== undefined) {
     const left = `${remainingBefore} epoch(s) left (expires ${olds.expiresAt})`;
     if (remainingBefore === 0) notices.push(`already expired (${olds.expiresAt}): an expired file cannot be renewed or updated`);
-    else if (remainingBefore <= clock.warnWithinEpochs) notices.push(`expiring soon: ${left}`);
     const policy = isPlainObject(keepAlive) ? (keepAlive as KeepAlive) : undefined;
     // Measured after this plan's declared purchase: keep-alive only tops up what is still short.
     const leftAfterDeclared = remainingBefore + retentionIncrease;
@@ -150,6 +149,12 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     }
   }
   const renewEpochs = retentionIncrease + keepAliveEpochs;
+  // Only a file that will still be short after what this plan buys is about to lapse: one that a
+  // declared purchase or keep-alive renews past the window is not (the reviewer sees the purchase).
+  if (clock && remainingBefore !== undefined && remainingBefore > 0 && remainingBefore + renewEpochs <= clock.warnWithinEpochs) {
+    const after = renewEpochs > 0 ? `, ${remainingBefore + renewEpochs} after this plan's purchase` : "";
+    notices.push(`expiring soon: ${remainingBefore} epoch(s) left (expires ${olds.expiresAt})${after}`);
+  }
   let horizonProblem: string | undefined;
   if (clock && remainingBefore !== undefined && remainingBefore > 0 && remainingBefore + renewEpochs > LIMITS.maxEpochsAhead) {
     horizonProblem =

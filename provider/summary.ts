@@ -3,7 +3,7 @@ import { settingsFrom } from "./settings";
 import { PATCH_FIELDS, isPlainObject, jsonEqual } from "../api";
 import { planChange } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
-import { code, plain } from "./markdown";
+import { code } from "./markdown";
 import { isStoredFileType } from "./resource-types";
 import { StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
 
@@ -20,6 +20,9 @@ const ResourceStateSchema = z.object({
   inputs: z.record(z.string(), z.unknown()).optional(),
   outputs: z.record(z.string(), z.unknown()).optional(),
 });
+/** The engine's step kinds that change a resource (the rest only read or keep it). */
+const CHANGE_OPS = new Set(["create", "update", "replace", "create-replacement", "delete", "delete-replaced", "discard"]);
+
 const PreviewSchema = z.object({
   config: z.record(z.string(), z.unknown()).optional(),
   steps: z
@@ -55,10 +58,10 @@ function metadataChanges(before: unknown, after: Record<string, unknown>): strin
   const old = isPlainObject(before) ? before : {};
   const out: string[] = [];
   for (const key of Object.keys(after)) {
-    if (!Object.hasOwn(old, key)) out.push(`+${plain(key)}`);
-    else if (!jsonEqual(old[key], after[key])) out.push(`~${plain(key)}`);
+    if (!Object.hasOwn(old, key)) out.push(`+${code(key)}`);
+    else if (!jsonEqual(old[key], after[key])) out.push(`~${code(key)}`);
   }
-  for (const key of Object.keys(old)) if (!Object.hasOwn(after, key)) out.push(`-${plain(key)}`);
+  for (const key of Object.keys(old)) if (!Object.hasOwn(after, key)) out.push(`-${code(key)}`);
   return out;
 }
 
@@ -88,7 +91,9 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
 
   for (const step of parsed.data.steps) {
     const type = step.newState?.type ?? step.oldState?.type ?? step.urn.split("::")[2];
-    if (!isStoredFileType(type) || step.op === "same" || step.op === "read") continue;
+    // Only steps that change something: not `same`, nor the `refresh` and `read` steps of a
+    // `preview --refresh`, which would add a row for every unchanged file.
+    if (!isStoredFileType(type) || !CHANGE_OPS.has(step.op)) continue;
     const name = step.urn.split("::").pop() ?? step.urn;
     const news = step.newState?.inputs ?? {};
     const olds: StoredFileState = StoredFileStateSchema.safeParse(step.oldState?.outputs ?? {}).data ?? {};
@@ -171,7 +176,8 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     }
     const count = (op: string) => lines.filter((l) => l.op === op).length;
     const bought = lines.reduce((n, l) => n + l.epochs + l.keepAlive, 0);
-    const renews = lines.filter((l) => l.epochs + l.keepAlive > 0).length;
+    // An upload buys its epochs in the upload itself: no renew is sent for it.
+    const renews = lines.filter((l) => !l.upload && l.epochs + l.keepAlive > 0).length;
     out.push(
       "",
       `**Totals:** ${lines.filter((l) => l.op === "create" && !l.upload).length} adopted, ` +

@@ -65,8 +65,8 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         // The pull-request summary reads a plugin stack's preview as it reads a dynamic one's.
         const summary = summarizePreview(JSON.parse(json.stdout));
         expect(summary).not.toMatch(/No StoredFile changes/);
-        expect(summary).toMatch(/`logo`[^\n]*metadata ~team/);
-        expect(summary).toMatch(/`handbook`[^\n]*metadata ~team/);
+        expect(summary).toMatch(/`logo`[^\n]*metadata ~`team`/);
+        expect(summary).toMatch(/`handbook`[^\n]*metadata ~`team`/);
         emu.clearRequests();
         expect((await stack.up()).summary.resourceChanges).toMatchObject({ update: 2 });
         // Each PATCH carries the file's whole declared metadata: the contract does not say whether

@@ -136,6 +136,61 @@ describe("summarizePreview with the stack's settings and hostile names", () => {
     expect(rows[0].replace(/\\\|/g, "").split("|")).toHaveLength(7);
     expect(rows[0]).toContain("``we\\|ird`↵name``");
     expect(rows[0]).toContain("tag `a\\|b` → ``x`y↵z\\|w``");
-    expect(rows[0]).toContain("metadata ~k\\|1 +new↵key");
+    expect(rows[0]).toContain("metadata ~`k\\|1` +`new↵key`");
+  });
+});
+
+describe("a truthful summary", () => {
+  const update = (name: string, olds: Record<string, unknown>, news: Record<string, unknown>, op = "update") => ({
+    op,
+    urn: urn(name),
+    oldState: { type: TYPE, outputs: outputs(olds) },
+    newState: { type: TYPE, inputs: { blobId: "b1", ...news } },
+  });
+  const soon = new Date(now + 2 * DAY - 3_600_000).toISOString();
+
+  it("a file that keep-alive renews in this up gets no 'expiring soon'; one that will lapse does, with its date", () => {
+    const keepAlive = { minRemainingEpochs: 3, renewEpochs: 5 };
+    const md = summarizePreview(
+      {
+        steps: [
+          update("kept", { expiresAt: soon, keepAlive }, { tag: "old", keepAlive, retentionEpochs: 2 }),
+          update("lapsing", { expiresAt: soon }, { tag: "new", retentionEpochs: 2 }),
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md).not.toMatch(/`kept`: expiring soon/);
+    expect(md).toMatch(/\| `kept` \| update \| keep-alive renewal due/);
+    expect(md).toContain(`\`lapsing\`: expiring soon: 2 epoch(s) left (expires ${soon})`);
+  });
+
+  it("a --refresh preview's refresh steps of unchanged files add no rows", () => {
+    const md = summarizePreview(
+      { steps: [update("same-a", {}, { tag: "old", retentionEpochs: 2 }, "refresh"), update("same-b", {}, { tag: "old", retentionEpochs: 2 }, "read")] },
+      { nowMs: now },
+    );
+    expect(md).toMatch(/No StoredFile changes/);
+  });
+
+  it("uploads are counted as uploads, not as renews", () => {
+    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", path: "files/a.txt", hash: "ab".repeat(32) };
+    const md = summarizePreview(
+      { steps: [{ op: "create", urn: urn("a.txt"), newState: { type: TYPE, inputs: { source, retentionEpochs: 3 } } }] },
+      { nowMs: now },
+    );
+    expect(md).toMatch(/1 uploaded, .*0 renew\(s\), \*\*3 epoch\(s\) to buy\*\*/);
+  });
+
+  it("metadata keys can neither format, mention nor link in GitHub's Markdown", () => {
+    const keys = ["![px](https://tracker.example/p.png)", "@someone please approve", "[click](javascript:alert(1))", "**bold**"];
+    const md = summarizePreview(
+      { steps: [update("a", { metadata: {} }, { tag: "old", retentionEpochs: 2, metadata: Object.fromEntries(keys.map((k) => [k, 1])) })] },
+      { nowMs: now },
+    );
+    const row = md.split("\n").find((l) => l.startsWith("| `a`"))!;
+    for (const key of keys) expect(row).toContain(`+\`${key}\``);
+    // Nothing of a key outside a code span.
+    expect(row.replace(/`[^`]*`/g, "")).not.toMatch(/[@![\]*]/);
   });
 });
