@@ -1,5 +1,6 @@
 import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingDoc } from "./settings";
 import { type InputField, StoredFileInputsSchema, fieldDoc } from "./stored-file-schema";
+import { SITUATIONS, TROUBLESHOOTING } from "./troubleshooting";
 
 /**
  * The README's reference tables, generated from the schemas (the same documentation the package
@@ -31,8 +32,16 @@ function configTable(): string {
   return rows.join("\n");
 }
 
+/** Every error code the provider raises, and situations besides: what it means, what to run. */
+function troubleshootingTable(): string {
+  const rows = ["| Error or situation | What it means | What to run |", "|---|---|---|"];
+  for (const [code, remedy] of Object.entries(TROUBLESHOOTING)) rows.push(`| \`${code}\` | ${cell(remedy.means)} | ${cell(remedy.run)} |`);
+  for (const s of SITUATIONS) rows.push(`| ${cell(s.situation)} | ${cell(s.means)} | ${cell(s.run)} |`);
+  return rows.join("\n");
+}
+
 /** The generated sections, by marker name. */
-const README_SECTIONS: Record<string, () => string> = { inputs: inputsTable, config: configTable };
+const README_SECTIONS: Record<string, () => string> = { inputs: inputsTable, config: configTable, troubleshooting: troubleshootingTable };
 
 /** `text` with each generated section replaced by its current content. */
 export function withGeneratedSections(text: string): string {

@@ -94,3 +94,31 @@ describe("the packed package", () => {
     expect(attw.status, attw.stdout + attw.stderr).toBe(0);
   });
 });
+
+describe("installed from a git URL, as the README says until the package is published", () => {
+  it("npm install git+file://…#<commit> builds it (prepare) and it loads", () => {
+    // A repository of the checkout as it is (CI's second leg runs from a copy without .git).
+    const repo = path.join(tmp, "repo");
+    fs.mkdirSync(repo);
+    execFileSync("bash", [
+      "-c",
+      `tar -C "${repoRoot}" --exclude=./node_modules --exclude=./dist --exclude=./.git --exclude='*/node_modules' -cf - . | tar -C "${repo}" -xf -`,
+    ]);
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=test", "-c", "user.email=test@example.invalid", ...args], { cwd: repo, encoding: "utf8" }).trim();
+    git("init", "-q");
+    git("add", "-A");
+    git("commit", "-q", "-m", "checkout");
+    const commit = git("rev-parse", "HEAD");
+    const fromGit = path.join(tmp, "from-git");
+    fs.mkdirSync(fromGit);
+    fs.writeFileSync(path.join(fromGit, "package.json"), JSON.stringify({ name: "from-git", private: true }));
+    npm(["install", "--prefer-offline", `git+file://${repo}#${commit}`, `@pulumi/pulumi@${sdkVersion}`], fromGit);
+    const out = execFileSync(process.execPath, ["-e", 'const t = require("pulumi-tuskr"); console.log(typeof t.StoredFile, typeof t.StoredFolder)'], {
+      cwd: fromGit,
+      encoding: "utf8",
+    });
+    expect(out.trim()).toBe("function function");
+    expect(fs.existsSync(path.join(fromGit, "node_modules/pulumi-tuskr/dist/provider/plugin/main.js"))).toBe(true);
+  }, 600_000);
+});

@@ -1,0 +1,80 @@
+import type { TuskrErrorCode } from "./client/errors";
+
+/**
+ * What each error the provider raises means and what to run, once: README's troubleshooting
+ * table is generated from it (`npm run docs`), and the compiler checks that every error code has
+ * its row.
+ */
+interface Remedy {
+  means: string;
+  run: string;
+}
+
+export const TROUBLESHOOTING = {
+  CONFIG_ERROR: {
+    means: "A setting is missing or refused (no API key; a plain `http://` base URL to another host).",
+    run: "Set what the message names: `pulumi config set --secret tuskr:apiKey …`, or fix `tuskr:baseUrl`.",
+  },
+  BAD_REQUEST: { means: "The service could not read a request.", run: "Report it with the message: the provider should never send one." },
+  UNAUTHORIZED: {
+    means: "The service rejected the API key.",
+    run: "Set the right key: `pulumi config set --secret tuskr:apiKey …` (or `TUSKR_API_KEY`).",
+  },
+  FORBIDDEN: { means: "The key may not change this file (a read-only key, another account's file).", run: "Use a key of the file's account." },
+  NOT_FOUND: {
+    means: "No file with that blobId on the service, or (when the message says `check tuskr:baseUrl`) a URL the service does not have.",
+    run: "Declare the blobId an upload returned, or declare `source`; else fix `tuskr:baseUrl`. A refresh drops only files the service says are gone.",
+  },
+  FILE_EXPIRED: {
+    means: "The file's storage period ended: it cannot be updated or renewed.",
+    run: "`pulumi refresh` drops it from the stack. To store the content again, declare it under a new resource name (the same resource would replay its first upload's answer).",
+  },
+  VALIDATION_ERROR: {
+    means: "The service refused a value (a limit, the 53-epoch horizon).",
+    run: "Change the value the message names; previews refuse most of these before any request.",
+  },
+  PAYLOAD_TOO_LARGE: { means: "The file is larger than an upload may be (32 MiB).", run: "Split or compress the file." },
+  RATE_LIMIT_EXCEEDED: {
+    means: "The service asked to slow down, and kept asking past the retries (30 at most, each after its `Retry-After`).",
+    run: "Run `pulumi up` again later, or lower `tuskr:maxConcurrency`.",
+  },
+  INTERNAL_ERROR: { means: "The service failed (5xx) after the retries.", run: "Run `pulumi up` again: nothing half-done is forgotten." },
+  SERVICE_UNAVAILABLE: { means: "The service is down or overloaded (503) after the retries.", run: "Run `pulumi up` again later." },
+  HTTP_ERROR: { means: "An HTTP status the service does not document.", run: "Check `tuskr:baseUrl` and any proxy in between." },
+  NETWORK_ERROR: { means: "The service could not be reached (refused, DNS, reset).", run: "Check the network and `tuskr:baseUrl`, then `pulumi up`." },
+  TIMEOUT: {
+    means: "No complete answer within `tuskr:timeoutMs` (or the 60 s budget of one operation).",
+    run: "Run `pulumi up` again; raise `tuskr:timeoutMs` for slow links.",
+  },
+  INVALID_RESPONSE: {
+    means: "An answer that does not check out (another file's record, an impossible expiry or id, a body past the limits); nothing of it was recorded.",
+    run: "Report it to the service's operator; `pulumi refresh` shows what the service now says.",
+  },
+  RENEW_OUTCOME_UNKNOWN: {
+    means: "A renew was sent and its answer lost: it may or may not have been applied. Nothing was sent twice.",
+    run: "`pulumi up` again: the same purchase reuses its Idempotency-Key, or is settled from the file's expiry. If it stops and names epochs it cannot attribute, check the file's purchases and declare what the message says.",
+  },
+  UPLOAD_OUTCOME_UNKNOWN: {
+    means: "An upload was sent and its answer lost: it may or may not have been stored.",
+    run: "`pulumi up` again: the same upload reuses its Idempotency-Key, and a stored file is found by its content.",
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    means: "An earlier, interrupted run made this purchase with another number of epochs, and the service refused the key for a different amount.",
+    run: "Declare `retentionEpochs` as that run did (the message says which), `pulumi up`, then declare the new value.",
+  },
+  INSUFFICIENT_BALANCE: { means: "The prepaid balance is short: nothing was bought.", run: "Top up the account, then `pulumi up`." },
+} as const satisfies Record<TuskrErrorCode, Remedy>;
+
+/** Situations that are not an error code of the provider's, with what to run. */
+export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
+  {
+    situation: "`the stack is currently locked`",
+    means: "A `pulumi up` was killed (a cancelled CI job, a crash): its lock stayed, and its pending creates are in the state.",
+    run: "`pulumi cancel`, then `pulumi up`: it finishes what was interrupted without buying anything twice.",
+  },
+  {
+    situation: "A file is expiring (a preview notice, `pulumi-tuskr expiry` exits 1)",
+    means: "Fewer epochs are left than `tuskr:expiryWarningEpochs`.",
+    run: "Raise `retentionEpochs` or declare `keepAlive`, and run `pulumi up` (on a schedule: keep-alive acts only during an `up`).",
+  },
+];
