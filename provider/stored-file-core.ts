@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
 import { type TuskrApiError, isTuskrApiError } from "./client/errors";
+import { type GetFileResult, readFile } from "./get-file";
 import { adopt, applyPlan, keySeed, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
 import { describe, label, masked, redactor, shown } from "./stored-file-messages";
@@ -286,6 +287,11 @@ export class StoredFileCore {
     const inputs: Record<string, unknown> = { blobId };
     for (const field of managed) inputs[field] = file[field];
     return { id: blobId, state: recorded(state, this.clock()), inputs: inputs as DeclaredInputs };
+  }
+
+  /** `getFile`: one GET of any file, nothing written. */
+  getFile(blobId: unknown): Promise<GetFileResult> {
+    return readFile(this.context.client(), blobId, this.clock());
   }
 
   /** One PATCH with only the changed fields, then one renew for the increase; nothing if unchanged. */

@@ -78,6 +78,7 @@ const ReceivedFileSchema = z.object({
     })
     .nullish(),
   size: FileRecordSchema.shape.size.nullish(),
+  mimeType: boundedText("mimeType", 255).nullish(),
   createdAt: timestamp("createdAt").nullish(),
   expiresAt: timestamp("expiresAt").nullish(),
 });

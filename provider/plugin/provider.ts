@@ -5,6 +5,7 @@ import { type ProviderLog, StoredFileCore, type StoredFileRequest } from "../sto
 import type { PropertyDiff } from "../stored-file-plan";
 import type { CheckFailure, StoredFileState } from "../stored-file-schema";
 import { parseState } from "../stored-file-state";
+import { GET_FILE_TOKEN } from "./schema";
 import type { TuskrClientOptions } from "../client/client";
 
 /**
@@ -152,6 +153,13 @@ export class StoredFilePlugin {
   async update(id: string, urn: string, olds: Props, news: Props): Promise<{ outs: Props }> {
     const state = await this.core.update(id, stateOf(olds), requestOf(urn, news)).catch(rethrowPartial);
     return { outs: recordedOutputs(state) };
+  }
+
+  /** The plugin's functions: `tuskr:index:getFile`. */
+  async invoke(token: string, args: Props): Promise<Props> {
+    if (token !== GET_FILE_TOKEN) throw new Error(`the tuskr provider has no function ${token}`);
+    const { blobId } = revealAll(args).plain;
+    return { ...(await this.core.getFile(blobId)) };
   }
 
   /** Blobs cannot be deleted through the API: the file keeps its period, and no request is sent. */

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { CONFIG_NAMESPACE, ProviderConfigSchema, settingDoc, type SettingName } from "../settings";
-import { KeepAliveSchema, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc, type InputField } from "../stored-file-schema";
+import { KeepAliveSchema, REPLACE_FIELDS, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc, type InputField } from "../stored-file-schema";
 import { STORED_FILE_TYPES } from "../resource-types";
+import { GetFileResultSchema } from "../get-file";
 import { PACKAGE_VERSION } from "../version";
 
 /**
@@ -12,6 +13,7 @@ import { PACKAGE_VERSION } from "../version";
 
 const PACKAGE_NAME = CONFIG_NAMESPACE;
 const KEEP_ALIVE_TOKEN = `${PACKAGE_NAME}:index:KeepAlive`;
+export const GET_FILE_TOKEN = `${PACKAGE_NAME}:index:getFile`;
 
 /** A property of the package schema (the subset this package uses). */
 interface SchemaProperty {
@@ -80,7 +82,7 @@ export function packageSchema(): Record<string, unknown> {
     inputs[field] = {
       ...typeOf(field, schema),
       description: inputDescription(field),
-      ...(field === "blobId" || field === "source" ? { willReplaceOnChanges: true } : {}),
+      ...((REPLACE_FIELDS as readonly string[]).includes(field) ? { willReplaceOnChanges: true } : {}),
     };
   }
   const outputs: Record<string, SchemaProperty> = { ...inputs };
@@ -122,6 +124,22 @@ export function packageSchema(): Record<string, unknown> {
         inputProperties: inputs,
         properties: outputs,
         required: ["blobId", "retentionEpochs"],
+      },
+    },
+    functions: {
+      [GET_FILE_TOKEN]: {
+        description:
+          "A file's record, read with one GET and nothing written: a file another stack keeps, used without adopting it. Fails for an unknown or expired blobId.",
+        inputs: {
+          properties: { blobId: { type: "string", description: "The file's blobId (what its upload returned)." } },
+          required: ["blobId"],
+        },
+        outputs: {
+          properties: Object.fromEntries(
+            Object.entries(GetFileResultSchema.shape).map(([field, schema]) => [field, { ...typeOf(field, schema), description: describedBy(schema) }]),
+          ),
+          required: ["blobId"],
+        },
       },
     },
     types: {

@@ -212,8 +212,10 @@ function service(plugin: StoredFilePlugin, schema: string) {
     call: unary(() => {
       throw new Error("the tuskr provider has no methods");
     }),
-    invoke: unary((req) => {
-      throw new Error(`the tuskr provider has no function ${req.getTok()}`);
+    invoke: unary(async (req) => {
+      const resp = new provproto.InvokeResponse();
+      resp.setReturn(toStruct(await plugin.invoke(req.getTok(), toJs(req.getArgs()))));
+      return resp;
     }),
   };
 }

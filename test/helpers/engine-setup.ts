@@ -6,7 +6,15 @@ import { installProject } from "../../scripts/offline-engine.mjs";
 const repoRoot = path.resolve(__dirname, "../..");
 
 /** Projects the e2e tier runs, each installing pulumi-tuskr by name as a user would. */
-export const E2E_PROJECTS = ["test/e2e/fixture", "examples/basic", "examples/gitops", "examples/yaml", "test/e2e/migrate"];
+export const E2E_PROJECTS = [
+  "test/e2e/fixture",
+  "examples/basic",
+  "examples/gitops",
+  "examples/yaml",
+  "test/e2e/migrate",
+  "test/e2e/getfile-yaml",
+  "test/e2e/getfile-ts",
+];
 
 declare module "vitest" {
   export interface ProvidedContext {

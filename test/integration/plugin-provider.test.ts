@@ -128,3 +128,34 @@ describe("resources", () => {
     expect(logged.some((l) => l.startsWith(`${URN} warning: StoredFile`) && /expiring soon/.test(l))).toBe(true);
   });
 });
+
+describe("getFile: any file's record, one GET, nothing written", () => {
+  it("tuskr:index:getFile returns the record with epochs left; unknown, expired and bad blobIds fail clearly", async () => {
+    const blobId = (await emu.uploadFile({ content: `read me ${Math.random()}`, filename: "notes.md", tag: "docs", epochs: 4 })).blobId;
+    emu.clearRequests();
+    const file = await plugin.invoke("tuskr:index:getFile", { blobId });
+    expect(file).toMatchObject({ blobId, name: "notes.md", tag: "docs", metadata: {}, mimeType: expect.any(String), remainingEpochs: 4 });
+    expect(typeof file.expiresAt).toBe("string");
+    expect(emu.requests().map((r) => r.route)).toEqual(["get"]);
+    await expect(plugin.invoke("tuskr:index:getFile", { blobId: "no-such-blob" })).rejects.toThrow(/getFile: no file with blobId "no-such-blob" exists/);
+    await expect(plugin.invoke("tuskr:index:getFile", { blobId: ".." })).rejects.toThrow(/getFile: blobId must not be/);
+    await emu.advanceEpochs(5);
+    await expect(plugin.invoke("tuskr:index:getFile", { blobId })).rejects.toThrow(/getFile: the file with blobId .* has expired/);
+    await expect(plugin.invoke("tuskr:index:nope", {})).rejects.toThrow(/no function tuskr:index:nope/);
+    expect(writes()).toEqual([]);
+  });
+
+  it("the TypeScript getFile reads with the stack's settings and returns no key", async () => {
+    const pulumi = await import("@pulumi/pulumi");
+    const { getFile } = await import("../../provider/get-file");
+    const blobId = (await emu.uploadFile({ content: `ts ${Math.random()}`, filename: "ts.txt" })).blobId;
+    pulumi.runtime.setAllConfig({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url }, ["tuskr:apiKey"]);
+    try {
+      const file = await getFile({ blobId });
+      expect(file).toMatchObject({ blobId, name: "ts.txt" });
+      expect(JSON.stringify(file)).not.toContain(EMULATOR_DEFAULT_API_KEY);
+    } finally {
+      pulumi.runtime.setAllConfig({}, []);
+    }
+  });
+});

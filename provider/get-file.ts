@@ -1,0 +1,71 @@
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { blobIdProblem } from "../api";
+import { TuskrClient } from "./client/client";
+import { isTuskrApiError } from "./client/errors";
+import { clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
+import { remainingEpochs } from "./stored-file-plan";
+
+/**
+ * `getFile`: a file's record, read with one GET, writing nothing — a file another stack (or
+ * nobody's stack) keeps, used without adopting it. The provider plugin offers it to every
+ * language as `tuskr:index:getFile`; dynamic-resource programs call the TypeScript function below.
+ */
+
+/** What getFile returns, once: the plugin's schema and the TypeScript type derive from it. */
+export const GetFileResultSchema = z.object({
+  blobId: z.string().meta({ description: "The file's blobId, as asked." }),
+  name: z.string().nullish().meta({ description: "Its display name." }),
+  tag: z.string().nullish().meta({ description: "Its tag." }),
+  metadata: z.record(z.string(), z.unknown()).nullish().meta({ description: "Its metadata." }),
+  url: z.string().nullish().meta({ description: "Where it is served." }),
+  size: z.number().int().nullish().meta({ description: "Size in bytes." }),
+  mimeType: z.string().nullish().meta({ description: "Its content type, as the service reports it." }),
+  createdAt: z.string().nullish().meta({ description: "When it was uploaded." }),
+  expiresAt: z.string().nullish().meta({ description: "End of its paid storage period." }),
+  remainingEpochs: z.number().int().nullish().meta({ description: "Whole epochs left, the current one included, as of this read." }),
+});
+export type GetFileResult = z.infer<typeof GetFileResultSchema>;
+
+export interface GetFileArgs {
+  /** The file's blobId (what its upload returned). */
+  blobId: string;
+}
+
+/** The read itself, for both front doors: a clear error for a bad, unknown or expired blobId. */
+export async function readFile(client: TuskrClient, blobId: unknown, clock: { nowMs: number; epochMs: number }): Promise<GetFileResult> {
+  const problem = blobIdProblem(blobId);
+  if (problem) throw new Error(`getFile: blobId ${problem}`);
+  const id = blobId as string;
+  try {
+    const file = await client.getFile(id);
+    return GetFileResultSchema.parse({ ...file, blobId: id, remainingEpochs: remainingEpochs(file.expiresAt, clock) });
+  } catch (e) {
+    if (isTuskrApiError(e) && e.isGone) {
+      throw new Error(
+        e.status === 410
+          ? `getFile: the file with blobId ${JSON.stringify(id)} has expired (its storage period ended)`
+          : `getFile: no file with blobId ${JSON.stringify(id)} exists on the service`,
+      );
+    }
+    throw isTuskrApiError(e) ? new Error(`getFile: reading ${JSON.stringify(id)} failed: ${e.message}`) : e;
+  }
+}
+
+/**
+ * A file's record, read once with the stack's settings (`tuskr:apiKey`, `tuskr:baseUrl`, … or
+ * their environment variables). Runs in the program, at preview and at update alike; writes
+ * nothing, and nothing of it is a resource.
+ */
+export async function getFile(args: GetFileArgs): Promise<GetFileResult> {
+  const settings = settingsFrom({ get: (key) => pulumi.runtime.getConfig(key) });
+  const problem = settingsProblem(settings);
+  if (problem) throw new Error(`getFile: ${problem.message}`);
+  const client = new TuskrClient(clientOptionsFrom(settings));
+  return readFile(client, args?.blobId, { nowMs: Date.now(), epochMs: settings.epochSeconds * 1000 });
+}
+
+/** `getFile` for an input that may not be known yet (another resource's output). */
+export function getFileOutput(args: { blobId: pulumi.Input<string> }): pulumi.Output<GetFileResult> {
+  return pulumi.output(args.blobId).apply((blobId) => getFile({ blobId }));
+}
