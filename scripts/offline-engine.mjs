@@ -70,6 +70,9 @@ export function installProject(dir, repoRoot) {
       "--no-audit",
       "--no-fund",
       "--loglevel=error",
+      // Named here, not by the project: examples declare pulumi-tuskr as a user would (a version),
+      // so that they still install once copied out of this repository.
+      repoRoot,
       `@pulumi/pulumi@${sdk}`,
     ],
     { cwd: dir, stdio: ["ignore", "inherit", "inherit"] },

@@ -122,3 +122,26 @@ describe("installed from a git URL, as the README says until the package is publ
     expect(fs.existsSync(path.join(fromGit, "node_modules/pulumi-tuskr/dist/provider/plugin/main.js"))).toBe(true);
   }, 600_000);
 });
+
+describe("an example copied out of the repository", () => {
+  it("declares no dependency on a path that only exists inside this repository", () => {
+    for (const example of fs.readdirSync(path.join(repoRoot, "examples"))) {
+      const manifest = path.join(repoRoot, "examples", example, "package.json");
+      if (!fs.existsSync(manifest)) continue;
+      const deps = { ...JSON.parse(fs.readFileSync(manifest, "utf8")).dependencies, ...JSON.parse(fs.readFileSync(manifest, "utf8")).devDependencies };
+      const outside = Object.entries(deps).filter(([, spec]) => /^(file|link):\.\./.test(String(spec)));
+      expect(outside, `examples/${example}/package.json`).toEqual([]);
+    }
+  });
+
+  it("examples/basic installs with the tarball (as its README says) and type-checks against it", () => {
+    const copy = path.join(tmp, "basic-copy");
+    fs.cpSync(path.join(repoRoot, "examples/basic"), copy, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
+    npm(["install", "--prefer-offline", tarball], copy);
+    const tsc = spawnSync(path.join(copy, "node_modules/.bin/tsc"), ["--noEmit", "-p", copy], { encoding: "utf8" });
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(tsc.status).toBe(0);
+    const dep = JSON.parse(fs.readFileSync(path.join(copy, "package.json"), "utf8")).dependencies["pulumi-tuskr"];
+    expect(dep).toMatch(/pulumi-tuskr-0\.1\.0\.tgz$/);
+  }, 300_000);
+});
