@@ -90,11 +90,6 @@ export const KeepAliveSchema = z
   .strict();
 export type KeepAlive = z.infer<typeof KeepAliveSchema>;
 
-/**
- * What a program declares: the one definition of StoredFile's inputs. `StoredFileArgs` (the
- * TypeScript type), `check` and the list of input fields all derive from it. Every field but
- * blobId is optional, and an omitted field is unmanaged.
- */
 /** The content to upload: a file or a text, as a Pulumi asset (the provider sees its wire form). */
 const source = z.custom<pulumi.asset.FileAsset | pulumi.asset.StringAsset>().check((ctx) => {
   const problem = sourceProblem(ctx.value);
@@ -102,12 +97,13 @@ const source = z.custom<pulumi.asset.FileAsset | pulumi.asset.StringAsset>().che
 });
 
 const MiB = 1024 * 1024;
+/**
+ * What a program declares: the one definition of StoredFile's inputs. `StoredFileArgs` (the
+ * TypeScript type, documented through documented-args.ts), `check`, the README table and the
+ * package schema all derive from it. Exactly one of source and blobId; any other omitted field
+ * is unmanaged.
+ */
 export const StoredFileInputsSchema = z.object({
-  /**
-   * The content to upload (`pulumi.asset.FileAsset` or `StringAsset`): the file is uploaded on
-   * create and its `blobId` becomes an output. Exactly one of `blobId` and `source`. A change of
-   * content is a new blob: replace (the old file is left as it is).
-   */
   source: documented(source.optional(), {
     description: "The content to upload: the file is uploaded on create, and its blobId becomes an output.",
     limit: `\`FileAsset\` or \`StringAsset\`, ≤ ${LIMITS.uploadMaxBytes / MiB} MiB; exactly one of \`source\` and \`blobId\``,
@@ -116,10 +112,6 @@ export const StoredFileInputsSchema = z.object({
     omitted: "—",
     replaces: true,
   }),
-  /**
-   * An uploaded file to adopt, by its blob id (as the upload returned it). Exactly one of
-   * `blobId` and `source`. A change means another file: replace.
-   */
   blobId: documented(blobId.optional(), {
     description: "The id of a file already uploaded (what its upload returned), to adopt.",
     limit: `string, ≤ ${LIMITS.blobIdMaxLength} chars; exactly one of \`source\` and \`blobId\``,
@@ -127,35 +119,24 @@ export const StoredFileInputsSchema = z.object({
     omitted: "an output, with `source`",
     replaces: true,
   }),
-  /** Display name. A change is one PATCH. `""` clears it. */
   name: documented(boundedText("name", LIMITS.nameMaxLength).optional(), {
     description: "The file's display name (with `source`, also the uploaded file's name).",
     limit: `string, ≤ ${LIMITS.nameMaxLength} chars`,
     change: "one `PATCH` (all changed fields in one request)",
     omitted: "unmanaged",
   }),
-  /** Label used for filtering. A change is one PATCH. `""` clears it. */
   tag: documented(boundedText("tag", LIMITS.tagMaxLength).optional(), {
     description: "A label used for filtering.",
     limit: `string, ≤ ${LIMITS.tagMaxLength} chars`,
     change: "one `PATCH`",
     omitted: "unmanaged",
   }),
-  /**
-   * Free-form JSON object. The stored metadata is made exactly equal to it: keys you remove are
-   * removed. `{}` clears it. Values may not be `null`.
-   */
   metadata: documented(metadata.optional(), {
     description: "Free-form JSON metadata; the stored object is made exactly equal to it.",
     limit: `JSON object, ≤ ${LIMITS.metadataMaxKeys} keys, ≤ ${LIMITS.metadataMaxBytes / 1024} KiB as JSON, nested ≤ ${LIMITS.metadataMaxDepth} deep, no \`null\` values, no key named \`__proto__\``,
     change: "one `PATCH`; the stored object ends **exactly** equal to the declared one (removed keys are sent as `null`, per JSON Merge Patch)",
     omitted: "unmanaged",
   }),
-  /**
-   * Whole epochs bought through this resource so far (≥ 0; an epoch is about a day). Raising it
-   * by N buys N epochs with one renew; it can never go down, since bought epochs cannot be
-   * returned. One raise can buy at most 53 epochs (the service's horizon).
-   */
   retentionEpochs: documented(retentionEpochs.optional(), {
     description: "Whole storage epochs (about a day each) bought through this resource; raise it to buy more.",
     limit: `integer ≥ 0; may only go up, never past the ${LIMITS.maxEpochsAhead}-epoch horizon`,
@@ -163,10 +144,6 @@ export const StoredFileInputsSchema = z.object({
       "one `POST …/renew` buying the increase. With `source`, it **counts the upload's epochs**: the upload stores the file for `retentionEpochs` epochs (no renew at create); declared 0 or omitted, the upload stores the service's default single epoch, not counted",
     omitted: "0",
   }),
-  /**
-   * Whenever an `up` finds fewer than `minRemainingEpochs` left, buy `renewEpochs` (counted in
-   * `keepAliveEpochs`, apart from `retentionEpochs`).
-   */
   keepAlive: documented(KeepAliveSchema.optional(), {
     description: "Renews automatically: whenever an `up` finds fewer than `minRemainingEpochs` left, it buys `renewEpochs`.",
     limit: `\`{ minRemainingEpochs, renewEpochs }\`, each 1–${LIMITS.maxEpochsAhead}`,

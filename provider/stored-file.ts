@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { StoredFileInputDocs } from "./documented-args";
 import { STORED_FILE_TYPES } from "./resource-types";
 import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState } from "./stored-file-schema";
 import { assetProblem } from "./stored-file-source";
@@ -6,10 +7,11 @@ import storedFileProviderStub from "./stored-file-stub";
 
 /**
  * Arguments of a StoredFile: one `pulumi.Input` per field of the input schema
- * (`StoredFileInputsSchema`), so a documented input cannot be missing from the type. Every
- * field but `blobId` is optional; an omitted field is unmanaged.
+ * (`StoredFileInputsSchema`), mapped over the generated `StoredFileInputDocs` so that each field
+ * carries its documentation to the editor. Exactly one of `source` and `blobId`; any other
+ * omitted field is unmanaged.
  */
-export type StoredFileArgs = { [K in keyof StoredFileInputs]: pulumi.Input<StoredFileInputs[K]> };
+export type StoredFileArgs = { [K in keyof StoredFileInputDocs]: pulumi.Input<StoredFileInputs[K & keyof StoredFileInputs]> };
 
 type ReportedField = (typeof REPORTED_FIELDS)[number];
 /**
