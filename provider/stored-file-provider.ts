@@ -2,7 +2,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { TuskrClientOptions } from "./client/client";
 import type { ConfigSource } from "./settings";
 import { type ProviderLog, StoredFileCore, type StoredFileDiff, type StoredFileRequest } from "./stored-file-core";
-import { parseState } from "./stored-file-state";
+import { hideBookkeeping, parseState } from "./stored-file-state";
 
 /**
  * The dynamic resource's front door: what Pulumi's dynamic-provider host calls (through the
@@ -32,7 +32,7 @@ function requestOf(news: Props): StoredFileRequest & { carried: Props } {
 function withProvider(news: Props): (error: unknown) => never {
   return (error) => {
     const e = error as { properties?: Props };
-    if (e && typeof e.properties === "object" && e.properties !== null) e.properties = { ...e.properties, [PROVIDER_KEY]: news[PROVIDER_KEY] };
+    if (e && typeof e.properties === "object" && e.properties !== null) e.properties = { ...hideBookkeeping(e.properties), [PROVIDER_KEY]: news[PROVIDER_KEY] };
     throw error;
   };
 }
@@ -65,17 +65,17 @@ export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
 
   async create(news: Props): Promise<pulumi.dynamic.CreateResult> {
     const { id, state } = await this.core.create(requestOf(news)).catch(withProvider(news));
-    return { id, outs: state };
+    return { id, outs: hideBookkeeping(state) };
   }
 
   async read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
     const { id: found, state, inputs } = await this.core.read(id, parseState(props));
-    return found === undefined ? {} : { id: found, props: state, inputs };
+    return found === undefined || state === undefined ? {} : { id: found, props: hideBookkeeping(state), inputs };
   }
 
   async update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
     const outs = await this.core.update(id, parseState(olds), requestOf(news)).catch(withProvider(news));
-    return { outs };
+    return { outs: hideBookkeeping(outs) };
   }
 
   /**

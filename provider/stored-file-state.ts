@@ -1,7 +1,7 @@
 import { PATCH_FIELDS, type PatchField } from "../api";
 import type { ReceivedFile } from "./client/client";
 import { type PlanClock, remainingEpochs } from "./stored-file-plan";
-import { type DeclaredInputs, type StoredFileState, StoredFileStateSchema } from "./stored-file-schema";
+import { type DeclaredInputs, INPUT_FIELDS, REPORTED_FIELDS, type StoredFileState, StoredFileStateSchema } from "./stored-file-schema";
 
 /**
  * State shaping, derived from the state schema: what a resource records is what the service
@@ -18,9 +18,38 @@ const notBookkeeping = new Set<string>([...SERVICE_FIELDS, ...PATCH_FIELDS, ...D
 /** The state's own fields: every field the schema names that the service does not report. */
 const BOOKKEEPING_FIELDS = StoredFileStateSchema.keyof().options.filter((f) => !notBookkeeping.has(f));
 
-/** Recorded state, read leniently: a field an older release wrote in another shape is dropped, not fatal. */
+/**
+ * The bookkeeping only the provider reads (keys, what it bought, which inputs are secret): not an
+ * input, not an output a program uses. It is recorded under `__<name>`, a key Pulumi's diff
+ * display skips, so no preview or update a user reads shows it (a replace showed them all).
+ */
+const HIDDEN_FIELDS = BOOKKEEPING_FIELDS.filter((f) => !(INPUT_FIELDS as readonly string[]).includes(f) && !(REPORTED_FIELDS as readonly string[]).includes(f));
+const hiddenKey = (field: string) => `__${field}`;
+
+/** The state as the engine records it: the bookkeeping under its hidden keys. */
+export function hideBookkeeping(state: StoredFileState): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...state };
+  for (const field of HIDDEN_FIELDS) {
+    if (out[field] === undefined) continue;
+    out[hiddenKey(field)] = out[field];
+    delete out[field];
+  }
+  return out;
+}
+
+/**
+ * Recorded state, read leniently: the bookkeeping under its hidden key or, as releases before
+ * it wrote it, under its own name (the next write moves it); a field written in another shape
+ * is dropped, not fatal.
+ */
 export function parseState(props: Record<string, unknown> | undefined): StoredFileState {
-  const parsed = StoredFileStateSchema.safeParse(props ?? {});
+  const revealed: Record<string, unknown> = { ...props };
+  for (const field of HIDDEN_FIELDS) {
+    const hidden = revealed[hiddenKey(field)];
+    delete revealed[hiddenKey(field)];
+    if (hidden !== undefined) revealed[field] = hidden;
+  }
+  const parsed = StoredFileStateSchema.safeParse(revealed);
   return parsed.success ? parsed.data : {};
 }
 

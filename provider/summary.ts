@@ -5,7 +5,8 @@ import { planChange } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
 import { isStoredFileType } from "./resource-types";
-import { StoredFileStateSchema, type StoredFileState } from "./stored-file-schema";
+import type { StoredFileState } from "./stored-file-schema";
+import { parseState } from "./stored-file-state";
 
 /**
  * The pull-request summary: reads `pulumi preview --json` and says, per StoredFile, what a merge
@@ -96,7 +97,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     if (!isStoredFileType(type) || !CHANGE_OPS.has(step.op)) continue;
     const name = step.urn.split("::").pop() ?? step.urn;
     const news = step.newState?.inputs ?? {};
-    const olds: StoredFileState = StoredFileStateSchema.safeParse(step.oldState?.outputs ?? {}).data ?? {};
+    const olds: StoredFileState = parseState(step.oldState?.outputs);
     if (step.op === "delete" || step.op === "delete-replaced" || step.op === "discard") {
       if (step.op === "delete")
         lines.push({ name, op: "delete", changes: ["no longer managed; no request, the file keeps its period"], epochs: 0, keepAlive: 0, patch: false });

@@ -4,7 +4,7 @@ import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../pulumi-markers";
 import { type ProviderLog, StoredFileCore, type StoredFileRequest } from "../stored-file-core";
 import type { PropertyDiff } from "../stored-file-plan";
 import type { CheckFailure, StoredFileState } from "../stored-file-schema";
-import { parseState } from "../stored-file-state";
+import { hideBookkeeping, parseState } from "../stored-file-state";
 import { GET_FILE_TOKEN } from "./schema";
 import type { TuskrClientOptions } from "../client/client";
 
@@ -70,7 +70,7 @@ function requestOf(urn: string, props: Props | undefined): StoredFileRequest {
 const stateOf = (props: Props | undefined): StoredFileState => parseState(revealAll(props).plain);
 
 /** What the core records, with the secret inputs marked secret (names from the state itself). */
-const recordedOutputs = (state: StoredFileState): Props => conceal(state, state.secretInputs ?? []);
+const recordedOutputs = (state: StoredFileState): Props => conceal(hideBookkeeping(state), state.secretInputs ?? []);
 
 /** The settings as the plugin's config inputs carry them (typed, perhaps secret), keyed as stack config. */
 function configSource(args: Props | undefined) {

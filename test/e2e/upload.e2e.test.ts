@@ -52,6 +52,14 @@ describe("StoredFile with source", () => {
           `\\| \`report\` \\| replace \\| \\*\\*replace\\*\\*: new content \\(sha256 [0-9a-f]{12}… → [0-9a-f]{12}…\\), uploaded as a new file; the old file \`${blobId}\` is left as it is, stored until \\d{4}-`,
         ),
       );
+      // The diff a reviewer reads of the replace shows inputs and outputs, never the provider's
+      // own bookkeeping (recorded under keys Pulumi's display skips).
+      const diff = await cli(["preview", "--diff"]);
+      expect(diff.code, diff.stderr).toBe(0);
+      expect(diff.stdout).toMatch(/report/);
+      expect(diff.stdout).not.toMatch(
+        /renewKeySeed|idempotencyHonoured|purchasedExpiresAt|retentionDeclared|secretInputs|sourceHash|unsettledPurchase|unconfirmedEpochs/,
+      );
       emu.clearRequests();
       const replaced = await stack.up();
       expect(replaced.summary.resourceChanges).toMatchObject({ replace: 1 });

@@ -127,13 +127,13 @@ describe("a purchase whose outcome could not be learned", () => {
       };
       emu.setFaults({});
       expect(failed?.message).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not have been applied/);
-      expect(failed.properties).toMatchObject({ retentionEpochs: 0, unsettledPurchase: { kind: "retention", epochs: 4 } });
+      expect(failed.properties).toMatchObject({ retentionEpochs: 0, __unsettledPurchase: { kind: "retention", epochs: 4 } });
       emu.clearRequests();
       const log = captureLog();
       try {
         const { outs } = await (await newRun(emu)).update(blobId, failed.properties!, { blobId, retentionEpochs: 4, __urn: URN });
         expect(outs.retentionEpochs).toBe(4);
-        expect(outs.unsettledPurchase).toBeUndefined();
+        expect(outs.__unsettledPurchase).toBeUndefined();
       } finally {
         log.restore();
       }
@@ -162,7 +162,7 @@ describe("against a service that ignores Idempotency-Key", () => {
   it("an update killed after its renew was applied: the next run sees the move, stops before buying, and its message leads to exactly the declared epochs", async () => {
     const { emu, blobId } = await setUp("ignore");
     const { outs } = await (await newRun(emu)).create({ blobId, retentionEpochs: 2, __urn: URN });
-    expect(outs.idempotencyHonoured).toBeUndefined();
+    expect(outs.__idempotencyHonoured).toBeUndefined();
     await dieDuringRenew(emu, blobId, async () => (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 5 }));
     expect(bought(emu, blobId)).toBe(5);
     const stopped = (await (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 6 }).then(
@@ -178,7 +178,7 @@ describe("against a service that ignores Idempotency-Key", () => {
     expect(bought(emu, blobId)).toBe(5);
     // The engine records the partial state; following the message: 5 counts them, then 6 buys one.
     const recorded = stopped.properties!;
-    expect(recorded.unconfirmedEpochs).toBe(3);
+    expect(recorded.__unconfirmedEpochs).toBe(3);
     emu.clearRequests();
     const { outs: counted } = await (await newRun(emu)).update(blobId, recorded, { blobId, retentionEpochs: 5 });
     expect(counted.retentionEpochs).toBe(5);

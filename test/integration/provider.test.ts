@@ -39,7 +39,7 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(id).toBe(blobId);
     expect(outs).toMatchObject({ blobId, name: "orig.txt", tag: "docs", metadata: { team: "web" }, retentionEpochs: 5 });
     expect(outs.url).toBeTruthy();
-    expect(outs.renewKeySeed).toMatch(/^[0-9a-f-]{36}$/);
+    expect(outs.__renewKeySeed).toMatch(/^[0-9a-f-]{36}$/);
     expect(emu.requests().map((r) => r.route)).toEqual(["get", "patch", "renew"]);
     expect(emu.requests()[1].requestBody).toEqual({ tag: "docs", metadata: { team: "web" } });
     expect(stored().epochsBought).toBe(5);
@@ -127,7 +127,7 @@ describe("StoredFile provider ↔ emulator", () => {
       body: JSON.stringify({ tag: "edited", metadata: { surprise: true } }),
     });
     const read = await provider.read(blobId, outs);
-    expect(read.props).toMatchObject({ tag: "edited", metadata: { surprise: true }, retentionEpochs: 1, renewKeySeed: outs.renewKeySeed });
+    expect(read.props).toMatchObject({ tag: "edited", metadata: { surprise: true }, retentionEpochs: 1, __renewKeySeed: outs.__renewKeySeed });
     // The managed fields come back as inputs, so a preview can name what drifted.
     expect(read.inputs).toEqual({ blobId, tag: "edited", metadata: { surprise: true }, retentionEpochs: 1 });
     expect(read.props!.name).toBeUndefined();
@@ -155,7 +155,7 @@ describe("StoredFile provider ↔ emulator", () => {
   it("a renew whose answer is lost is sent again under the same key once the service is known to honour keys: bought once, in one run", async () => {
     const { outs } = await provider.create({ blobId, retentionEpochs: 2, __provider: STUB });
     // The create's purchase came back with its Idempotency-Key echoed: the service honours keys.
-    expect(outs.idempotencyHonoured).toBe(true);
+    expect(outs.__idempotencyHonoured).toBe(true);
     emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
     const { outs: after } = await provider.update(blobId, outs, { blobId, retentionEpochs: 6, __provider: STUB });
     expect(after.retentionEpochs).toBe(6);
@@ -168,7 +168,7 @@ describe("StoredFile provider ↔ emulator", () => {
     const { outs } = await provider.create({ blobId, retentionEpochs: 2, __provider: STUB });
     // A state as an earlier release wrote it (no word on keys, no purchase ledger) that has lost
     // its prior expiry: the provider cannot verify, so it fails…
-    const unknowing = { ...outs, expiresAt: undefined, idempotencyHonoured: undefined, purchasedExpiresAt: undefined };
+    const unknowing = { ...outs, expiresAt: undefined, __idempotencyHonoured: undefined, __purchasedExpiresAt: undefined };
     emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
     const e = await caught(provider.update(blobId, unknowing, { blobId, retentionEpochs: 6, __provider: STUB }));
     expect(e.message).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not/);
@@ -206,5 +206,25 @@ describe("refresh hands back the inputs as declared", () => {
     expect((await provider.read(blobId, declared.outs)).inputs).toMatchObject({ retentionEpochs: 0 });
     const omitted = await provider.create({ blobId, tag: "t", __provider: STUB });
     expect((await provider.read(blobId, omitted.outs)).inputs).not.toHaveProperty("retentionEpochs");
+  });
+});
+
+describe("the bookkeeping a release before this one wrote under its own names", () => {
+  it("is read as it is: no change at preview, nothing sent, and the next write moves it under hidden keys, keys unchanged", async () => {
+    const inputs = { blobId, tag: "docs", retentionEpochs: 2, __provider: STUB };
+    const { outs } = await provider.create(inputs);
+    // The same state as the previous release recorded it: no `__` keys.
+    const previous = Object.fromEntries(Object.entries(outs as Record<string, unknown>).map(([k, v]) => [k.startsWith("__") ? k.slice(2) : k, v]));
+    expect(previous.renewKeySeed).toBe((outs as Record<string, unknown>).__renewKeySeed);
+    emu.clearRequests();
+    expect((await provider.diff(blobId, previous, inputs)).changes).toBe(false);
+    expect(emu.requests()).toEqual([]);
+    const read = await provider.read(blobId, previous);
+    expect(read.props).toMatchObject({ __renewKeySeed: previous.renewKeySeed, __purchasedExpiresAt: previous.purchasedExpiresAt, retentionEpochs: 2 });
+    expect(Object.keys(read.props ?? {})).not.toContain("renewKeySeed");
+    // A later purchase keeps the key seed the previous release chose: the same keys, nothing bought twice.
+    const { outs: raised } = await provider.update(blobId, previous, { ...inputs, retentionEpochs: 3 });
+    expect((raised as Record<string, unknown>).__renewKeySeed).toBe(previous.renewKeySeed);
+    expect(stored().epochsBought).toBe(3);
   });
 });

@@ -36,6 +36,6 @@ it("a file rewritten (another size) after the engine hashed it: the bytes upload
   const provider = await configuredProvider(emu);
   const { id, outs } = await provider.create({ source, retentionEpochs: 1, __urn: "urn:pulumi:dev::p::t::report" });
   expect(id).toBe(blobIdOf(after));
-  expect(outs).toMatchObject({ sourceHash: sha256(after), size: after.length });
+  expect(outs).toMatchObject({ __sourceHash: sha256(after), size: after.length });
   expect(emu.files().find((f) => f.blobId === id)?.size).toBe(after.length);
 });
