@@ -48,8 +48,8 @@ async function main(argv: string[]): Promise<number> {
   }
   let withinEpochs: number | undefined;
   if (values.within !== undefined) {
-    withinEpochs = Number(values.within);
-    if (!Number.isInteger(withinEpochs) || withinEpochs < 0) {
+    withinEpochs = /^[0-9]{1,6}$/.test(values.within) ? Number(values.within) : Number.NaN;
+    if (!Number.isInteger(withinEpochs)) {
       console.error(`--within: a whole number of epochs, got ${values.within}`);
       return 2;
     }
@@ -62,7 +62,8 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  const text = await readStdin();
+  // A byte-order mark (PowerShell writes one) is not part of the JSON.
+  const text = (await readStdin()).replace(/^\uFEFF/, "");
   const source = command === "summary" ? "`pulumi preview --json`" : "`pulumi stack export`";
   let json: unknown;
   try {

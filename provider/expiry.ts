@@ -56,7 +56,12 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
     const outputs = isPlainObject(r.outputs) ? r.outputs : {};
     const expiresAt = str(outputs.expiresAt);
     const left = remainingEpochs(expiresAt, clock);
-    const keepAlive = isPlainObject(outputs.keepAlive) ? (outputs.keepAlive as ExpiryRow["keepAlive"]) : undefined;
+    const ka = isPlainObject(outputs.keepAlive) ? outputs.keepAlive : undefined;
+    // Only a policy of two counts is one (a secret one is an encrypted object: not shown).
+    const keepAlive =
+      ka && Number.isSafeInteger(ka.minRemainingEpochs) && Number.isSafeInteger(ka.renewEpochs)
+        ? { minRemainingEpochs: ka.minRemainingEpochs as number, renewEpochs: ka.renewEpochs as number }
+        : undefined;
     rows.push({
       resource: str(r.urn)?.split("::").pop() ?? "?",
       blobId: str(outputs.blobId),
@@ -78,7 +83,7 @@ export function expiryMarkdown(report: ExpiryReport): string {
   for (const r of report.rows) {
     const left = r.epochsLeft === undefined ? "unknown" : r.epochsLeft === 0 ? "**expired**" : `${r.alarm ? "**" : ""}${r.epochsLeft}${r.alarm ? "**" : ""}`;
     const keepAlive = r.keepAlive ? `renews ${r.keepAlive.renewEpochs} when fewer than ${r.keepAlive.minRemainingEpochs} left (at an \`up\`)` : "—";
-    out.push(`| ${code(r.resource)} | ${r.blobId ? code(r.blobId) : "—"} | ${r.expiresAt ?? "unknown"} | ${left} | ${keepAlive} |`);
+    out.push(`| ${code(r.resource)} | ${r.blobId ? code(r.blobId) : "—"} | ${r.expiresAt ? code(r.expiresAt) : "unknown"} | ${left} | ${keepAlive} |`);
   }
   const due = report.rows.filter((r) => r.alarm).length;
   out.push(

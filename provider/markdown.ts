@@ -11,6 +11,8 @@
  */
 export function code(v: unknown): string {
   const text = (typeof v === "string" ? v : (JSON.stringify(v) ?? String(v))).replace(/\r\n|\r|\n/g, "↵").replace(/\|/g, "\\|");
+  // An empty span would be two bare backticks, which open a span that a later one closes.
+  if (text.trim() === "") return `\` ${text.replace(/ /g, "·")} \``;
   const fence = "`".repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((t) => t.length)) + 1);
   const pad = text.startsWith("`") || text.endsWith("`") ? " " : "";
   return `${fence}${pad}${text}${pad}${fence}`;

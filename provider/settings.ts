@@ -91,7 +91,7 @@ export function settingsFrom(config: ConfigSource | undefined, env: NodeJS.Proce
   const int = (key: SettingName): number | undefined => {
     const v = text(key);
     const n = v === undefined ? undefined : Number(v);
-    return n !== undefined && Number.isInteger(n) && n > 0 ? n : undefined;
+    return n !== undefined && Number.isSafeInteger(n) && n > 0 ? n : undefined;
   };
   return {
     apiKey: text("apiKey"),

@@ -156,7 +156,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     notices.push(`expiring soon: ${remainingBefore} epoch(s) left (expires ${olds.expiresAt})${after}`);
   }
   let horizonProblem: string | undefined;
-  if (clock && remainingBefore !== undefined && remainingBefore > 0 && remainingBefore + renewEpochs > LIMITS.maxEpochsAhead) {
+  if (clock && remainingBefore !== undefined && remainingBefore > 0 && renewEpochs > 0 && remainingBefore + renewEpochs > LIMITS.maxEpochsAhead) {
     horizonProblem =
       `buying ${renewEpochs} epoch(s) would end the storage ${remainingBefore + renewEpochs} epochs ahead, but the service ` +
       `sells at most ${LIMITS.maxEpochsAhead} epochs ahead: the file has ${remainingBefore} epoch(s) left (expires ` +

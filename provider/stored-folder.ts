@@ -68,8 +68,17 @@ function folderFiles(name: string, dir: string, include: string[] = ["**/*"], ex
     throw new Error(`StoredFolder ${name}: path ${dir} does not exist (paths are relative to the program's directory, ${process.cwd()})`);
   }
   if (!stat.isDirectory()) throw new Error(`StoredFolder ${name}: path ${dir} is not a directory`);
+  // Globs are relative to the folder and stay in it: `..` or an absolute path would reach files outside.
+  for (const glob of [...include, ...exclude]) {
+    if (path.isAbsolute(glob) || glob.split(/[\\/]/).includes("..")) {
+      throw new Error(`StoredFolder ${name}: the glob ${JSON.stringify(glob)} leaves the folder; globs are relative to ${dir} and stay inside it`);
+    }
+  }
   const included = picomatch(include);
-  const excluded = exclude.length > 0 ? picomatch(exclude) : () => false;
+  const excludedPath = exclude.length > 0 ? picomatch(exclude) : () => false;
+  // Excluding a directory excludes what is under it (as the glob walk does).
+  const excluded = (rel: string) =>
+    rel.split("/").some((_, i, parts) => excludedPath(parts.slice(0, i + 1).join("/")) || excludedPath(`${parts.slice(0, i + 1).join("/")}/`));
   for (const entry of notRegularFiles(dir)) {
     if (!included(entry.rel) || excluded(entry.rel)) continue;
     throw new Error(

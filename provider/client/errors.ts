@@ -98,22 +98,45 @@ export function isTuskrApiError(e: unknown): e is TuskrApiError {
 
 const MASK = "[REDACTED]";
 
+/** The forms a secret can take in a message: as written, JSON-escaped (also with \\u escapes), percent- and form-encoded. */
+function secretForms(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const percent = encodeURIComponent(secret);
+  return [
+    secret,
+    json,
+    json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`),
+    percent,
+    percent.replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase()),
+    new URLSearchParams({ s: secret }).toString().slice(2),
+  ];
+}
+
 /**
- * Replaces every occurrence of each secret, of any length, as written or in the forms a message
- * may carry it (escaped inside JSON, percent-encoded in a URL), and a `Bearer <anything>` token.
- * Longer forms go first, so a secret inside another is not left half-masked.
+ * Replaces every occurrence of each secret, of any length, in any of its forms, and a
+ * `Bearer <anything>` token. One left-to-right pass (the longest form wins where several start
+ * at the same place), so a mask already written is never searched again; no regular expression
+ * is built from a secret, whatever its size or characters.
  */
 export function redactString(text: string, secrets: readonly string[]): string {
-  const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (!secret) continue;
-    forms.add(secret);
-    forms.add(JSON.stringify(secret).slice(1, -1));
-    forms.add(encodeURIComponent(secret));
+  const forms = [...new Set(secrets.filter(Boolean).flatMap(secretForms))].filter(Boolean).sort((a, b) => b.length - a.length);
+  let out = "";
+  let at = 0;
+  while (forms.length > 0) {
+    let next = -1;
+    let form = "";
+    for (const f of forms) {
+      const i = text.indexOf(f, at);
+      if (i >= 0 && (next < 0 || i < next)) {
+        next = i;
+        form = f;
+      }
+    }
+    if (next < 0) break;
+    out += text.slice(at, next) + MASK;
+    at = next + form.length;
   }
-  // One pass: a mask already written is never searched again.
-  const escaped = [...forms].sort((a, b) => b.length - a.length).map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  const out = escaped.length > 0 ? text.replace(new RegExp(escaped.join("|"), "g"), MASK) : text;
+  out += text.slice(at);
   return out.replace(/Bearer\s+[^\s"',;]+/gi, `Bearer ${MASK}`);
 }
 

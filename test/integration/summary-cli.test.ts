@@ -54,9 +54,9 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
     expect(out.status).toBe(1);
     const rows = out.stdout.split("\n").filter((l) => l.startsWith("| `"));
     expect(rows).toEqual([
-      `| \`report\` | \`b-report\` | ${at(-1)} | **expired** | — |`,
-      `| \`site/index.html\` | \`b-index\` | ${at(1.5)} | **2** | — |`,
-      `| \`logo\` | \`b-logo\` | ${at(20)} | 20 | renews 30 when fewer than 7 left (at an \`up\`) |`,
+      `| \`report\` | \`b-report\` | \`${at(-1)}\` | **expired** | — |`,
+      `| \`site/index.html\` | \`b-index\` | \`${at(1.5)}\` | **2** | — |`,
+      `| \`logo\` | \`b-logo\` | \`${at(20)}\` | 20 | renews 30 when fewer than 7 left (at an \`up\`) |`,
     ]);
     expect(out.stdout).toMatch(/\*\*2 file\(s\) end within 3 epoch\(s\) or have ended\*\*/);
   });
@@ -74,6 +74,48 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
       ["b-index", 2],
       ["b-logo", 20],
     ]);
+  });
+
+  it("values from the export cannot format, mention or break the table; a secret or malformed keep-alive is not shown", () => {
+    const hostile = {
+      version: 3,
+      deployment: {
+        resources: [
+          {
+            urn: "urn:pulumi:dev::p::tuskr:index:StoredFile::a",
+            type: "tuskr:index:StoredFile",
+            outputs: {
+              blobId: "b",
+              expiresAt: `${at(20)} | @user ![i](http://t/p.png)\n| x | y |`,
+              keepAlive: { renewEpochs: "1 | [x](javascript:1)", minRemainingEpochs: "<img src=x>" },
+            },
+          },
+          {
+            urn: "urn:pulumi:dev::p::tuskr:index:StoredFile::s",
+            type: "tuskr:index:StoredFile",
+            outputs: { blobId: "c", expiresAt: at(20), keepAlive: secret },
+          },
+        ],
+      },
+    };
+    const rows = run(["--within", "1"], hostile)
+      .stdout.split("\n")
+      .filter((l) => l.startsWith("| `"));
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row.replace(/`[^`]*`/g, "").replace(/\\\|/g, "")).not.toMatch(/[@![\]<]|\|.*\|.*\|.*\|.*\|.*\|.*\|/);
+    expect(rows.join("\n")).not.toMatch(/undefined/);
+  });
+
+  it("a stack's epoch length too large to count with, an empty or non-decimal --within, a byte-order mark", () => {
+    const huge = {
+      version: 3,
+      deployment: { resources: [{ type: "pulumi:providers:tuskr", inputs: { epochSeconds: "1e308" } }, ...exported.deployment.resources.slice(1, 2)] },
+    };
+    expect(run(["--within", "3"], huge).status).toBe(0);
+    expect(run(["--within", ""], exported).status).toBe(2);
+    expect(run(["--within", "0x20"], exported).status).toBe(2);
+    const bom = spawnSync(process.execPath, [cli, "expiry", "--now", now], { input: `\uFEFF${JSON.stringify(exported)}`, encoding: "utf8" });
+    expect(bom.status).toBe(1);
   });
 
   it("exits 2, not 1, on input it cannot read or a bad --within", () => {

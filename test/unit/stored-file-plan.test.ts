@@ -114,3 +114,13 @@ describe("planChange with a clock: expiry notices, keep-alive and the horizon", 
     expect(planChange(file(10), { blobId: "b", keepAlive: UNKNOWN }, clock).changedFields).toEqual(["keepAlive"]);
   });
 });
+
+describe("the horizon is a limit on what a plan buys", () => {
+  it("a metadata-only update of a file already stored further than the horizon is not refused", () => {
+    const clock = { nowMs: Date.parse("2026-11-23T00:00:00Z"), epochMs: 86_400_000, warnWithinEpochs: 3 };
+    const far = { blobId: "b", tag: "a", retentionEpochs: 2, expiresAt: "2027-11-23T00:00:00Z" };
+    const plan = planChange(far, { blobId: "b", tag: "b", retentionEpochs: 2 }, clock);
+    expect(plan.horizonProblem).toBeUndefined();
+    expect(plan.patch).toEqual({ tag: "b" });
+  });
+});

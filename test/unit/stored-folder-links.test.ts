@@ -69,3 +69,17 @@ describe("StoredFolder: links and special files", () => {
     expect(Object.keys(other.files)).toEqual(["docs/guide.md"]);
   });
 });
+
+describe("StoredFolder: globs stay in the folder", () => {
+  it.each([["../outside/*"], ["/etc/*"], ["docs/../../outside/*"]])("an include glob %s that leaves the folder is refused", (glob) => {
+    const dir = folder(`glob-${glob.replace(/\W+/g, "-")}`, () => {});
+    expect(() => new StoredFolder("site", { path: dir, include: [glob] })).toThrow(/StoredFolder site: the glob .* leaves the folder/);
+  });
+
+  it("a link under an excluded directory is no obstacle (the directory's files are not uploaded)", () => {
+    const dir = folder("excluded-dir", (d) => fs.symlinkSync(path.join(root, "outside", "secret.txt"), path.join(d, "docs", "l.txt")));
+    for (const exclude of [["docs"], ["docs/"], ["docs/**"]]) {
+      expect(Object.keys(new StoredFolder("site", { path: dir, exclude }).files)).toEqual(["index.html"]);
+    }
+  });
+});
