@@ -1,7 +1,7 @@
 import { isPlainObject } from "../api";
 import { code } from "./markdown";
 import { isStoredFileType } from "./resource-types";
-import { CONFIG_KEYS, settingsFrom } from "./settings";
+import { configOfSettings, settingsFrom } from "./settings";
 import { remainingEpochs } from "./stored-file-plan";
 
 /**
@@ -36,9 +36,7 @@ const str = (v: unknown): string | undefined => (typeof v === "string" ? v : und
 /** The settings a stack export carries: the tuskr provider's inputs (plugin stacks), else the environment and defaults. */
 function settingsOf(resources: Resource[]) {
   const provider = resources.find((r) => r.type === "pulumi:providers:tuskr");
-  const inputs = isPlainObject(provider?.inputs) ? provider.inputs : {};
-  const byKey = new Map<string, unknown>(Object.entries(CONFIG_KEYS).map(([name, key]) => [key, inputs[name]]));
-  return settingsFrom({ get: (key) => byKey.get(key) });
+  return settingsFrom(configOfSettings(isPlainObject(provider?.inputs) ? provider.inputs : {}));
 }
 
 /** Reads a stack export (`pulumi stack export`); throws when it is not one. */

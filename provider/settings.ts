@@ -76,6 +76,12 @@ export interface ConfigSource {
   get(key: string): unknown;
 }
 
+/** Settings given by name (the provider plugin's inputs, as the engine passes or records them), read as stack config. */
+export function configOfSettings(values: Record<string, unknown>): ConfigSource {
+  const byKey = new Map<string, unknown>(Object.entries(CONFIG_KEYS).map(([name, key]) => [key, values[name]]));
+  return { get: (key) => byKey.get(key) };
+}
+
 /** The settings from the stack config, with the environment and the defaults behind it. */
 export function settingsFrom(config: ConfigSource | undefined, env: NodeJS.ProcessEnv = process.env): ProviderSettings {
   const fromEnv = (key: SettingName): string | undefined => {

@@ -1,5 +1,5 @@
 import { isPlainObject } from "../../api";
-import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingsFrom, settingsProblem } from "../settings";
+import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingsFrom, settingsProblem, configOfSettings } from "../settings";
 import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../pulumi-markers";
 import { type ProviderLog, StoredFileCore, type StoredFileRequest } from "../stored-file-core";
 import type { PropertyDiff } from "../stored-file-plan";
@@ -73,11 +73,7 @@ const stateOf = (props: Props | undefined): StoredFileState => parseState(reveal
 const recordedOutputs = (state: StoredFileState): Props => conceal(hideBookkeeping(state), state.secretInputs ?? []);
 
 /** The settings as the plugin's config inputs carry them (typed, perhaps secret), keyed as stack config. */
-function configSource(args: Props | undefined) {
-  const { plain } = revealAll(args);
-  const byKey = new Map<string, unknown>(Object.entries(CONFIG_KEYS).map(([name, key]) => [key, plain[name]]));
-  return { get: (key: string) => byKey.get(key) };
-}
+const configSource = (args: Props | undefined) => configOfSettings(revealAll(args).plain);
 
 export class StoredFilePlugin {
   private readonly core: StoredFileCore;
