@@ -18,6 +18,11 @@ export const ERROR_CODES = {
   VALIDATION_ERROR: 422,
   /** An Idempotency-Key already used for another request (another file, or another number of epochs). */
   IDEMPOTENCY_KEY_REUSED: 422,
+  /**
+   * An upload of content the service already stores, refused (one of the behaviours a service may
+   * have; `details.blobId` names the entry it already has).
+   */
+  ALREADY_STORED: 409,
   RATE_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,

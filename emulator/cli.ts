@@ -2,7 +2,7 @@
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { addFaultFlag, type FaultConfig } from "./faults";
-import { EMULATOR_DEFAULT_API_KEY, startEmulator, type EmulatorOptions } from "./index";
+import { type DuplicateUploadMode, EMULATOR_DEFAULT_API_KEY, startEmulator, type EmulatorOptions } from "./index";
 
 /** `tuskr-emulator`: a thin wrapper that turns flags into startEmulator() options. */
 
@@ -26,6 +26,8 @@ Options:
   --rate-limit N           allow N /v1 requests per second, then 429
   --ignore-idempotency-keys
                            renew ignores Idempotency-Key (as a service without it would)
+  --duplicate-upload MODE  an upload of bytes already stored: existing (default: answer with the
+                           entry), purchase (add its epochs to the entry) or refuse (409)
   --prepaid-balance N      each key may buy N epochs in all, then renew answers 402
   -h, --help               show this help
 `;
@@ -45,6 +47,7 @@ const FLAGS = {
   "rate-limit": { type: "string" },
   "ignore-idempotency-keys": { type: "boolean" },
   "prepaid-balance": { type: "string" },
+  "duplicate-upload": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -89,6 +92,7 @@ function parseFlags(argv: string[], env: NodeJS.ProcessEnv): EmulatorOptions | "
     ...(rate !== undefined ? { rateLimit: { requestsPerSecond: rate } } : {}),
     ...(values["ignore-idempotency-keys"] ? { idempotency: "ignore" as const } : {}),
     ...(number("prepaid-balance") !== undefined ? { prepaidBalance: number("prepaid-balance") } : {}),
+    ...(values["duplicate-upload"] !== undefined ? { duplicateUpload: values["duplicate-upload"] as DuplicateUploadMode } : {}),
   };
 }
 

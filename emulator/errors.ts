@@ -135,6 +135,12 @@ export const ERRORS = {
     "VALIDATION_ERROR",
     (length: number) => `header "Idempotency-Key" must be 1 to 255 visible ASCII characters, got ${length} characters`,
   ),
+  alreadyStored: entry(
+    409,
+    "ALREADY_STORED",
+    (blobId: string) => `this content is already stored as blobId ${quote(blobId)}; it was not uploaded again`,
+    (blobId: string) => ({ blobId }),
+  ),
   idempotencyKeyReused: entry(
     422,
     "IDEMPOTENCY_KEY_REUSED",

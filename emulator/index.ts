@@ -1,6 +1,6 @@
 import { FaultInjector, type FaultConfig } from "./faults";
 import { EmulatorServer, type RequestLogEntry } from "./server";
-import type { IdempotencyMode, InspectedFile } from "./service";
+import { DUPLICATE_UPLOAD_MODES, type DuplicateUploadMode, type IdempotencyMode, type InspectedFile } from "./service";
 import type { FileStore, StoreOptions } from "./store";
 import { DiskFileStore } from "./store-disk";
 import { MemoryFileStore } from "./store-memory";
@@ -37,6 +37,12 @@ export interface EmulatorOptions {
    * "ignore": renew pays no attention to the header, as a service that does not support it.
    */
   idempotency?: IdempotencyMode;
+  /**
+   * What an upload of bytes already stored does (undocumented for the real service): "existing"
+   * (default) answers with that entry unchanged; "purchase" adds the upload's epochs to it and
+   * overwrites its name and tag; "refuse" answers 409 ALREADY_STORED naming it.
+   */
+  duplicateUpload?: DuplicateUploadMode;
   /**
    * Each API key's prepaid balance, in epochs (an epoch costs one credit): a renew that costs
    * more than what is left answers 402 INSUFFICIENT_BALANCE and buys nothing. Unlimited by
@@ -104,6 +110,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     rateLimit: options.rateLimit,
     idempotency: options.idempotency,
     prepaidBalance: options.prepaidBalance,
+    duplicateUpload: options.duplicateUpload,
   });
   let url: string;
   try {
@@ -170,6 +177,9 @@ function checkOptions(options: EmulatorOptions, apiKeys: string[], readOnlyApiKe
   if (options.idempotency !== undefined && options.idempotency !== "honour" && options.idempotency !== "ignore") {
     throw new Error(`idempotency must be "honour" or "ignore", got ${JSON.stringify(options.idempotency)}`);
   }
+  if (options.duplicateUpload !== undefined && !DUPLICATE_UPLOAD_MODES.includes(options.duplicateUpload)) {
+    throw new Error(`duplicateUpload must be one of ${DUPLICATE_UPLOAD_MODES.join(", ")}, got ${JSON.stringify(options.duplicateUpload)}`);
+  }
 }
 
 export { UPLOAD_MAX_BYTES } from "./body";
@@ -185,5 +195,5 @@ export {
   type ScriptedFault,
 } from "./faults";
 export type { LoggedRoute, RequestLogEntry } from "./server";
-export { blobIdOf, type IdempotencyMode, type InspectedFile, type RenewAnswer } from "./service";
+export { blobIdOf, DUPLICATE_UPLOAD_MODES, type DuplicateUploadMode, type IdempotencyMode, type InspectedFile, type RenewAnswer } from "./service";
 export { STATE_FILE } from "./store-disk";

@@ -7,7 +7,7 @@ import { ERRORS, EmulatorError, emulatorError, emulatorErrorWithHeaders } from "
 import type { FaultInjector, FaultKind, FaultRoute } from "./faults";
 import { TokenBucket, rateLimitedError } from "./rate-limit";
 import { type Reply, type Route, isServiceRoute, matchRoute, routeTable } from "./routes";
-import { FileService, type IdempotencyMode } from "./service";
+import { FileService, type DuplicateUploadMode, type IdempotencyMode } from "./service";
 import type { FileStore } from "./store";
 
 /** The log keeps this many entries, dropping the oldest. */
@@ -46,6 +46,7 @@ export interface ServerConfig {
   rateLimit?: { requestsPerSecond: number };
   idempotency?: IdempotencyMode;
   prepaidBalance?: number;
+  duplicateUpload?: DuplicateUploadMode;
 }
 
 /** One request in flight and what has been done about its response. */
@@ -96,7 +97,7 @@ export class EmulatorServer {
     const address = this.http.address() as AddressInfo;
     const shown = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
     const url = `http://${shown.includes(":") ? `[${shown}]` : shown}:${address.port}`;
-    const service = new FileService(this.config.store, url, this.config.idempotency, this.config.prepaidBalance);
+    const service = new FileService(this.config.store, url, this.config.idempotency, this.config.prepaidBalance, this.config.duplicateUpload);
     this.service = service;
     this.routes = routeTable({
       service,

@@ -52,6 +52,15 @@ export function blobIdOf(content: Buffer): string {
 /** Whether renew honours `Idempotency-Key` (the project's assumption) or ignores it, as a service that never heard of it would. */
 export type IdempotencyMode = "honour" | "ignore";
 
+/**
+ * What an upload of bytes already stored (a live entry) does, undocumented for the real service:
+ * `existing` answers with that entry unchanged (200); `purchase` takes it as a new purchase on
+ * that entry (its name, tag and category overwritten, the upload's epochs added; 201); `refuse`
+ * answers 409 ALREADY_STORED naming it.
+ */
+export type DuplicateUploadMode = "existing" | "purchase" | "refuse";
+export const DUPLICATE_UPLOAD_MODES: readonly DuplicateUploadMode[] = ["existing", "purchase", "refuse"];
+
 export class FileService {
   constructor(
     private readonly store: FileStore,
@@ -59,6 +68,7 @@ export class FileService {
     private readonly idempotency: IdempotencyMode = "honour",
     /** Epochs each API key may buy in all (one credit an epoch); undefined: no limit. */
     private readonly prepaidBalance?: number,
+    private readonly duplicateUpload: DuplicateUploadMode = "existing",
   ) {}
 
   /** Credits spent per account (API key digest); kept in memory, so a restart or a reset refills balances. */
@@ -168,7 +178,19 @@ export class FileService {
 
   private async store_(input: UploadInput, blobId: string, name: string | null, epochs: number): Promise<{ created: boolean; file: FileEntry }> {
     const existing = this.store.file(blobId);
-    if (existing !== undefined && !this.isExpired(existing)) return { created: false, file: existing };
+    if (existing !== undefined && !this.isExpired(existing)) {
+      if (this.duplicateUpload === "refuse") throw emulatorError(ERRORS.alreadyStored, blobId);
+      if (this.duplicateUpload === "existing") return { created: false, file: existing };
+      const ahead = existing.endEpoch + epochs - this.clock.currentEpoch();
+      if (ahead > LIMITS.maxEpochsAhead) throw emulatorError(ERRORS.renewBeyondHorizon, epochs, ahead, this.clock.currentEpoch(), existing.endEpoch);
+      existing.name = name;
+      existing.tag = input.tag ?? null;
+      existing.category = input.category ?? null;
+      existing.endEpoch += epochs;
+      existing.epochsBought += epochs;
+      await this.store.persist();
+      return { created: true, file: existing };
+    }
     const currentEpoch = this.clock.currentEpoch();
     const file: FileEntry = {
       id: this.store.nextFileId(blobId),
