@@ -38,9 +38,9 @@ export interface StoredFileInputDocs {
    */
   metadata?: unknown;
   /**
-   * Whole storage epochs (about a day each) bought through this resource; raise it to buy more.
-   * Type and limit: integer ≥ 0; may only go up, never past the 53-epoch horizon.
-   * A change makes: one `POST …/renew` buying the increase. With `source`, it **counts the upload's epochs**: the upload stores the file for `retentionEpochs` epochs (no renew at create); declared 0 or omitted, the upload stores the service's default single epoch, not counted.
+   * How long the file stays stored, in whole epochs (about a day each) **counted from the start of the epoch the resource was created in** (its upload for `source`, its adoption for `blobId`): the declared end.
+   * Type and limit: integer ≥ 0; the declared end never past the 53-epoch horizon.
+   * A change makes: buys only what the file lacks of the declared end (one `POST …/renew`; nothing when the file's expiry already reaches it, whoever bought it): purchases converge on the end, they never add up. With `source`, the upload itself stores the file for `retentionEpochs` epochs (no renew at create). Lowering it buys nothing and returns nothing.
    * Omitted: 0.
    */
   retentionEpochs?: unknown;

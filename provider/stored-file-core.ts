@@ -1,12 +1,11 @@
-import { randomUUID } from "node:crypto";
 import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
 import { type TuskrApiError, isTuskrApiError } from "./client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, keySeed, type Start, upload } from "./purchases";
+import { adopt, applyPlan, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
 import { describe, label, masked, redactor, shown } from "./stored-file-messages";
-import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan } from "./stored-file-plan";
+import { epochStartOnGrid, type PlanClock, type PropertyDiff, planChange, propertyDiffs, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, validateInputs } from "./stored-file-schema";
 import { snapshotContent, sourceFilename, wireAsset } from "./stored-file-source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
@@ -170,12 +169,12 @@ export class StoredFileCore {
           const filename = sourceFilename(asset, inputs.name ?? undefined);
           const declaredEpochs = typeof inputs.retentionEpochs === "number" ? inputs.retentionEpochs : 0;
           const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
-          start = await upload(client, content, { filename, tag, declaredEpochs, urn: req.urn, source: inputs.source }, clock, log);
+          start = await upload(client, content, { filename, tag, declaredEpochs, source: inputs.source }, clock, log);
         } finally {
           await content.release();
         }
       } else {
-        start = await adopt(client, String(inputs.blobId), req.urn);
+        start = await adopt(client, String(inputs.blobId), clock);
       }
     } catch (e) {
       throw masked(
@@ -194,7 +193,6 @@ export class StoredFileCore {
       retentionEpochs: 0,
       retentionDeclared: declaresRetention(inputs),
       keepAlive: isPlainObject(inputs.keepAlive) ? inputs.keepAlive : undefined,
-      purchasedExpiresAt: start.file.expiresAt ?? undefined,
       secretInputs: secretList(req.secretInputs),
       ...start.state,
     };
@@ -223,7 +221,7 @@ export class StoredFileCore {
     const redact = redactor(before, secrets);
     // No state at all: an import (`pulumi import`, provider plugin only). Adopt the file as it is,
     // managing the fields it has, so the generated program declares exactly them and changes nothing.
-    if (before.blobId === undefined && declaredFields(before).size === 0) return this.imported(id, urn);
+    if (before.blobId === undefined && declaredFields(before).size === 0) return this.imported(id);
     const blobId = before.blobId ?? id;
     const clock = this.clock();
     let file: ReceivedFile;
@@ -264,7 +262,7 @@ export class StoredFileCore {
    * file's name, tag and metadata as they are (the ones it has), and no retentionEpochs (nothing
    * bought through the stack yet): the program the CLI prints declares them, and changes nothing.
    */
-  private async imported(blobId: string, urn: string | undefined): Promise<StoredFileRead> {
+  private async imported(blobId: string): Promise<StoredFileRead> {
     let file: ReceivedFile;
     try {
       file = await this.context.client().getFile(blobId);
@@ -281,8 +279,9 @@ export class StoredFileCore {
       blobId,
       retentionEpochs: 0,
       retentionDeclared: false,
-      renewKeySeed: keySeed(urn, blobId),
-      purchasedExpiresAt: file.expiresAt ?? undefined,
+      retentionStart: Number.isNaN(Date.parse(file.expiresAt ?? ""))
+        ? undefined
+        : new Date(epochStartOnGrid(Date.parse(file.expiresAt ?? ""), Date.now(), this.clock().epochMs)).toISOString(),
     };
     const inputs: Record<string, unknown> = { blobId };
     for (const field of managed) inputs[field] = file[field];
@@ -302,7 +301,6 @@ export class StoredFileCore {
     const state: StoredFileState = {
       ...before,
       blobId,
-      renewKeySeed: before.renewKeySeed ?? randomUUID(),
       secretInputs: secretList(req.secretInputs),
       retentionDeclared: declaresRetention(news),
       // The declared asset: the old one arrives with its contents elided (hash only), which the
@@ -313,6 +311,10 @@ export class StoredFileCore {
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
     state.keepAlive = isPlainObject(news.keepAlive) ? news.keepAlive : undefined;
     const clock = this.clock();
+    // Fixed once: a state of an earlier release gets the start its purchases imply.
+    const start = retentionStartMs(before, clock.epochMs);
+    if (start !== undefined) state.retentionStart = new Date(start).toISOString();
+    delete state.purchasedExpiresAt;
     const client = this.context.client();
     // A field declared now but not managed before is not in the state: read the file once, so
     // the PATCH is planned against what the service holds (metadata keys it has must go too).
@@ -330,9 +332,6 @@ export class StoredFileCore {
     const refusal = planRefusal(plan);
     if (refusal) throw new Error(redact(`StoredFile ${label(state, blobId)}: ${refusal}`));
     const unchanged = JSON.stringify(compact(state));
-    // The program answered a stop for unattributed epochs: exactly them declared counts them.
-    if (plan.countedEpochs > 0) state.retentionEpochs = (state.retentionEpochs ?? 0) + plan.countedEpochs;
-    delete state.unconfirmedEpochs;
     try {
       await applyPlan(client, blobId, state, news, plan, clock, newlyManaged.length > 0, (line) => this.log(redact(line), req.urn));
     } catch (e) {

@@ -31,12 +31,8 @@ export function masked<E extends Error>(error: E, redact: (text: string) => stri
   return error;
 }
 
-/** A purchase this stack will not make: nothing was bought; the message says what to check and do. */
-export class PurchaseStopped extends TuskrApiError {}
-
 /** Turns an API failure into a message that names the file and says what to do. */
 export function describe(error: unknown, blobId: string, action: string): TuskrApiError {
-  if (error instanceof PurchaseStopped) return error;
   if (!isTuskrApiError(error)) {
     return new TuskrApiError({
       code: "INTERNAL_ERROR",

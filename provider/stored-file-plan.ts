@@ -20,6 +20,36 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
 }
 
 /**
+ * Where a resource's retention counts from: fixed at its create (the start of the epoch it was
+ * created in, on the file's own epoch grid). States of earlier releases do not record it: it is
+ * then the expiry their last purchase reached less the epochs they counted, so an upgrade buys
+ * nothing and a raise of N buys N.
+ */
+export function retentionStartMs(olds: StoredFileState, epochMs: number): number | undefined {
+  const recordedStart = Date.parse(olds.retentionStart ?? "");
+  if (!Number.isNaN(recordedStart)) return recordedStart;
+  const reached = Date.parse(olds.purchasedExpiresAt ?? olds.expiresAt ?? "");
+  if (Number.isNaN(reached)) return undefined;
+  return reached - (typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0) * epochMs;
+}
+
+/** The start of the epoch `nowMs` falls in, on the grid a file's expiry is on (its end is an epoch boundary). */
+export function epochStartOnGrid(expiresAtMs: number, nowMs: number, epochMs: number): number {
+  return expiresAtMs - Math.max(0, Math.ceil((expiresAtMs - nowMs) / epochMs - 1e-9)) * epochMs;
+}
+
+/** The end `epochs` declared epochs require: that many from the resource's retention start. */
+function declaredEndMs(olds: StoredFileState, epochs: number, clock: Pick<PlanClock, "epochMs">): number | undefined {
+  const start = retentionStartMs(olds, clock.epochMs);
+  return start === undefined ? undefined : start + epochs * clock.epochMs;
+}
+
+/** Whole epochs to buy for an expiry to reach `endMs` (0 when it does already). */
+function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): number {
+  return Math.max(0, Math.ceil((endMs - expiresAtMs) / epochMs - 1e-6));
+}
+
+/**
  * What it takes to move a file from its recorded state to the declared inputs. Pure: the same
  * function answers `diff` (what will change) and drives `create`/`update` (what to send), so a
  * preview can never promise something the apply does not do.
@@ -33,16 +63,12 @@ export interface StoredFilePlan {
   changedFields: InputField[];
   /** The PATCH body (only fields that change), or undefined when nothing is to be patched. */
   patch?: UpdateFileBody;
-  /** Epochs to buy with one renew (declared increase + keep-alive); 0 when none. Never negative. */
+  /** Epochs to buy with one renew (what the declared end lacks + keep-alive); 0 when none. Never negative. */
   renewEpochs: number;
-  /** Of renewEpochs, the declared `retentionEpochs` increase. */
+  /** Of renewEpochs, what the file lacks of the end the declared `retentionEpochs` require. */
   retentionIncrease: number;
-  /**
-   * Epochs the service already sold that this stack could not attribute (after an interrupted
-   * run, with keys not known to be honoured), counted as bought because the program declares
-   * exactly them: no request for them.
-   */
-  countedEpochs: number;
+  /** The end the declared retentionEpochs require (ms since the epoch), when known. */
+  requiredEnd?: number;
   /** Of renewEpochs, what keep-alive buys because too few epochs are left. */
   keepAliveEpochs: number;
   /** Epochs left before this plan, as of the recorded expiry. */
@@ -79,6 +105,10 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     const { declared, recorded } = identities(field, olds, news);
     if (declared === UNKNOWN || declared === undefined || !jsonEqual(declared, recorded)) replaceFields.push(field);
   }
+  // A content whose entry expired is uploaded anew: a new entry (its period counted from the new upload).
+  const expiredContent =
+    clock !== undefined && !replaceFields.includes("source") && wireAsset(news.source) !== undefined && remainingEpochs(olds.expiresAt, clock) === 0;
+  if (expiredContent) replaceFields.push("source");
   const replace = replaceFields.length > 0;
   changedFields.push(...replaceFields);
 
@@ -103,21 +133,19 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     }
   }
 
-  let retentionIncrease = 0;
   const declaredEpochs = news.retentionEpochs;
-  if (isUnknown(declaredEpochs)) {
-    changedFields.push("retentionEpochs");
-  } else if (typeof declaredEpochs === "number") {
-    const bought = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
-    // Lowering is refused by check; if it ever got here, buying nothing is the only safe reading.
-    retentionIncrease = Math.max(0, declaredEpochs - bought);
-    if (retentionIncrease > 0) changedFields.push("retentionEpochs");
-  }
-  // The user's answer to an unattributed expiry move (see the provider's stop): declaring exactly
-  // those epochs on top of what is recorded counts them; any other value buys as usual.
-  const pending = olds.unconfirmedEpochs ?? 0;
-  const countedEpochs = pending > 0 && retentionIncrease === pending ? pending : 0;
-  if (countedEpochs > 0) retentionIncrease = 0;
+  const recordedEpochs = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
+  if (isUnknown(declaredEpochs) || (typeof declaredEpochs === "number" && declaredEpochs !== recordedEpochs)) changedFields.push("retentionEpochs");
+  // The end this declaration requires, and what of it the file still lacks (0 once reached,
+  // whoever bought it: purchases converge on the end, they never add up).
+  const requiredEnd = clock && typeof declaredEpochs === "number" ? declaredEndMs(olds, declaredEpochs, clock) : undefined;
+  const expires = Date.parse(olds.expiresAt ?? "");
+  const retentionIncrease =
+    requiredEnd !== undefined && !Number.isNaN(expires)
+      ? epochsToReach(expires, requiredEnd, clock!.epochMs)
+      : typeof declaredEpochs === "number"
+        ? Math.max(0, declaredEpochs - recordedEpochs)
+        : 0;
 
   const keepAlive = news.keepAlive;
   if (isUnknown(keepAlive) || (keepAlive !== undefined && keepAlive !== null && !jsonEqual(keepAlive, olds.keepAlive))) {
@@ -125,14 +153,17 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   }
 
   const notices: string[] = [];
-  if (countedEpochs > 0) {
-    notices.push(`counts ${countedEpochs} epoch(s) the service already sold (found after an interrupted run) as bought by this stack; buys none for them`);
-  }
   const remainingBefore = clock ? remainingEpochs(olds.expiresAt, clock) : undefined;
   let keepAliveEpochs = 0;
   if (clock && remainingBefore !== undefined) {
     const left = `${remainingBefore} epoch(s) left (expires ${olds.expiresAt})`;
-    if (remainingBefore === 0) notices.push(`already expired (${olds.expiresAt}): an expired file cannot be renewed or updated`);
+    if (remainingBefore === 0) {
+      notices.push(
+        expiredContent
+          ? `expired (${olds.expiresAt}): its content is uploaded anew`
+          : `already expired (${olds.expiresAt}): an expired file cannot be renewed or updated`,
+      );
+    }
     const policy = isPlainObject(keepAlive) ? (keepAlive as KeepAlive) : undefined;
     // Measured after this plan's declared purchase: keep-alive only tops up what is still short.
     const leftAfterDeclared = remainingBefore + retentionIncrease;
@@ -178,7 +209,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     patch: Object.keys(patch).length > 0 ? (patch as UpdateFileBody) : undefined,
     renewEpochs,
     retentionIncrease,
-    countedEpochs,
+    requiredEnd,
     keepAliveEpochs,
     remainingBefore,
     horizonProblem,

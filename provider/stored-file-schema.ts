@@ -138,10 +138,11 @@ export const StoredFileInputsSchema = z.object({
     omitted: "unmanaged",
   }),
   retentionEpochs: documented(retentionEpochs.optional(), {
-    description: "Whole storage epochs (about a day each) bought through this resource; raise it to buy more.",
-    limit: `integer ≥ 0; may only go up, never past the ${LIMITS.maxEpochsAhead}-epoch horizon`,
+    description:
+      "How long the file stays stored, in whole epochs (about a day each) **counted from the start of the epoch the resource was created in** (its upload for `source`, its adoption for `blobId`): the declared end.",
+    limit: `integer ≥ 0; the declared end never past the ${LIMITS.maxEpochsAhead}-epoch horizon`,
     change:
-      "one `POST …/renew` buying the increase. With `source`, it **counts the upload's epochs**: the upload stores the file for `retentionEpochs` epochs (no renew at create); declared 0 or omitted, the upload stores the service's default single epoch, not counted",
+      "buys only what the file lacks of the declared end (one `POST …/renew`; nothing when the file's expiry already reaches it, whoever bought it): purchases converge on the end, they never add up. With `source`, the upload itself stores the file for `retentionEpochs` epochs (no renew at create). Lowering it buys nothing and returns nothing",
     omitted: "0",
   }),
   keepAlive: documented(KeepAliveSchema.optional(), {
@@ -222,27 +223,13 @@ export const StoredFileStateSchema = z
     sourceHash: z.string().nullish(),
     ...reportedShape,
     /**
-     * Fixed at create, from the resource's URN and file (random in states of earlier releases):
-     * the Idempotency-Key of each purchase derives from it, the kind of purchase and the epochs
-     * of that kind bought before it, so a purchase retried in any later run reuses its key.
+     * Where retentionEpochs count from (ISO time): the start of the epoch the resource was
+     * created in. The declared end is this plus retentionEpochs epochs; every purchase only
+     * closes the gap between the file's expiry and that end.
      */
-    renewKeySeed: z.string().nullish(),
-    /** The service echoed this resource's Idempotency-Key: it honours keys, so a purchase can be sent again safely. */
-    idempotencyHonoured: z.boolean().nullish(),
-    /**
-     * The expiry right after this stack's last confirmed purchase (or as adopted). A later expiry
-     * seen before a purchase means someone bought epochs since: an interrupted run of this stack,
-     * maybe. Refresh does not move it.
-     */
+    retentionStart: z.string().nullish(),
+    /** Read from states of earlier releases (the expiry their last purchase reached), never written. */
     purchasedExpiresAt: z.string().nullish(),
-    /**
-     * Epochs the service sold that this stack saw but could not attribute (the expiry moved past
-     * `purchasedExpiresAt` and keys are not known to be honoured), waiting for the program to say
-     * whether they were its own: declaring exactly them on top of retentionEpochs counts them.
-     */
-    unconfirmedEpochs: z.number().nullish(),
-    /** A purchase this stack sent whose outcome it could not learn: the next run settles it from the expiry. */
-    unsettledPurchase: z.object({ kind: z.enum(["retention", "keepAlive"]), epochs: z.number() }).nullish(),
     /** Whether retentionEpochs is declared (rather than omitted, counted as 0). */
     retentionDeclared: z.boolean().nullish(),
     /** The inputs declared as secrets (names only), so that no message shows their values. */
@@ -334,14 +321,12 @@ export function validateInputs(
     failures.push({ property: "source", reason: "blobId and source exclude each other: declare blobId to adopt an uploaded file, or source to upload one" });
   }
 
+  // The declared end is at most the horizon ahead of the epoch it counts from: a new declaration
+  // may not ask more than that, a raise not more than that at once (the plan checks the rest
+  // against the file's expiry at preview). Lowering it buys nothing and returns nothing.
   const oldEpochs = olds?.retentionEpochs;
-  const newEpochs = inputs.retentionEpochs ?? 0;
-  if (typeof oldEpochs === "number" && typeof newEpochs === "number" && newEpochs < oldEpochs) {
-    failures.push({
-      property: "retentionEpochs",
-      reason: `retentionEpochs cannot go down from ${oldEpochs} to ${newEpochs}: epochs already bought cannot be returned`,
-    });
-  } else if (typeof newEpochs === "number" && Number.isInteger(newEpochs)) {
+  const newEpochs = inputs.retentionEpochs;
+  if (typeof newEpochs === "number" && Number.isInteger(newEpochs)) {
     const increase = newEpochs - (typeof oldEpochs === "number" ? oldEpochs : 0);
     if (increase > LIMITS.maxEpochsAhead) {
       failures.push({

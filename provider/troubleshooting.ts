@@ -51,16 +51,21 @@ export const TROUBLESHOOTING = {
     run: "Report it to the service's operator; `pulumi refresh` shows what the service now says.",
   },
   RENEW_OUTCOME_UNKNOWN: {
-    means: "A renew was sent and its answer lost: it may or may not have been applied. Nothing was sent twice.",
-    run: "`pulumi up` again: the same purchase reuses its Idempotency-Key, or is settled from the file's expiry. If it stops and names epochs it cannot attribute, check the file's purchases and declare what the message says.",
+    means: "A renew was sent and its answer lost, and the file could not be read back: it may or may not have been applied. Nothing was sent twice.",
+    run: "`pulumi up` again: it reads the file's expiry first and buys only what the declared end still lacks.",
   },
   UPLOAD_OUTCOME_UNKNOWN: {
     means: "An upload was sent and its answer lost: it may or may not have been stored.",
-    run: "`pulumi up` again: the same upload reuses its Idempotency-Key, and a stored file is found by its content.",
+    run: "`pulumi up` again: the same upload reuses its Idempotency-Key, and a stored content is found by the service (one content, one entry).",
+  },
+  ALREADY_STORED: {
+    means: "The service refused an upload of bytes it already stores, naming the entry: the provider takes that entry as the content's.",
+    run: "Nothing: seen only if the service's answer did not name a valid entry; then report it to the service's operator.",
   },
   IDEMPOTENCY_KEY_REUSED: {
-    means: "An earlier, interrupted run made this purchase with another number of epochs, and the service refused the key for a different amount.",
-    run: "Declare `retentionEpochs` as that run did (the message says which), `pulumi up`, then declare the new value.",
+    means:
+      "The service refused an Idempotency-Key it had seen with another request. Keys follow from what a purchase buys, so the provider sends the purchase again under a key of its own.",
+    run: "Nothing: seen only if the second key was refused too; then `pulumi up` again.",
   },
   INSUFFICIENT_BALANCE: { means: "The prepaid balance is short: nothing was bought.", run: "Top up the account, then `pulumi up`." },
 } as const satisfies Record<TuskrErrorCode, Remedy>;

@@ -18,7 +18,7 @@ import {
   type UpdateFileBody,
 } from "../../api";
 import { USER_AGENT } from "../version";
-import { TuskrApiError, redactString, redactValue } from "./errors";
+import { TuskrApiError, isTuskrApiError, redactString, redactValue } from "./errors";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";
 
 export const DEFAULT_BASE_URL = "https://api.tuskr.dev";
@@ -153,6 +153,14 @@ export interface RenewResult {
   keyHonoured: boolean;
   /** This call sent the purchase more than once (a replay then answers its own earlier send). */
   resent: boolean;
+}
+
+/** The entry a 409 ALREADY_STORED names (`details.blobId`), if `e` is one. */
+function alreadyStoredAs(e: unknown): string | undefined {
+  if (!isTuskrApiError(e) || e.status !== 409 || e.code !== "ALREADY_STORED") return undefined;
+  const body = e.responseBody as { error?: { details?: { blobId?: unknown } } } | undefined;
+  const blobId = body?.error?.details?.blobId;
+  return typeof blobId === "string" ? blobId : undefined;
 }
 
 /** Path of a file's route, after the contract's blobId rule (refused as BAD_REQUEST, before any request). */
@@ -310,7 +318,17 @@ export class TuskrClient {
     return this.purchase<Omit<UploadResult, "resent">>({
       deadline,
       send: async () => {
-        const sent = await this.send("POST", path, { form, headers, schema: UploadRecordSchemaReceived, retryAmbiguous: false, deadline, extraMs });
+        let sent: Sent<z.infer<typeof UploadRecordSchemaReceived>>;
+        try {
+          sent = await this.send("POST", path, { form, headers, schema: UploadRecordSchemaReceived, retryAmbiguous: false, deadline, extraMs });
+        } catch (e) {
+          // A service that refuses bytes it already stores names the entry: that entry is this content's.
+          const stored = alreadyStoredAs(e);
+          if (stored === undefined) throw e;
+          const problem = blobIdProblem(stored);
+          if (problem) throw this.invalidResponse("POST", path, 409, `details.blobId ${problem}`, undefined);
+          return { file: { blobId: stored }, created: false, confirmedBy: "response" as const, keyHonoured: false };
+        }
         const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
         const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
         const u = sent.data;

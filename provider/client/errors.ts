@@ -1,3 +1,5 @@
+import type { ErrorCode } from "../../api";
+
 /**
  * The one error type of the API client. Every failure — an HTTP error status, a network fault,
  * a timeout, a body that does not match its schema — becomes a TuskrApiError, so callers
@@ -7,25 +9,15 @@
  * `Authorization` header. Every string that enters it passes through `redactString` with the
  * client's key, in case a server echoes it back.
  */
+/** The service's catalogue (api/errors.ts), and the client's own codes for what no answer says. */
 export type TuskrErrorCode =
-  | "BAD_REQUEST"
-  | "UNAUTHORIZED"
-  | "FORBIDDEN"
-  | "NOT_FOUND"
-  | "FILE_EXPIRED"
-  | "VALIDATION_ERROR"
-  | "PAYLOAD_TOO_LARGE"
-  | "RATE_LIMIT_EXCEEDED"
-  | "INTERNAL_ERROR"
-  | "SERVICE_UNAVAILABLE"
+  | ErrorCode
   | "HTTP_ERROR"
   | "NETWORK_ERROR"
   | "TIMEOUT"
   | "INVALID_RESPONSE"
   | "RENEW_OUTCOME_UNKNOWN"
   | "UPLOAD_OUTCOME_UNKNOWN"
-  | "IDEMPOTENCY_KEY_REUSED"
-  | "INSUFFICIENT_BALANCE"
   | "CONFIG_ERROR";
 
 export interface TuskrApiErrorInit {

@@ -53,13 +53,17 @@ describe("answers are checked before they are trusted", () => {
   });
 
   it("a renew whose answer moves the expiry backwards is INVALID_RESPONSE, and nothing new is recorded", async () => {
-    const provider = await providerFor((_req, res) => json(res, 200, record("b1", { expiresAt: "2026-11-20T00:00:00.000Z" })));
+    // The read before the purchase answers as recorded; the renew's answer goes backwards.
+    const provider = await providerFor((req, res) =>
+      json(res, 200, record("b1", { expiresAt: req.method === "GET" ? recorded.expiresAt : "2026-11-20T00:00:00.000Z" })),
+    );
     const result = await settle(provider.update("b1", recorded, { blobId: "b1", retentionEpochs: 4 }));
     expect(result.ok).toBe(false);
     if (!result.ok) {
       expect(result.error.code).toBe("INVALID_RESPONSE");
       expect(result.error.message).toMatch(/not later than 2026-12-01/);
-      expect(result.error.properties).toBeUndefined();
+      // Only what the read before it said may be recorded, never the answer.
+      expect(result.error.properties?.expiresAt ?? recorded.expiresAt).toBe(recorded.expiresAt);
     }
     note("renew answer moves the expiry backwards", result.ok ? "taken" : `${result.error.code}, nothing recorded`);
   });
@@ -252,13 +256,16 @@ describe("an answer's ids and times are checked before anything acts on them", (
   });
 
   it("a renew answered with an expiry 900 days ahead: INVALID_RESPONSE, nothing new recorded", async () => {
-    const provider = await providerFor((_req, res) => json(res, 200, record("b1", { expiresAt: new Date(Date.now() + 900 * day).toISOString() })));
+    const provider = await providerFor((req, res) =>
+      json(res, 200, record("b1", { expiresAt: req.method === "GET" ? recorded.expiresAt : new Date(Date.now() + 900 * day).toISOString() })),
+    );
     const result = await settle(provider.update("b1", recorded, { blobId: "b1", retentionEpochs: 4 }));
     expect(result.ok).toBe(false);
     if (!result.ok) {
       expect(result.error.code).toBe("INVALID_RESPONSE");
       expect(result.error.message).toMatch(/past the service's horizon/);
-      expect(result.error.properties).toBeUndefined();
+      // Only what the read before it said may be recorded, never the answer.
+      expect(result.error.properties?.expiresAt ?? recorded.expiresAt).toBe(recorded.expiresAt);
     }
     note("renew answered with an expiry 900 days ahead", result.ok ? "recorded" : `${result.error.code}, nothing recorded`);
   });

@@ -39,8 +39,8 @@ describe("an insufficient prepaid balance (402)", () => {
       /the service refused to sell epochs: the prepaid balance is short \(402 INSUFFICIENT_BALANCE\)\. Nothing was bought and nothing is recorded as bought; top up the account/,
     );
     expect(emu.requests().filter((r) => r.route === "renew")).toHaveLength(1);
-    // Nothing new to record: the engine keeps the state of before, 3 epochs bought.
+    // Nothing new to record: the engine keeps the state of before (3 declared: the 1 the upload's 2 lacked, bought).
     expect(error.properties).toBeUndefined();
-    expect(emu.files().find((f) => f.blobId === blobId)!.epochsBought).toBe(3);
+    expect(emu.files().find((f) => f.blobId === blobId)!.epochsBought).toBe(1);
   });
 });

@@ -59,7 +59,8 @@ describe("resources", () => {
     const created = await plugin.create(URN, checked.inputs);
     expect(created.id).toBe(blobId);
     expect(created.outs).toMatchObject({ ...news, url: expect.any(String) });
-    expect(emu.files()[0]).toMatchObject({ tag: "brand", metadata: { team: "web" }, epochsBought: 2 });
+    // Stored for the default single epoch: 2 from the adoption's epoch lack 1.
+    expect(emu.files()[0]).toMatchObject({ tag: "brand", metadata: { team: "web" }, epochsBought: 1 });
 
     const changed = { ...news, metadata: { team: "ops", tier: "gold" } };
     const diff = await plugin.diff(blobId, URN, created.outs, changed);

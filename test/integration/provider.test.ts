@@ -33,16 +33,17 @@ beforeEach(async () => {
 });
 
 describe("StoredFile provider ↔ emulator", () => {
-  it("create adopts the file: one GET, one PATCH of the differing fields, one renew", async () => {
+  it("create adopts the file: one GET, one PATCH of the differing fields, one renew of what the declared end lacks", async () => {
     const inputs = { blobId, name: "orig.txt", tag: "docs", metadata: { team: "web" }, retentionEpochs: 5, __provider: STUB };
     const { id, outs } = await provider.create(inputs);
     expect(id).toBe(blobId);
     expect(outs).toMatchObject({ blobId, name: "orig.txt", tag: "docs", metadata: { team: "web" }, retentionEpochs: 5 });
     expect(outs.url).toBeTruthy();
-    expect(outs.__renewKeySeed).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Date.parse(String(outs.__retentionStart))).toBe(Date.parse(outs.expiresAt!) - 5 * 86_400_000);
     expect(emu.requests().map((r) => r.route)).toEqual(["get", "patch", "renew"]);
     expect(emu.requests()[1].requestBody).toEqual({ tag: "docs", metadata: { team: "web" } });
-    expect(stored().epochsBought).toBe(5);
+    // Uploaded for the default single epoch: 5 epochs from this epoch's start lack 4.
+    expect(stored().epochsBought).toBe(4);
   });
 
   it("create with nothing to change sends only the GET", async () => {
@@ -71,13 +72,13 @@ describe("StoredFile provider ↔ emulator", () => {
   });
 
   it("create refuses a purchase past the 53-epoch horizon before any write, with the numbers", async () => {
-    const e = await caught(provider.create({ blobId, tag: "never-sent", retentionEpochs: 53, __provider: STUB }));
+    const e = await caught(provider.create({ blobId, tag: "never-sent", retentionEpochs: 54, __provider: STUB }));
     expect(e.id).toBeUndefined();
     expect(e.message).toMatch(/buying 53 epoch\(s\) would end the storage 54 epochs ahead.*at most 53.*1 epoch\(s\) left.*at most 52 more/);
     expect(emu.requests().map((r) => r.route)).toEqual(["get"]);
   });
 
-  it("update sends exactly one PATCH with only the changed fields, then one renew of the increase", async () => {
+  it("update sends exactly one PATCH with only the changed fields, then reads the expiry and renews what the declared end lacks", async () => {
     const { outs } = await provider.create({ blobId, name: "a", tag: "t", metadata: { keep: 1, drop: 2 }, retentionEpochs: 5, __provider: STUB });
     emu.clearRequests();
     const news = { blobId, name: "a", tag: "t2", metadata: { keep: 1, add: 3 }, retentionEpochs: 12, __provider: STUB };
@@ -95,12 +96,12 @@ describe("StoredFile provider ↔ emulator", () => {
       },
     });
     const { outs: after } = await provider.update(blobId, outs, news);
-    expect(emu.requests().map((r) => r.route)).toEqual(["patch", "renew"]);
+    expect(emu.requests().map((r) => r.route)).toEqual(["patch", "get", "renew"]);
     expect(emu.requests()[0].requestBody).toEqual({ tag: "t2", metadata: { keep: 1, add: 3, drop: null } });
-    expect(emu.requests()[1].requestBody).toEqual({ epochs: 7 });
+    expect(emu.requests()[2].requestBody).toEqual({ epochs: 7 });
     expect(after).toMatchObject({ tag: "t2", metadata: { keep: 1, add: 3 }, retentionEpochs: 12 });
     expect(stored().metadata).toEqual({ keep: 1, add: 3 });
-    expect(stored().epochsBought).toBe(12);
+    expect(stored().epochsBought).toBe(4 + 7);
     expect(Date.parse(after.expiresAt!) - Date.parse(outs.expiresAt!)).toBe(7 * 86_400_000);
   });
 
@@ -127,7 +128,7 @@ describe("StoredFile provider ↔ emulator", () => {
       body: JSON.stringify({ tag: "edited", metadata: { surprise: true } }),
     });
     const read = await provider.read(blobId, outs);
-    expect(read.props).toMatchObject({ tag: "edited", metadata: { surprise: true }, retentionEpochs: 1, __renewKeySeed: outs.__renewKeySeed });
+    expect(read.props).toMatchObject({ tag: "edited", metadata: { surprise: true }, retentionEpochs: 1, __retentionStart: outs.__retentionStart });
     // The managed fields come back as inputs, so a preview can name what drifted.
     expect(read.inputs).toEqual({ blobId, tag: "edited", metadata: { surprise: true }, retentionEpochs: 1 });
     expect(read.props!.name).toBeUndefined();
@@ -152,29 +153,28 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(`${e.message} ${JSON.stringify(e)} ${e.stack}`).not.toContain("tsk_live_not_the_right_key_42");
   });
 
-  it("a renew whose answer is lost is sent again under the same key once the service is known to honour keys: bought once, in one run", async () => {
+  it("a renew whose answer is lost is read back and taken as made when the expiry moved by exactly it: bought once, in one run", async () => {
     const { outs } = await provider.create({ blobId, retentionEpochs: 2, __provider: STUB });
-    // The create's purchase came back with its Idempotency-Key echoed: the service honours keys.
-    expect(outs.__idempotencyHonoured).toBe(true);
+    expect(stored().epochsBought).toBe(1);
     emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
     const { outs: after } = await provider.update(blobId, outs, { blobId, retentionEpochs: 6, __provider: STUB });
     expect(after.retentionEpochs).toBe(6);
-    expect(stored().epochsBought).toBe(6);
-    const renews = emu.requests().filter((r) => r.route === "renew");
-    expect(renews.at(-1)?.idempotencyKey).toBe(renews.at(-2)?.idempotencyKey);
+    expect(stored().epochsBought).toBe(1 + 4);
+    expect(emu.requests().filter((r) => r.route === "renew")).toHaveLength(2);
   });
 
-  it("a retried renew after a lost response reuses its idempotency key across runs and buys once", async () => {
+  it("an update run again from the state before it (a killed run), whatever it declares by then, buys only what the end still lacks", async () => {
     const { outs } = await provider.create({ blobId, retentionEpochs: 2, __provider: STUB });
-    // A state as an earlier release wrote it (no word on keys, no purchase ledger) that has lost
-    // its prior expiry: the provider cannot verify, so it fails…
-    const unknowing = { ...outs, expiresAt: undefined, __idempotencyHonoured: undefined, __purchasedExpiresAt: undefined };
-    emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
-    const e = await caught(provider.update(blobId, unknowing, { blobId, retentionEpochs: 6, __provider: STUB }));
-    expect(e.message).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not/);
-    expect(stored().epochsBought).toBe(6);
-    // …and the next run, from the same recorded state, sends the same key: replayed, not bought again.
-    await provider.update(blobId, unknowing, { blobId, retentionEpochs: 6, __provider: STUB });
+    await provider.update(blobId, outs, { blobId, retentionEpochs: 6, __provider: STUB });
+    expect(stored().epochsBought).toBe(5);
+    emu.clearRequests();
+    // The engine still holds the state of before the update; the program now declares 7.
+    const { outs: again } = await provider.update(blobId, outs, { blobId, retentionEpochs: 7, __provider: STUB });
+    expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([
+      ["get", undefined],
+      ["renew", { epochs: 1 }],
+    ]);
+    expect(again.retentionEpochs).toBe(7);
     expect(stored().epochsBought).toBe(6);
   });
 
@@ -193,7 +193,10 @@ describe("StoredFile provider ↔ emulator", () => {
     expect((await provider.diff(blobId, refreshed, news)).changes).toBe(true);
     emu.clearRequests();
     const { outs: after } = await provider.update(blobId, refreshed, news);
-    expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([["renew", { epochs: 5 }]]);
+    expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([
+      ["get", undefined],
+      ["renew", { epochs: 5 }],
+    ]);
     expect(after).toMatchObject({ retentionEpochs: 0, keepAliveEpochs: 10, remainingEpochs: 7 });
     // Once bought, not due again: a second up sends nothing.
     expect((await provider.diff(blobId, after, news)).changes).toBe(false);
@@ -210,21 +213,40 @@ describe("refresh hands back the inputs as declared", () => {
 });
 
 describe("the bookkeeping a release before this one wrote under its own names", () => {
-  it("is read as it is: no change at preview, nothing sent, and the next write moves it under hidden keys, keys unchanged", async () => {
+  it("is read as it is: no change at preview, nothing sent; a raise of N buys N, and the next write records where retention counts from", async () => {
     const inputs = { blobId, tag: "docs", retentionEpochs: 2, __provider: STUB };
-    const { outs } = await provider.create(inputs);
-    // The same state as the previous release recorded it: no `__` keys.
-    const previous = Object.fromEntries(Object.entries(outs as Record<string, unknown>).map(([k, v]) => [k.startsWith("__") ? k.slice(2) : k, v]));
-    expect(previous.renewKeySeed).toBe((outs as Record<string, unknown>).__renewKeySeed);
+    await provider.create({ ...inputs, retentionEpochs: 0 });
+    // Bought 2 the way the previous release did (on top of the expiry at adoption).
+    await fetch(`${emu.url}/v1/files/${encodeURIComponent(blobId)}/renew`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ epochs: 2 }),
+    });
+    const file = emu.files().find((f) => f.blobId === blobId)!;
+    // The state as the previous release recorded it: its own bookkeeping, under its own names.
+    const previous = {
+      blobId,
+      tag: "docs",
+      retentionEpochs: 2,
+      url: file.url,
+      size: file.size,
+      createdAt: file.createdAt,
+      expiresAt: file.expiresAt,
+      renewKeySeed: "0123456789abcdef0123456789abcdef",
+      idempotencyHonoured: true,
+      purchasedExpiresAt: file.expiresAt,
+      retentionDeclared: true,
+      __provider: STUB,
+    };
     emu.clearRequests();
     expect((await provider.diff(blobId, previous, inputs)).changes).toBe(false);
     expect(emu.requests()).toEqual([]);
     const read = await provider.read(blobId, previous);
-    expect(read.props).toMatchObject({ __renewKeySeed: previous.renewKeySeed, __purchasedExpiresAt: previous.purchasedExpiresAt, retentionEpochs: 2 });
-    expect(Object.keys(read.props ?? {})).not.toContain("renewKeySeed");
-    // A later purchase keeps the key seed the previous release chose: the same keys, nothing bought twice.
+    expect(read.props).toMatchObject({ __purchasedExpiresAt: previous.purchasedExpiresAt, retentionEpochs: 2 });
+    const before = stored().epochsBought;
     const { outs: raised } = await provider.update(blobId, previous, { ...inputs, retentionEpochs: 3 });
-    expect((raised as Record<string, unknown>).__renewKeySeed).toBe(previous.renewKeySeed);
-    expect(stored().epochsBought).toBe(3);
+    expect(stored().epochsBought - before).toBe(1);
+    expect(Date.parse(String((raised as Record<string, unknown>).__retentionStart))).toBe(Date.parse(file.expiresAt) - 2 * 86_400_000);
+    expect(raised).not.toHaveProperty("__purchasedExpiresAt");
   });
 });

@@ -59,7 +59,11 @@ interface SequenceReport {
   gaveUp: boolean;
 }
 
-/** Runs one sequence on a fresh file; checks epochsBought after every step that succeeded. */
+/**
+ * Runs one sequence on a fresh file; checks the epochs bought after every step that succeeded.
+ * The clock does not move during a sequence, so the declared end is the upload's epoch plus the
+ * declared epochs, and what it lacks of the upload's period is all there is to buy.
+ */
 async function runSequence(seq: Sequence, label: string, maxRuns = MAX_RUNS): Promise<SequenceReport> {
   const file = await emu.uploadFile({ content: `${label} ${Math.random()}`, filename: `${label}.txt`, epochs: UPLOAD_EPOCHS });
   const resource: EngineResource = { initErrors: false };
@@ -72,12 +76,14 @@ async function runSequence(seq: Sequence, label: string, maxRuns = MAX_RUNS): Pr
     report.runs += runs.length;
     for (const r of runs) report.outcomes[`${r.op}:${r.outcome}`] = (report.outcomes[`${r.op}:${r.outcome}`] ?? 0) + 1;
     const now = bought();
-    if (now > step.epochs) report.violations.push(`${label} step ${i}: bought ${now} > declared ${step.epochs} (${describeRuns(runs)})`);
+    const needed = Math.max(0, step.epochs - UPLOAD_EPOCHS);
+    if (now > needed) report.violations.push(`${label} step ${i}: bought ${now} > the ${needed} the declared ${step.epochs} lack (${describeRuns(runs)})`);
     if (!done) {
       report.gaveUp = true;
       return report;
     }
-    if (now !== step.epochs) report.violations.push(`${label} step ${i}: bought ${now} != declared ${step.epochs} after success (${describeRuns(runs)})`);
+    if (now !== needed)
+      report.violations.push(`${label} step ${i}: bought ${now} != the ${needed} the declared ${step.epochs} lack, after success (${describeRuns(runs)})`);
     if (resource.state?.retentionEpochs !== step.epochs) {
       report.violations.push(`${label} step ${i}: state says ${String(resource.state?.retentionEpochs)}, declared ${step.epochs}`);
     }
@@ -155,7 +161,7 @@ const PROFILES: Array<{ name: string; faults: FaultConfig; maxRuns?: number }> =
   },
 ];
 
-describe("renew sequences under faults: epochs bought equal the declared retentionEpochs", () => {
+describe("renew sequences under faults: every file ends exactly at its declared end", () => {
   it("random fault mixes, sequences run concurrently through one shared client", async () => {
     const total = sized(200, 1000);
     const started = Date.now();
@@ -194,6 +200,7 @@ describe("renew sequences under faults: epochs bought equal the declared retenti
         steps: reports.reduce((n, r) => n + r.steps, 0),
         ups: reports.reduce((n, r) => n + r.runs, 0),
         declaredEpochs: part.reduce((n, s) => n + s.steps.at(-1)!.epochs, 0),
+        epochsLacking: part.reduce((n, s) => n + Math.max(0, s.steps.at(-1)!.epochs - UPLOAD_EPOCHS), 0),
         epochsBought: emu.files().reduce((n, f) => n + f.epochsBought, 0),
         renewsSent: summary.byRoute.renew ?? 0,
         requests: summary.requests,
@@ -278,14 +285,15 @@ describe("renew sequences under faults: epochs bought equal the declared retenti
 
 describe("what a failure must never lose", () => {
   /**
-   * Someone else renews the file by `outOfBand` epochs after this stack's last up; then the
-   * stack raises retentionEpochs 2 → 6 (a renew of 4) and that renew is refused with a 503 (not
-   * applied). Ups until done; returns the epochs the service sold in all and what was recorded.
+   * A file stored for one epoch; this stack declares 2, then someone else renews it by
+   * `outOfBand` epochs, then the stack raises retentionEpochs to 6 and that renew is refused with
+   * a 503 (not applied). Ups until done; returns where the file ends and what was recorded.
    */
   const renewAfterOutOfBandRenewal = async (outOfBand: number) => {
     await configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
     await emu.reset();
-    const file = await emu.uploadFile({ content: `stale ${outOfBand} ${Math.random()}`, epochs: UPLOAD_EPOCHS });
+    const first = emu.currentEpoch();
+    const file = await emu.uploadFile({ content: `stale ${outOfBand} ${Math.random()}`, epochs: 1 });
     const resource: EngineResource = { initErrors: false };
     expect((await upUntilDone(provider, resource, { blobId: file.blobId, retentionEpochs: 2 }, 1)).done).toBe(true);
     expect((await renewFile(emu, file.blobId, { epochs: outOfBand })).status).toBe(200);
@@ -293,29 +301,30 @@ describe("what a failure must never lose", () => {
     const { done } = await upUntilDone(provider, resource, { blobId: file.blobId, retentionEpochs: 6 }, MAX_RUNS);
     emu.setFaults({});
     expect(done).toBe(true);
-    // This stack declared 6 and the other party bought `outOfBand`.
-    const expected = 6 + outOfBand;
-    const bought = emu.files()[0].epochsBought;
+    // The declared end is 6 epochs from the adoption; the other party's epochs count toward it.
+    const expectedEnd = Math.max(first + 6, first + 2 + outOfBand);
+    const end = emu.files()[0].endEpoch;
     return {
       test: "test/integration/reliability-provider.test.ts",
-      expectedEpochsBought: expected,
-      epochsBought: bought,
-      epochsLost: expected - bought,
+      expectedEndEpoch: expectedEnd,
+      endEpoch: end,
+      epochsLost: expectedEnd - end,
       recordedRetentionEpochs: resource.state?.retentionEpochs,
     };
   };
 
   // The read-back must not take a renewal made elsewhere since the last up for this stack's purchase.
-  it("an ambiguous renew after someone else renewed the file still buys the declared epochs", async () => {
+  it("an ambiguous renew after someone else renewed the file still reaches the declared end", async () => {
     retries = 0;
     const result = await renewAfterOutOfBandRenewal(3);
-    expect(result.epochsBought).toBe(9);
+    expect(result.endEpoch).toBe(result.expectedEndEpoch);
   });
 
-  // A move larger than the purchase cannot say whether ours is in it: resent under the same key.
-  it("an ambiguous renew after someone else renewed the file by MORE than this purchase still buys the declared epochs", async () => {
+  // Someone else bought past the declared end: nothing to buy.
+  it("after someone else renewed the file past the declared end, nothing is bought", async () => {
     const result = await renewAfterOutOfBandRenewal(5);
-    expect(result.epochsBought).toBe(11);
+    expect(result.endEpoch).toBe(result.expectedEndEpoch);
+    expect(emu.files()[0].epochsBought).toBe(1 + 5);
   });
 
   // While metadata is unmanaged the state holds none: the plan must start from what the service holds.

@@ -52,7 +52,7 @@ describe("the package schema of the tuskr provider plugin", () => {
     const d = (f: string) => storedFile.inputProperties[f].description ?? "";
     expect(d("tag")).toContain(`≤ ${LIMITS.tagMaxLength} chars`);
     expect(d("metadata")).toContain(`≤ ${LIMITS.metadataMaxKeys} keys`);
-    expect(d("retentionEpochs")).toMatch(/counts the upload's epochs/);
+    expect(d("retentionEpochs")).toMatch(/buys only what the file lacks of the declared end/);
     expect(d("blobId")).toMatch(/replace/);
     for (const field of INPUT_FIELDS) expect(readme).toContain(`| \`${field}\` |`);
   });

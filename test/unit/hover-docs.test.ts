@@ -44,7 +44,7 @@ describe("per-field documentation on hover", () => {
   it("StoredFile's inputs show the schema's description, limit and what a change makes", () => {
     const program = 'import { StoredFile } from "../../provider";\nnew StoredFile("f", { blobId: "b", tag: "t", retentionEpochs: 3 });\n';
     expect(hover(program, "tag:")).toMatch(/^A label used for filtering\.\nType and limit: string, ≤ 256 chars\.\nA change makes: one `PATCH`\./);
-    expect(hover(program, "retentionEpochs:")).toMatch(/Whole storage epochs/);
+    expect(hover(program, "retentionEpochs:")).toMatch(/How long the file stays stored, in whole epochs/);
   });
 
   it("StoredFolder's shared inputs show the same documentation", () => {

@@ -44,12 +44,9 @@ describe("check: validation before any request", () => {
     expect(failures[0].reason).toMatch(reason);
   });
 
-  it("refuses to lower retentionEpochs: bought epochs cannot be returned", () => {
-    expect(reasonsFor({ blobId: "a", retentionEpochs: 3 }, { blobId: "a", retentionEpochs: 5 })).toEqual([
-      "retentionEpochs: retentionEpochs cannot go down from 5 to 3: epochs already bought cannot be returned",
-    ]);
-    // Omitting it after buying counts as lowering to 0.
-    expect(reasonsFor({ blobId: "a" }, { blobId: "a", retentionEpochs: 5 })[0]).toMatch(/cannot go down from 5 to 0/);
+  it("lets retentionEpochs go down (the declared end moves earlier: nothing bought, nothing returned)", () => {
+    expect(reasonsFor({ blobId: "a", retentionEpochs: 3 }, { blobId: "a", retentionEpochs: 5 })).toEqual([]);
+    expect(reasonsFor({ blobId: "a" }, { blobId: "a", retentionEpochs: 5 })).toEqual([]);
     // Raising by up to the horizon is fine, measured from what was declared before.
     expect(reasonsFor({ blobId: "a", retentionEpochs: 60 }, { blobId: "a", retentionEpochs: 10 })).toEqual([]);
   });

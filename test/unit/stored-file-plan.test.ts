@@ -28,7 +28,11 @@ describe("planChange: one pure plan for diff, create and update", () => {
     ],
     ["clear a tag with an empty string", { blobId: "b1", tag: "" }, { replace: false, changedFields: ["tag"], patch: { tag: "" }, renewEpochs: 0 }],
     ["epochs up by 7", { blobId: "b1", retentionEpochs: 12 }, { replace: false, changedFields: ["retentionEpochs"], patch: undefined, renewEpochs: 7 }],
-    ["epochs down is never a negative renew", { blobId: "b1", retentionEpochs: 2 }, { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 }],
+    [
+      "epochs down is never a negative renew (the declaration changes, nothing is bought)",
+      { blobId: "b1", retentionEpochs: 2 },
+      { replace: false, changedFields: ["retentionEpochs"], patch: undefined, renewEpochs: 0 },
+    ],
     ["blobId changes: replace", { blobId: "b2", tag: "avatar" }, { replace: true, changedFields: ["blobId"], patch: undefined, renewEpochs: 0 }],
     [
       "tag and epochs together",
@@ -122,5 +126,40 @@ describe("the horizon is a limit on what a plan buys", () => {
     const plan = planChange(far, { blobId: "b", tag: "b", retentionEpochs: 2 }, clock);
     expect(plan.horizonProblem).toBeUndefined();
     expect(plan.patch).toEqual({ tag: "b" });
+  });
+});
+
+describe("purchases converge on the declared end", () => {
+  const day = 86_400_000;
+  const start = Date.parse("2026-11-01T00:00:00.000Z");
+  const clock = { nowMs: start + day / 2, epochMs: day, warnWithinEpochs: 0 };
+  const at = (epochs: number) => new Date(start + epochs * day).toISOString();
+  const state = (expiresAfter: number, declared: number) => ({ blobId: "b1", retentionEpochs: declared, retentionStart: at(0), expiresAt: at(expiresAfter) });
+
+  it.each([
+    ["the end reached: nothing", 5, 5, 5, 0],
+    ["raised 5 → 8 on a file ending at 5: 3", 5, 5, 8, 3],
+    ["raised 5 → 8 on a file someone renewed to 7: 1", 7, 5, 8, 1],
+    ["raised 5 → 8 on a file an interrupted run renewed to 8: nothing", 8, 5, 8, 0],
+    ["lowered 8 → 3: nothing", 8, 8, 3, 0],
+  ])("%s", (_label, expiresAfter, recordedEpochs, declared, renew) => {
+    const plan = planChange(state(expiresAfter, recordedEpochs), { blobId: "b1", retentionEpochs: declared }, clock);
+    expect(plan.renewEpochs).toBe(renew);
+    expect(plan.changedFields.includes("retentionEpochs")).toBe(declared !== recordedEpochs);
+  });
+
+  it("a state of an earlier release (no retention start): counted from the expiry its last purchase reached, so nothing is bought again", () => {
+    const old = { blobId: "b1", retentionEpochs: 4, expiresAt: at(9), purchasedExpiresAt: at(9) };
+    expect(planChange(old, { blobId: "b1", retentionEpochs: 4 }, clock).renewEpochs).toBe(0);
+    expect(planChange(old, { blobId: "b1", retentionEpochs: 6 }, clock).renewEpochs).toBe(2);
+  });
+
+  it("a content whose entry expired is uploaded anew (a replace), said in the preview", () => {
+    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", hash: "abc", text: "x" };
+    const expired = { blobId: "b1", sourceHash: "abc", retentionEpochs: 1, retentionStart: at(-3), expiresAt: at(-2) };
+    const plan = planChange(expired, { source, retentionEpochs: 1 }, clock);
+    expect(plan.replaceFields).toEqual(["source"]);
+    expect(plan.notices.join("\n")).toMatch(/expired .*its content is uploaded anew/);
+    expect(plan.expiredProblem).toBeUndefined();
   });
 });
