@@ -36,16 +36,21 @@ export interface Start {
   state: Partial<StoredFileState>;
 }
 
-/** The retention start of a resource created now on a file expiring at `expiresAt`: the start of this epoch on its grid. */
-function startOf(file: Partial<ReceivedFile>, clock: PlanClock): string | undefined {
+/**
+ * Where the retention of a resource created now on `file` counts from: the start of this epoch
+ * on the file's grid (its expiry is an epoch boundary), as milliseconds after its createdAt.
+ */
+export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs">): number | undefined {
   const expires = Date.parse(file.expiresAt ?? "");
-  return Number.isNaN(expires) ? undefined : new Date(epochStartOnGrid(expires, clock.nowMs, clock.epochMs)).toISOString();
+  const created = Date.parse(file.createdAt ?? "");
+  if (Number.isNaN(expires) || Number.isNaN(created)) return undefined;
+  return epochStartOnGrid(expires, clock.nowMs, clock.epochMs) - created;
 }
 
 /** An existing file, by blobId: read, nothing bought yet. */
 export async function adopt(client: TuskrClient, blobId: string, clock: PlanClock): Promise<Start> {
   const file = await client.getFile(blobId);
-  return { blobId, file, state: { retentionStart: startOf(file, clock) } };
+  return { blobId, file, state: { retentionStartAfterCreated: retentionStartOf(file, clock) } };
 }
 
 /**
@@ -97,7 +102,7 @@ export async function upload(
     }
   }
   const fresh = result.created && result.confirmedBy !== "replay" ? { ...file, name: filename, tag: tag ?? null, metadata: {} } : file;
-  return { blobId: result.file.blobId, file: fresh, state: { ...common, retentionStart: startOf(file, clock) } };
+  return { blobId: result.file.blobId, file: fresh, state: { ...common, retentionStartAfterCreated: retentionStartOf(file, clock) } };
 }
 
 /**

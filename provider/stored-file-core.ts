@@ -2,10 +2,10 @@ import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../api"
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
 import { type TuskrApiError, isTuskrApiError } from "./client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, type Start, upload } from "./purchases";
+import { adopt, applyPlan, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
 import { describe, label, masked, redactor, shown } from "./stored-file-messages";
-import { epochStartOnGrid, type PlanClock, type PropertyDiff, planChange, propertyDiffs, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
+import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, validateInputs } from "./stored-file-schema";
 import { snapshotContent, sourceFilename, wireAsset } from "./stored-file-source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
@@ -116,12 +116,51 @@ export class StoredFileCore {
     return { nowMs: Date.now(), epochMs: epochSeconds * 1000, warnWithinEpochs: expiryWarningEpochs };
   }
 
-  /** Validates what a program declared (the one place untyped inputs become typed ones). */
-  check(olds: Record<string, unknown>, news: Record<string, unknown>, secretInputs: readonly string[]): { inputs: DeclaredInputs; failures: CheckFailure[] } {
+  /** Which resource (URN) declared each content in this run, and the reverse. */
+  private readonly claims = new Map<string, string>();
+  private readonly claimOf = new Map<string, string>();
+
+  /**
+   * Validates what a program declared (the one place untyped inputs become typed ones). Two
+   * resources declaring one content (the same bytes, or the same adopted blobId) are refused,
+   * naming both: the service keeps one entry per content.
+   */
+  check(
+    olds: Record<string, unknown>,
+    news: Record<string, unknown>,
+    secretInputs: readonly string[],
+    urn?: string,
+  ): { inputs: DeclaredInputs; failures: CheckFailure[] } {
     // Bad configuration fails the preview, before any request.
     const problem = settingsProblem(this.context.settings);
     if (problem) throw new Error(problem.message);
-    return validateInputs(olds, news, secretInputs);
+    const checked = validateInputs(olds, news, secretInputs);
+    const shared = checked.failures.length === 0 && urn ? this.claim(urn, checked.inputs) : undefined;
+    return shared ? { ...checked, failures: [shared] } : checked;
+  }
+
+  /** Records `urn` as the declarer of its content; the failure when another resource declared it first. */
+  private claim(urn: string, inputs: DeclaredInputs): CheckFailure | undefined {
+    const hash = wireAsset(inputs.source)?.hash;
+    const field = hash ? "source" : typeof inputs.blobId === "string" ? "blobId" : undefined;
+    if (!field) return undefined;
+    const content = hash ? `sha256:${hash}` : `blobId:${String(inputs.blobId)}`;
+    const other = this.claims.get(content);
+    if (other !== undefined && other !== urn) {
+      const name = (u: string) => JSON.stringify(u.split("::").pop());
+      return {
+        property: field,
+        reason:
+          `StoredFile ${name(urn)} declares the same ${hash ? "content" : "blobId"} as StoredFile ${name(other)}: the service keeps one entry per ` +
+          "content (its blobId derives from the bytes), so two resources on it would each buy toward an end of their own and set each " +
+          "other's name, tag and metadata. Declare it once (a StoredFolder shares identical files by itself)",
+      };
+    }
+    const before = this.claimOf.get(urn);
+    if (before !== undefined && before !== content) this.claims.delete(before);
+    this.claims.set(content, urn);
+    this.claimOf.set(urn, content);
+    return undefined;
   }
 
   /**
@@ -279,9 +318,7 @@ export class StoredFileCore {
       blobId,
       retentionEpochs: 0,
       retentionDeclared: false,
-      retentionStart: Number.isNaN(Date.parse(file.expiresAt ?? ""))
-        ? undefined
-        : new Date(epochStartOnGrid(Date.parse(file.expiresAt ?? ""), Date.now(), this.clock().epochMs)).toISOString(),
+      retentionStartAfterCreated: retentionStartOf(file, this.clock()),
     };
     const inputs: Record<string, unknown> = { blobId };
     for (const field of managed) inputs[field] = file[field];
@@ -313,7 +350,8 @@ export class StoredFileCore {
     const clock = this.clock();
     // Fixed once: a state of an earlier release gets the start its purchases imply.
     const start = retentionStartMs(before, clock.epochMs);
-    if (start !== undefined) state.retentionStart = new Date(start).toISOString();
+    const created = Date.parse(before.createdAt ?? "");
+    if (start !== undefined && !Number.isNaN(created)) state.retentionStartAfterCreated = start - created;
     delete state.purchasedExpiresAt;
     const client = this.context.client();
     // A field declared now but not managed before is not in the state: read the file once, so

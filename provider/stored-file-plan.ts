@@ -21,13 +21,14 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
 
 /**
  * Where a resource's retention counts from: fixed at its create (the start of the epoch it was
- * created in, on the file's own epoch grid). States of earlier releases do not record it: it is
+ * created in, on the file's own epoch grid), recorded after the file's createdAt. States of
+ * earlier releases do not record it: it is
  * then the expiry their last purchase reached less the epochs they counted, so an upgrade buys
  * nothing and a raise of N buys N.
  */
 export function retentionStartMs(olds: StoredFileState, epochMs: number): number | undefined {
-  const recordedStart = Date.parse(olds.retentionStart ?? "");
-  if (!Number.isNaN(recordedStart)) return recordedStart;
+  const created = Date.parse(olds.createdAt ?? "");
+  if (typeof olds.retentionStartAfterCreated === "number" && !Number.isNaN(created)) return created + olds.retentionStartAfterCreated;
   const reached = Date.parse(olds.purchasedExpiresAt ?? olds.expiresAt ?? "");
   if (Number.isNaN(reached)) return undefined;
   return reached - (typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0) * epochMs;

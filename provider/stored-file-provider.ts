@@ -53,8 +53,8 @@ export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
-    const { inputs, secretInputs, carried } = requestOf(news);
-    const checked = this.core.check(olds, inputs, secretInputs);
+    const { inputs, secretInputs, carried, urn } = requestOf(news);
+    const checked = this.core.check(olds, inputs, secretInputs, urn);
     // The URN and the secret names stay among the inputs: the engine hands them to diff, create and update.
     return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures };
   }

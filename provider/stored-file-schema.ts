@@ -223,11 +223,12 @@ export const StoredFileStateSchema = z
     sourceHash: z.string().nullish(),
     ...reportedShape,
     /**
-     * Where retentionEpochs count from (ISO time): the start of the epoch the resource was
-     * created in. The declared end is this plus retentionEpochs epochs; every purchase only
-     * closes the gap between the file's expiry and that end.
+     * Where retentionEpochs count from — the start of the epoch the resource was created in — as
+     * milliseconds after the file's createdAt (so it moves with the service's clock, not the
+     * machine's). The declared end is that start plus retentionEpochs epochs; every purchase
+     * only closes the gap between the file's expiry and that end.
      */
-    retentionStart: z.string().nullish(),
+    retentionStartAfterCreated: z.number().nullish(),
     /** Read from states of earlier releases (the expiry their last purchase reached), never written. */
     purchasedExpiresAt: z.string().nullish(),
     /** Whether retentionEpochs is declared (rather than omitted, counted as 0). */

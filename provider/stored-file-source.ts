@@ -31,8 +31,19 @@ export function wireAsset(value: unknown): WireAsset | undefined {
   return { path: str("path"), text: str("text"), uri: str("uri"), hash: str("hash") };
 }
 
+/**
+ * What a program passes instead of a `source` it found wrong (a missing or unreadable file, a
+ * directory, a file over the limit): the problem, for `check` to report. A program must not
+ * reject an input promise for it: an inline Automation API preview then hangs forever, while a
+ * check failure fails it at once, naming the resource.
+ */
+const SOURCE_PROBLEM_KEY = "tuskrSourceProblem";
+export const sourceProblemMarker = (problem: string): Record<string, string> => ({ [SOURCE_PROBLEM_KEY]: problem });
+
 /** What is wrong with a `source` value, naming the path and the limit; undefined when it can be uploaded. */
 export function sourceProblem(value: unknown): string | undefined {
+  const found = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[SOURCE_PROBLEM_KEY] : undefined;
+  if (typeof found === "string") return found;
   if (typeof value === "object" && value !== null && (value as Record<string, unknown>)[SIG_KEY] === ARCHIVE_SIG) {
     return "source must be a single file (pulumi.asset.FileAsset or StringAsset), not an archive: use StoredFolder for a directory";
   }

@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { StoredFileInputDocs } from "./documented-args";
 import { STORED_FILE_TYPES } from "./resource-types";
 import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState } from "./stored-file-schema";
-import { assetProblem } from "./stored-file-source";
+import { assetProblem, sourceProblemMarker } from "./stored-file-source";
 import storedFileProviderStub from "./stored-file-stub";
 
 /**
@@ -78,8 +78,9 @@ function secretFieldsOf(args: StoredFileArgs): pulumi.Output<string[]> {
 
 /**
  * The content, checked before the engine sees it: a missing file, a directory or a file over the
- * limit fails the program with this resource's name, the path and the limit (the engine would
- * refuse the first two as well, in its own words and for the first file only). An asset is
+ * limit is handed to check in its place, which fails the preview with this resource's name, the
+ * path and the limit (the engine would refuse the first two as well, in its own words and for
+ * the first file only). An asset is
  * passed on as a promise of itself: pulumi.output() would lift it into a plain object. An
  * Output is passed as it is, for check to judge.
  */
@@ -89,7 +90,8 @@ function checkedSource(name: string, source: StoredFileArgs["source"]): StoredFi
     const asset = await source;
     const fields = asset as unknown as { path?: Promise<string>; text?: Promise<string>; uri?: Promise<string> };
     const problem = await assetProblem(fields, pulumi.asset.Archive.isInstance(asset));
-    if (problem) throw new Error(`StoredFile ${name}: ${problem}`);
+    // Reported by check (a rejected input would hang an inline Automation API preview).
+    if (problem) return sourceProblemMarker(`StoredFile ${name}: ${problem}`) as unknown as typeof asset;
     return asset;
   })();
 }

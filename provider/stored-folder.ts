@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
@@ -20,14 +21,18 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
 }
 
 /**
- * A directory kept on Tuskr: one StoredFile per file, uploaded from `source`, named by its path
- * relative to the folder (`docs/guide.md`), sharing `tag`, `metadata`, `retentionEpochs` and
- * `keepAlive`, with per-file overrides. A file added is one upload; a file edited is that file
- * replaced (a new blob; the old one is left as it is); a file removed is no longer managed (no
- * request: it keeps its period); an unchanged folder sends nothing.
+ * A directory kept on Tuskr, one entry per content: the service addresses a file by a blobId
+ * derived from its bytes, so identical files (copies of a LICENSE, empty `__init__.py` or
+ * `.gitkeep` files) are one entry, bought once, and every path of them maps to its blobId. The
+ * entry is named by its first path in sorted order (`files[path].name` overrides it); it takes
+ * that path's tag and metadata, and the largest `retentionEpochs` any of its paths declares.
+ * Each content is one StoredFile, named after the content (not a path), so a file moved or
+ * renamed keeps its entry: one PATCH of the name, nothing uploaded or bought. A file edited is a
+ * new content (a new upload; the old entry keeps its period); a file removed is no longer
+ * managed (no request); an unchanged folder sends nothing.
  */
 export class StoredFolder extends pulumi.ComponentResource {
-  /** The StoredFile of each file, by path relative to the folder. */
+  /** The StoredFile of each file, by path relative to the folder (identical files share one). */
   readonly files: Readonly<Record<string, StoredFile>>;
   /** Each file's blobId, by relative path. */
   readonly blobIds: pulumi.Output<Record<string, string>>;
@@ -41,17 +46,59 @@ export class StoredFolder extends pulumi.ComponentResource {
       pulumi.log.warn(`StoredFolder ${name}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, this);
     }
     const files: Record<string, StoredFile> = {};
-    for (const rel of relatives) {
-      files[rel] = new StoredFile(
-        `${name}/${rel}`,
-        { name: rel, ...shared, ...overrides[rel], source: new pulumi.asset.FileAsset(path.join(dir, rel)) },
-        { parent: this },
+    for (const [hash, paths] of byContent(dir, relatives)) {
+      const first = paths[0];
+      const values: FileValues = { name: first, ...shared, ...overrides[first] };
+      const declaredEpochs = paths.map((rel) => ({ ...shared, ...overrides[rel] }).retentionEpochs);
+      const numbers = declaredEpochs.filter((e): e is number => typeof e === "number");
+      // The latest end any path declares (an unresolved Output is taken as the first path declares it).
+      if (numbers.length === declaredEpochs.filter((e) => e !== undefined).length && numbers.length > 0) values.retentionEpochs = Math.max(...numbers);
+      for (const rel of paths.slice(1)) {
+        const own = overrides[rel];
+        if (own && (own.name !== undefined || own.tag !== undefined || own.metadata !== undefined || own.keepAlive !== undefined)) {
+          pulumi.log.warn(
+            `StoredFolder ${name}: ${rel} has the same content as ${first}: one entry, named and tagged as ${first} declares; the files[${JSON.stringify(rel)}] name, tag, metadata and keepAlive are not applied`,
+            this,
+          );
+        }
+      }
+      const file = new StoredFile(
+        `${name}/sha256:${hash.slice(0, 32)}`,
+        { ...values, source: new pulumi.asset.FileAsset(path.join(dir, first)) },
+        // Stacks of earlier releases named each file's resource by its path: taken over in place.
+        { parent: this, aliases: paths.map((rel) => ({ name: `${name}/${rel}` })) },
       );
+      for (const rel of paths) files[rel] = file;
     }
     this.files = files;
     this.blobIds = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.blobId])));
     this.registerOutputs({ blobIds: this.blobIds });
   }
+}
+
+/** The folder's files grouped by content (SHA-256, hex), each group's paths sorted, groups in order of their first path. */
+function byContent(dir: string, relatives: string[]): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const rel of [...relatives].sort()) {
+    const hash = hashFileSync(path.join(dir, rel));
+    const paths = groups.get(hash);
+    if (paths) paths.push(rel);
+    else groups.set(hash, [rel]);
+  }
+  return groups;
+}
+
+/** A file's SHA-256 (hex), read in chunks (never held whole). */
+function hashFileSync(file: string): string {
+  const hash = createHash("sha256");
+  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  const fd = fs.openSync(file, "r");
+  try {
+    for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) hash.update(buffer.subarray(0, n));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return hash.digest("hex");
 }
 
 /**

@@ -125,7 +125,7 @@ export class StoredFilePlugin {
 
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
     const { inputs, secretInputs } = requestOf(urn, news);
-    const checked = this.core.check(revealAll(olds).plain, inputs, secretInputs);
+    const checked = this.core.check(revealAll(olds).plain, inputs, secretInputs, urn);
     return { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
   }
 

@@ -10,9 +10,9 @@ describe("expiry-aware previews and keep-alive, through the real engine", () => 
     const id = await upload("keepalive");
     await withStack(FIXTURE, async ({ stack, emu, declare, fileRequests, cli }) => {
       const keepAlive = { minRemainingEpochs: 3, renewEpochs: 5 };
-      await declare({ f: { blobId: id, name: "ka.txt", retentionEpochs: 2, keepAlive } });
+      await declare({ f: { blobId: id, name: "ka.txt", retentionEpochs: 3, keepAlive } });
       await stack.up();
-      // Adopted with 1 + 2 = 3 epochs left: not fewer than 3, so nothing due yet.
+      // Stored for 1 epoch, declared 3 from this one: 2 bought, 3 left, not fewer than 3: nothing due yet.
       expect(await storedOnEmulator(id)).toMatchObject({ epochsBought: 2 });
       const quiet = await stack.preview();
       expect(quiet.changeSummary).toMatchObject({ same: 2 });
@@ -28,10 +28,14 @@ describe("expiry-aware previews and keep-alive, through the real engine", () => 
 
       emu.clearRequests();
       const up = await stack.up();
-      expect(fileRequests().map((r) => [r.route, r.requestBody])).toEqual([["renew", { epochs: 5 }]]);
-      expect(up.outputs.files.value.f.retentionEpochs).toBe(2);
+      // The expiry read first, then the purchase.
+      expect(fileRequests().map((r) => [r.route, r.requestBody])).toEqual([
+        ["get", undefined],
+        ["renew", { epochs: 5 }],
+      ]);
+      expect(up.outputs.files.value.f.retentionEpochs).toBe(3);
       const state = (await stack.exportStack()).deployment.resources.find((r: { type: string }) => r.type.endsWith("StoredFile"));
-      expect(state.outputs).toMatchObject({ retentionEpochs: 2, keepAliveEpochs: 5, remainingEpochs: 6 });
+      expect(state.outputs).toMatchObject({ retentionEpochs: 3, keepAliveEpochs: 5, remainingEpochs: 6 });
       expect(await storedOnEmulator(id)).toMatchObject({ epochsBought: 7 });
 
       // Bought once: the next preview and up have nothing to do.
@@ -57,7 +61,8 @@ describe("expiry-aware previews and keep-alive, through the real engine", () => 
         () => "",
         (e: Error) => String(e),
       );
-      expect(failure).toMatch(/buying 50 epoch\(s\) would end the storage 61 epochs ahead.*at most 53.*11 epoch\(s\) left.*at most 42 more/);
+      // Stored for 1 epoch, declared 10 from this one: 10 left; 60 from this one lack 50.
+      expect(failure).toMatch(/buying 50 epoch\(s\) would end the storage 60 epochs ahead.*at most 53.*10 epoch\(s\) left.*at most 43 more/);
       expect(fileRequests().filter((r) => r.route !== "get")).toEqual([]);
     });
   });

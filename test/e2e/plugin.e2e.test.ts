@@ -43,7 +43,8 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
           uploadEpochs: 3,
           epochsBought: 0,
         });
-        expect(await storedOnEmulator(logo)).toMatchObject({ tag: "brand", metadata: { team: "people" }, epochsBought: 5 });
+        // Uploaded for one epoch, declared 5 from the adoption's: 4 bought.
+        expect(await storedOnEmulator(logo)).toMatchObject({ tag: "brand", metadata: { team: "people" }, epochsBought: 4 });
 
         // Nothing changed: nothing sent, at preview or up.
         emu.clearRequests();
@@ -161,7 +162,8 @@ describe("moving a stack from the dynamic StoredFile to the plugin's", () => {
       async ({ stack, emu, fileRequests, cli }) => {
         const routes = () => fileRequests().map((r) => r.route);
         await stack.up();
-        expect(await storedOnEmulator(blobId)).toMatchObject({ ...declared, epochsBought: 3 });
+        // Stored for one epoch, declared 3 from the adoption's: 2 bought.
+        expect(await storedOnEmulator(blobId)).toMatchObject({ ...declared, epochsBought: 2 });
 
         // 1. Import the file as the plugin's resource: a GET at the preview, one at the import.
         emu.clearRequests();
@@ -184,17 +186,17 @@ describe("moving a stack from the dynamic StoredFile to the plugin's", () => {
         expect(preview.changeSummary).toEqual({ same: 2 });
         await stack.up();
         expect(writes(routes())).toEqual([]);
-        // 4. From now on the plugin's resource buys what it declares (counted from the import).
-        await stack.setConfig("declared", { value: JSON.stringify({ ...declared, retentionEpochs: 2 }) });
+        // 4. From now on the plugin's resource keeps the file until what it declares, counted
+        // from the import's epoch: the 3 already bought count toward 5, 2 are bought.
+        await stack.setConfig("declared", { value: JSON.stringify({ ...declared, retentionEpochs: 5 }) });
         emu.clearRequests();
         await stack.up();
-        // The first purchase since the import looks at the expiry first: the stack does not yet
-        // know that the service honours Idempotency-Key (the crash-safety rule).
+        // A purchase reads the expiry first.
         expect(fileRequests().map((r) => [r.route, r.requestBody])).toEqual([
           ["get", undefined],
           ["renew", { epochs: 2 }],
         ]);
-        expect(await storedOnEmulator(blobId)).toMatchObject({ ...declared, epochsBought: 5 });
+        expect(await storedOnEmulator(blobId)).toMatchObject({ ...declared, epochsBought: 4 });
         const state = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{ type: string }>;
         expect(state.map((r) => r.type).filter((t) => t.includes("dynamic"))).toEqual([]);
       },

@@ -6,8 +6,9 @@ import { recordResult } from "../helpers/reliability-results";
 
 /**
  * A failed `up` leaves state the next `up` completes from: what was done is recorded, nothing
- * declared is dropped, and the epochs end exactly as declared. The failures are scripted, so
- * each test knows which request fails and how.
+ * declared is dropped, and each file ends exactly at its declared end. The failures are
+ * scripted, so each test knows which request fails and how. Files are stored for one epoch
+ * before they are declared, so a declared end of N epochs lacks N - 1.
  */
 
 const KEY = `tsk_live_failed_up_${randomBytes(12).toString("hex")}`;
@@ -22,7 +23,7 @@ afterAll(async () => {
   await emu?.close();
 });
 
-const upload = async (label: string) => (await emu.uploadFile({ content: `${label} ${randomBytes(8).toString("hex")}`, epochs: 5 })).blobId;
+const upload = async (label: string) => (await emu.uploadFile({ content: `${label} ${randomBytes(8).toString("hex")}`, epochs: 1 })).blobId;
 const stored = (blobId: string) => emu.files().find((f) => f.blobId === blobId)!;
 const writes = () => emu.requests().filter((r) => r.route === "patch" || r.route === "renew");
 
@@ -37,9 +38,9 @@ describe("a failed up, then the next one", () => {
         z: { blobId: z, tag: "patched-then-renew-fails", metadata: { owner: "ops" }, retentionEpochs: 3 },
       };
       await rs.declare(declared);
-      // Every renew round answers 503 (not applied) and the read-back shows no move: the client
-      // gives up after its 5 rounds with RENEW_OUTCOME_UNKNOWN.
-      emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 5 }] });
+      // Every renew answers 503 (not applied) and the read-back shows no move: the client gives up
+      // after its 5 sends with RENEW_OUTCOME_UNKNOWN, the provider after 3 such rounds.
+      emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 20 }] });
       emu.clearRequests();
       const failed = await rs.up();
       emu.setFaults({});
@@ -59,17 +60,18 @@ describe("a failed up, then the next one", () => {
       const next = await rs.up();
       expect(next.ok).toBe(true);
       // Only what is left: one renew of z, nothing else.
-      expect(writes().map((r) => [r.route, r.blobId, r.requestBody])).toEqual([["renew", z, { epochs: 3 }]]);
-      expect(stored(z).epochsBought).toBe(3);
+      expect(writes().map((r) => [r.route, r.blobId, r.requestBody])).toEqual([["renew", z, { epochs: 2 }]]);
+      expect(stored(z).epochsBought).toBe(2);
       expect(stored(x).tag).toBe("plain-x");
       expect(stored(y).metadata).toEqual({ k: 1 });
       expect((await rs.resources()).find((r) => resourceName(r.urn) === "z")!.outputs.retentionEpochs).toBe(3);
       expect((await rs.preview()).changeSummary).toEqual({ same: 4 });
       results.refusedRenewOnCreate = {
-        script: "renew: 5xx × 5",
+        script: "renew: 5xx × 20",
         firstUp: "failed (RENEW_OUTCOME_UNKNOWN)",
         recordedAfterFailure: Object.keys(byName).sort(),
-        secondUp: "ok, one renew of 3",
+        secondUp: "ok, one renew of 2",
+        epochsLacking: 2,
         epochsBought: stored(z).epochsBought,
         declared: 3,
       };
@@ -78,18 +80,18 @@ describe("a failed up, then the next one", () => {
     }
   });
 
-  it("renew applied but its answer lost and the read-back impossible: the next up settles it from the expiry, bought once", async () => {
+  it("renew applied but its answer lost and the read-back impossible: the next up reads the expiry, bought once", async () => {
     const w = await upload("w");
     const rs = await openStack(FIXTURE, { emu, apiKey: KEY });
     try {
       await rs.declare({ w: { blobId: w, tag: "t", retentionEpochs: 4 } });
       // The create's GET passes (a no-op script entry), the renew is applied and its connection
-      // cut, and every read-back GET fails (5 attempts): the outcome cannot be known.
+      // cut, and every read-back GET fails: the outcome cannot be known in this run.
       emu.setFaults({
         script: [
           { route: "get", fault: "latency", latencyMs: 0 },
           { route: "renew", fault: "apply-then-drop" },
-          { route: "get", fault: "5xx", times: 5 },
+          { route: "get", fault: "5xx", times: 60 },
         ],
       });
       emu.clearRequests();
@@ -97,22 +99,22 @@ describe("a failed up, then the next one", () => {
       emu.setFaults({});
       expect(failed.ok).toBe(false);
       expect(failed.output).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not have been applied/);
-      expect(stored(w).epochsBought).toBe(4); // bought, though nobody was told
+      expect(stored(w).epochsBought).toBe(3); // bought, though nobody was told
       const recorded = (await rs.resources()).map((r) => resourceName(r.urn));
       expect(recorded).toEqual(["w"]);
 
       emu.clearRequests();
       const next = await rs.up();
       expect(next.ok).toBe(true);
-      // The service never confirmed a key, so the purchase is settled by a look, not resent.
+      // The expiry already reaches the declared end: one look, nothing resent.
       expect(emu.requests().map((r) => r.route)).toEqual(["get"]);
-      expect(next.output).toMatch(/could not settle was made: the expiry moved by exactly it/);
-      expect(stored(w).epochsBought).toBe(4); // not bought again
+      expect(stored(w).epochsBought).toBe(3); // not bought again
       expect((await rs.resources())[0].outputs.retentionEpochs).toBe(4);
       results.lostAnswerOnCreate = {
         script: "get: pass; renew: apply-then-drop; get: 5xx × 5",
         firstUp: "failed (RENEW_OUTCOME_UNKNOWN), renew applied",
-        secondUp: "ok, settled from the expiry (moved by exactly the purchase), nothing resent",
+        secondUp: "ok, the expiry read reaches the declared end, nothing resent",
+        epochsLacking: 3,
         epochsBought: stored(w).epochsBought,
         declared: 4,
       };
@@ -137,16 +139,17 @@ describe("a failed up, then the next one", () => {
       expect(failed.output).toMatch(/may or may not have been applied|SERVICE_UNAVAILABLE/);
       const rec = (await rs.resources())[0];
       expect(rec.outputs).toMatchObject({ tag: "two", retentionEpochs: 1 });
-      expect(stored(v)).toMatchObject({ tag: "two", epochsBought: 1 });
+      expect(stored(v)).toMatchObject({ tag: "two", epochsBought: 0 });
       expect((await rs.up()).ok).toBe(true);
-      expect(stored(v).epochsBought).toBe(6);
+      expect(stored(v).epochsBought).toBe(5);
       await rs.declare({ v: { blobId: v, tag: "two", retentionEpochs: 9 } });
       expect((await rs.up()).ok).toBe(true);
-      expect(stored(v).epochsBought).toBe(9);
+      expect(stored(v).epochsBought).toBe(8);
       results.refusedRenewOnUpdate = {
         script: "renew: 5xx × 20",
         secondUp: "ok",
         thirdUp: "raise to 9, ok",
+        epochsLacking: 8,
         epochsBought: stored(v).epochsBought,
         declared: 9,
       };

@@ -34,8 +34,9 @@ async function setUp(options: Parameters<typeof startEmulator>[0], config: Recor
 async function declareFiles(emu: Emulator, rs: EngineStack, count: number) {
   const files: Record<string, Record<string, unknown>> = {};
   for (let i = 0; i < count; i++) {
-    const blobId = (await emu.uploadFile({ content: `rate ${i} ${randomBytes(6).toString("hex")}`, epochs: 5 })).blobId;
-    files[`r${i}`] = { blobId, tag: `t${i}`, metadata: { i }, retentionEpochs: 1 + (i % 4) };
+    // Stored for one epoch: a declared end of N epochs lacks N - 1 (every file buys some).
+    const blobId = (await emu.uploadFile({ content: `rate ${i} ${randomBytes(6).toString("hex")}`, epochs: 1 })).blobId;
+    files[`r${i}`] = { blobId, tag: `t${i}`, metadata: { i }, retentionEpochs: 2 + (i % 4) };
   }
   await rs.declare(files);
   return files;
@@ -71,7 +72,7 @@ describe("concurrency and rate limits through the engine", () => {
     const waits = waitsAfter429(proxy.exchanges());
     const summary = summarizeLog(emu.requests());
     const bought = emu.files().reduce((n, f) => n + f.epochsBought, 0);
-    const wanted = Object.values(declared).reduce((n, d) => n + (d.retentionEpochs as number), 0);
+    const wanted = Object.values(declared).reduce((n, d) => n + (d.retentionEpochs as number) - 1, 0);
     return {
       files,
       requestsPerSecond: rps,

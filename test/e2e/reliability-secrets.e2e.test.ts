@@ -32,7 +32,7 @@ afterAll(async () => {
 
 describe("the API key appears nowhere outside the provider process", () => {
   it("not in any output, state, export, config file or log, after successful and failed runs", async () => {
-    const upload = async (label: string, epochs = 5) => (await emu.uploadFile({ content: `${label} ${randomBytes(8).toString("hex")}`, epochs })).blobId;
+    const upload = async (label: string, epochs = 1) => (await emu.uploadFile({ content: `${label} ${randomBytes(8).toString("hex")}`, epochs })).blobId;
     const a = await upload("a");
     const short = await upload("short-lived", 1);
     const good = { a: { blobId: a, tag: "t", metadata: { owner: "ops" }, retentionEpochs: 2 } };
@@ -53,8 +53,8 @@ describe("the API key appears nowhere outside the provider process", () => {
     await rs.declare({ ...good, e: { blobId: short } });
     record("up: expired file", await rs.up());
     await rs.declare({ a: { ...good.a, retentionEpochs: 4 } });
-    emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 5 }] });
-    record("up: renew fails (503 × 5)", await rs.up());
+    emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 20 }] });
+    record("up: renew fails (503 × 20)", await rs.up());
     emu.setFaults({ script: [{ route: "get", fault: "reset", times: 5 }] });
     record("refresh: connection resets", await rs.refresh());
     emu.setFaults({});
@@ -116,7 +116,7 @@ describe("the API key appears nowhere outside the provider process", () => {
       "preview --diff (CLI): ok",
       "up: unknown blobId: failed",
       "up: expired file: failed",
-      "up: renew fails (503 × 5): failed",
+      "up: renew fails (503 × 20): failed",
       "refresh: connection resets: failed",
       "up: wrong key: failed",
       "refresh: wrong key: failed",

@@ -14,14 +14,15 @@ describe("StoredFile through the real Pulumi engine", () => {
       const files = {
         a: { blobId: a, name: "a.txt", tag: "one", metadata: { k: 1 } },
         b: { blobId: b, tag: "two" },
-        c: { blobId: c, tag: "three", retentionEpochs: 1 },
+        c: { blobId: c, tag: "three", retentionEpochs: 3 },
       };
       await declare(files);
       const up = await stack.up({ onEvent });
       expect(up.summary.resourceChanges).toMatchObject({ create: 4 });
       expect(ops(events)).toEqual({ a: "create", b: "create", c: "create" });
       expect((await storedOnEmulator(a)).tag).toBe("one");
-      expect((await storedOnEmulator(c)).epochsBought).toBe(1);
+      // Stored for one epoch: 3 from this epoch lack 2.
+      expect((await storedOnEmulator(c)).epochsBought).toBe(2);
 
       emu.clearRequests();
       const quiet = await stack.preview();
@@ -44,7 +45,7 @@ describe("StoredFile through the real Pulumi engine", () => {
 });
 
 describe("StoredFile through the real Pulumi engine: epochs, metadata, drift", () => {
-  it("3. retentionEpochs 0 → 5 → 12 buys exactly two renews, of 5 and 7; expiresAt moves by 12 epochs", async () => {
+  it("3. retentionEpochs 0 → 5 → 12 on a file stored for one epoch buys exactly two renews, of 4 and 7; it ends 12 epochs from its adoption", async () => {
     const id = await upload("epochs");
     await withStack(FIXTURE, async ({ stack, emu, declare, fileRequests }) => {
       await declare({ f: { blobId: id, retentionEpochs: 0 } });
@@ -60,11 +61,11 @@ describe("StoredFile through the real Pulumi engine: epochs, metadata, drift", (
       await declare({ f: { blobId: id, retentionEpochs: 12 } });
       const last = await stack.up();
       expect(writes(fileRequests()).map((r) => [r.route, r.requestBody])).toEqual([
-        ["renew", { epochs: 5 }],
+        ["renew", { epochs: 4 }],
         ["renew", { epochs: 7 }],
       ]);
-      expect((await storedOnEmulator(id)).epochsBought).toBe(12);
-      expect(Date.parse(last.outputs.files.value.f.expiresAt) - expiresAt0).toBe(12 * DAY_MS);
+      expect((await storedOnEmulator(id)).epochsBought).toBe(11);
+      expect(Date.parse(last.outputs.files.value.f.expiresAt) - expiresAt0).toBe(11 * DAY_MS);
       expect(last.outputs.files.value.f.retentionEpochs).toBe(12);
     });
   });
@@ -140,7 +141,7 @@ describe("StoredFile through the real Pulumi engine: failures", () => {
       const cases: Array<[Record<string, unknown>, RegExp]> = [
         [{ blobId: id, retentionEpochs: -1 }, /retentionEpochs must be >= 0 \(got -1\)/],
         [{ blobId: id, retentionEpochs: 4.5 }, /retentionEpochs must be a whole number of epochs \(got 4\.5\)/],
-        [{ blobId: id, retentionEpochs: 2 }, /retentionEpochs cannot go down from 4 to 2: epochs already bought cannot be returned/],
+        [{ blobId: id, retentionEpochs: 60 }, /retentionEpochs can rise by at most 53 epochs in one update.*increase of 56/],
         [{ blobId: id, retentionEpochs: 4, name: "n".repeat(300) }, /name must be at most 256 characters \(got 300\)/],
         [{ blobId: id, retentionEpochs: 4, metadata: ["not", "an", "object"] }, /metadata must be a JSON object/],
       ];

@@ -39,7 +39,7 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(id).toBe(blobId);
     expect(outs).toMatchObject({ blobId, name: "orig.txt", tag: "docs", metadata: { team: "web" }, retentionEpochs: 5 });
     expect(outs.url).toBeTruthy();
-    expect(Date.parse(String(outs.__retentionStart))).toBe(Date.parse(outs.expiresAt!) - 5 * 86_400_000);
+    expect(Date.parse(outs.createdAt!) + Number(outs.__retentionStartAfterCreated)).toBe(Date.parse(outs.expiresAt!) - 5 * 86_400_000);
     expect(emu.requests().map((r) => r.route)).toEqual(["get", "patch", "renew"]);
     expect(emu.requests()[1].requestBody).toEqual({ tag: "docs", metadata: { team: "web" } });
     // Uploaded for the default single epoch: 5 epochs from this epoch's start lack 4.
@@ -128,7 +128,12 @@ describe("StoredFile provider ↔ emulator", () => {
       body: JSON.stringify({ tag: "edited", metadata: { surprise: true } }),
     });
     const read = await provider.read(blobId, outs);
-    expect(read.props).toMatchObject({ tag: "edited", metadata: { surprise: true }, retentionEpochs: 1, __retentionStart: outs.__retentionStart });
+    expect(read.props).toMatchObject({
+      tag: "edited",
+      metadata: { surprise: true },
+      retentionEpochs: 1,
+      __retentionStartAfterCreated: outs.__retentionStartAfterCreated,
+    });
     // The managed fields come back as inputs, so a preview can name what drifted.
     expect(read.inputs).toEqual({ blobId, tag: "edited", metadata: { surprise: true }, retentionEpochs: 1 });
     expect(read.props!.name).toBeUndefined();
@@ -246,7 +251,9 @@ describe("the bookkeeping a release before this one wrote under its own names", 
     const before = stored().epochsBought;
     const { outs: raised } = await provider.update(blobId, previous, { ...inputs, retentionEpochs: 3 });
     expect(stored().epochsBought - before).toBe(1);
-    expect(Date.parse(String((raised as Record<string, unknown>).__retentionStart))).toBe(Date.parse(file.expiresAt) - 2 * 86_400_000);
+    expect(Date.parse(file.createdAt) + Number((raised as Record<string, unknown>).__retentionStartAfterCreated)).toBe(
+      Date.parse(file.expiresAt) - 2 * 86_400_000,
+    );
     expect(raised).not.toHaveProperty("__purchasedExpiresAt");
   });
 });

@@ -134,7 +134,13 @@ describe("purchases converge on the declared end", () => {
   const start = Date.parse("2026-11-01T00:00:00.000Z");
   const clock = { nowMs: start + day / 2, epochMs: day, warnWithinEpochs: 0 };
   const at = (epochs: number) => new Date(start + epochs * day).toISOString();
-  const state = (expiresAfter: number, declared: number) => ({ blobId: "b1", retentionEpochs: declared, retentionStart: at(0), expiresAt: at(expiresAfter) });
+  const state = (expiresAfter: number, declared: number) => ({
+    blobId: "b1",
+    retentionEpochs: declared,
+    createdAt: at(0),
+    retentionStartAfterCreated: 0,
+    expiresAt: at(expiresAfter),
+  });
 
   it.each([
     ["the end reached: nothing", 5, 5, 5, 0],
@@ -156,7 +162,7 @@ describe("purchases converge on the declared end", () => {
 
   it("a content whose entry expired is uploaded anew (a replace), said in the preview", () => {
     const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", hash: "abc", text: "x" };
-    const expired = { blobId: "b1", sourceHash: "abc", retentionEpochs: 1, retentionStart: at(-3), expiresAt: at(-2) };
+    const expired = { blobId: "b1", sourceHash: "abc", retentionEpochs: 1, createdAt: at(-3), retentionStartAfterCreated: 0, expiresAt: at(-2) };
     const plan = planChange(expired, { source, retentionEpochs: 1 }, clock);
     expect(plan.replaceFields).toEqual(["source"]);
     expect(plan.notices.join("\n")).toMatch(/expired .*its content is uploaded anew/);

@@ -1,0 +1,95 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StoredFolder } from "../../provider/stored-folder";
+
+/**
+ * One content, one entry: a StoredFolder declares one StoredFile per distinct content, named
+ * after the content (so a move keeps it), with the documented name rule and the latest end any
+ * of its paths declares; every path still maps to its blobId.
+ */
+
+interface Registered {
+  type: string;
+  name: string;
+  inputs: Record<string, unknown>;
+}
+let registered: Registered[] = [];
+let root: string;
+beforeAll(() => {
+  pulumi.runtime.setMocks(
+    {
+      newResource: (args) => {
+        registered.push({ type: args.type, name: args.name, inputs: args.inputs });
+        return { id: `${args.name}-id`, state: { ...args.inputs, blobId: `blob-of-${String(args.inputs.name)}` } };
+      },
+      call: (args) => args.inputs,
+    },
+    "proj",
+    "stack",
+    true,
+  );
+  root = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-content-"));
+});
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+function tree(name: string, files: Record<string, string>): string {
+  const dir = path.join(root, name);
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), text);
+  }
+  return dir;
+}
+
+const storedFiles = () => registered.filter((r) => r.type !== "tuskr:index:StoredFolder");
+const outputOf = <T>(o: pulumi.Output<T>) => new Promise<T>((resolve) => o.apply(resolve));
+
+describe("StoredFolder: one entry per content", () => {
+  it("20 identical empty files are one StoredFile, named by the first path; every path maps to its blobId", async () => {
+    registered = [];
+    const files = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`d${String(i).padStart(2, "0")}/empty.txt`, ""]));
+    const folder = new StoredFolder("pkg", { path: tree("empties", { ...files, "README.md": "# hi" }), retentionEpochs: 3 });
+    const blobIds = await outputOf(folder.blobIds);
+    await new Promise((r) => setTimeout(r, 50));
+    const declared = storedFiles();
+    expect(declared.map((r) => r.inputs.name).sort()).toEqual(["README.md", "d00/empty.txt"]);
+    expect(Object.keys(blobIds)).toHaveLength(21);
+    expect(
+      new Set(
+        Object.entries(blobIds)
+          .filter(([rel]) => rel.endsWith("empty.txt"))
+          .map(([, b]) => b),
+      ).size,
+    ).toBe(1);
+    expect(declared.every((r) => /^pkg\/sha256:[0-9a-f]{32}$/.test(r.name))).toBe(true);
+  });
+
+  it("a moved file keeps its resource (the name is the content's), and the name rule follows the new path", async () => {
+    registered = [];
+    new StoredFolder("site", { path: tree("before", { "a.txt": "same bytes", "b.txt": "other" }) });
+    await new Promise((r) => setTimeout(r, 50));
+    const before = storedFiles();
+    registered = [];
+    new StoredFolder("site", { path: tree("after", { "docs/a.txt": "same bytes", "b.txt": "other" }) });
+    await new Promise((r) => setTimeout(r, 50));
+    const after = storedFiles();
+    const moved = (list: Registered[], name: string) => list.find((r) => r.inputs.name === name)!;
+    expect(moved(after, "docs/a.txt").name).toBe(moved(before, "a.txt").name);
+  });
+
+  it("copies with different retentionEpochs: the entry takes the largest (the latest end declared for it)", async () => {
+    registered = [];
+    new StoredFolder("lic", {
+      path: tree("licenses", { "a/LICENSE": "MIT", "b/LICENSE": "MIT" }),
+      retentionEpochs: 2,
+      files: { "b/LICENSE": { retentionEpochs: 9 } },
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const declared = storedFiles();
+    expect(declared).toHaveLength(1);
+    expect(declared[0].inputs).toMatchObject({ name: "a/LICENSE", retentionEpochs: 9 });
+  });
+});
