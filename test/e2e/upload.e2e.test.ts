@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -110,8 +111,11 @@ describe("source: bad content fails the preview, before any request", () => {
   });
 });
 
+/** The resource a folder declares for a content: named after it, not after a path. */
+const entry = (content: string) => `site/sha256:${createHash("sha256").update(content).digest("hex").slice(0, 32)}`;
+
 describe("StoredFolder", () => {
-  it("a folder is one upload per file; add = 1 upload, edit = that one replaced, remove = no longer managed, unchanged = nothing", async () => {
+  it("a folder is one upload per content; add = 1 upload, edit = a new content, remove = no longer managed, move or copy = no upload, unchanged = nothing", async () => {
     await withStack(FIXTURE, async (ctx) => {
       const { stack, emu, workDir } = ctx;
       const site = path.join(workDir, "site");
@@ -153,21 +157,34 @@ describe("StoredFolder", () => {
           if (m?.type === STORED_FILE_TYPE) events.push(`${m.op} ${m.urn.split("::").pop()}`);
         },
       });
+      // One resource per content, named after it: the edited file is a new content (created),
+      // its old content and the removed file's are no longer declared (deleted: no request).
       expect(events.sort()).toEqual(
         [
-          "create site/about.html",
-          "create-replacement site/css/app.css",
-          "delete site/index.html",
-          "delete-replaced site/css/app.css",
-          "replace site/css/app.css",
+          `create ${entry("<h1>about</h1>\n")}`,
+          `create ${entry("body { margin: 1em }\n")}`,
+          `delete ${entry("body { margin: 0 }\n")}`,
+          `delete ${entry("<h1>home</h1>\n")}`,
         ].sort(),
       );
-      expect(next.summary.resourceChanges).toMatchObject({ create: 1, replace: 1, delete: 1 });
+      expect(next.summary.resourceChanges).toMatchObject({ create: 2, delete: 2 });
       // Two uploads (the new file, the edited one), their metadata PATCHes, and nothing for the removed one.
       expect(routes(emu).sort()).toEqual(["patch", "patch", "upload", "upload"]);
       const after = next.outputs.folderBlobIds.value.site as Record<string, string>;
       expect(Object.keys(after).sort()).toEqual(["about.html", "css/app.css"]);
       for (const [rel, id] of Object.entries(after)) expect(await blobBytes(emu, id), rel).toEqual(fs.readFileSync(path.join(site, rel)));
+
+      // A file moved and a copy added: no upload, no purchase; the moved entry's name is PATCHed,
+      // the copy maps to the entry its content already has.
+      fs.mkdirSync(path.join(site, "pages"));
+      fs.renameSync(path.join(site, "about.html"), path.join(site, "pages/about.html"));
+      write(site, "css/copy.css", "body { margin: 1em }\n");
+      emu.clearRequests();
+      const moved = await stack.up();
+      expect(moved.summary.resourceChanges).toMatchObject({ update: 1 });
+      expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([["patch", { name: "pages/about.html" }]]);
+      const now = moved.outputs.folderBlobIds.value.site as Record<string, string>;
+      expect(now).toEqual({ "pages/about.html": after["about.html"], "css/app.css": after["css/app.css"], "css/copy.css": after["css/app.css"] });
       // The removed file keeps its period on the service.
       expect(emu.files().find((f) => f.blobId === ids["index.html"])).toMatchObject({ expired: false });
     });
