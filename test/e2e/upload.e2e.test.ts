@@ -115,6 +115,28 @@ describe("source: bad content fails the preview, before any request", () => {
 const entry = (content: string) => `site/sha256:${createHash("sha256").update(content).digest("hex").slice(0, 32)}`;
 
 describe("StoredFolder", () => {
+  it("a stack whose folder the previous release declared (one resource per path) is taken over in place: nothing replaced, sent or bought", async () => {
+    await withStack(FIXTURE, async (ctx) => {
+      const { stack, emu, workDir } = ctx;
+      const site = path.join(workDir, "site");
+      write(site, "index.html", "<h1>legacy</h1>\n");
+      write(site, "css/app.css", "body { color: red }\n");
+      const shared = { path: "site", tag: "site", retentionEpochs: 2 };
+      await stack.setConfig("legacyFolders", { value: JSON.stringify({ site: shared }) });
+      expect((await stack.up()).summary.resourceChanges).toMatchObject({ create: 4 });
+      const before = emu.files().map((f) => [f.blobId, f.endEpoch, f.epochsBought]);
+      await stack.setConfig("legacyFolders", { value: "{}" });
+      await stack.setConfig("folders", { value: JSON.stringify({ site: shared }) });
+      emu.clearRequests();
+      const preview = await stack.preview();
+      expect(preview.changeSummary).toEqual({ same: 4 });
+      const up = await stack.up();
+      expect(up.summary.resourceChanges).toEqual({ same: 4 });
+      expect(emu.requests()).toEqual([]);
+      expect(emu.files().map((f) => [f.blobId, f.endEpoch, f.epochsBought])).toEqual(before);
+    });
+  });
+
   it("a folder is one upload per content; add = 1 upload, edit = a new content, remove = no longer managed, move or copy = no upload, unchanged = nothing", async () => {
     await withStack(FIXTURE, async (ctx) => {
       const { stack, emu, workDir } = ctx;
