@@ -6,7 +6,8 @@ type Values = Omit<StoredFileArgs, "blobId" | "source">;
 /**
  * What this stack keeps, by resource name. A change here is reviewed in a pull request and
  * applied by `pulumi up`: a new tag or metadata is one PATCH per file, a higher
- * `retentionEpochs` buys the difference with one renew.
+ * `retentionEpochs` (epochs from the file's upload or adoption) buys what the file lacks of it
+ * with one renew.
  */
 export const declared: Record<"logo" | "handbook" | "dataset", Values> = {
   logo: { name: "logo.svg", tag: "brand", metadata: { team: "web", format: "svg" }, retentionEpochs: 5 },
