@@ -26,6 +26,7 @@ const RELIABILITY = [
   "test/integration/crash-safety.test.ts",
   "test/integration/folder-sequences.test.ts",
   "test/integration/one-content-one-declaration.test.ts",
+  "test/integration/reviewed-ends.test.ts",
   "test/unit/stored-folder-content.test.ts",
   "test/unit/stored-folder-links.test.ts",
   "test/integration/gone-only-when-said.test.ts",

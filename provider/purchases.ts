@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import type { ReceivedFile, TuskrClient, UploadResult } from "./client/client";
-import { isTuskrApiError } from "./client/errors";
+import { LIMITS, type PatchField } from "../api";
+import { filePath, type ReceivedFile, type TuskrClient, type UploadResult } from "./client/client";
+import { isTuskrApiError, TuskrApiError } from "./client/errors";
 import { label } from "./stored-file-messages";
-import { epochStartOnGrid, type PlanClock, planChange, type StoredFilePlan } from "./stored-file-plan";
+import { epochStartOnGrid, type PlanClock, planChange, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
 import type { DeclaredInputs, StoredFileState } from "./stored-file-schema";
 import { declaredFields, observed } from "./stored-file-state";
 
@@ -37,20 +38,64 @@ export interface Start {
 }
 
 /**
- * Where the retention of a resource created now on `file` counts from: the start of this epoch
- * on the file's grid (its expiry is an epoch boundary), as milliseconds after its createdAt.
+ * Where a resource's retention counts from, as the state records it: after the file's createdAt
+ * (so it moves with the service's clock), or as a time when the service reports no createdAt.
  */
-export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs">): number | undefined {
-  const expires = Date.parse(file.expiresAt ?? "");
+function anchored(startMs: number, file: Partial<ReceivedFile>): Pick<StoredFileState, "retentionStartAfterCreated" | "retentionStart"> {
   const created = Date.parse(file.createdAt ?? "");
-  if (Number.isNaN(expires) || Number.isNaN(created)) return undefined;
-  return epochStartOnGrid(expires, clock.nowMs, clock.epochMs) - created;
+  return Number.isNaN(created)
+    ? { retentionStartAfterCreated: undefined, retentionStart: new Date(startMs).toISOString() }
+    : { retentionStartAfterCreated: startMs - created, retentionStart: undefined };
+}
+
+/** The retention start of a resource created now on `file`: the start of this epoch on the file's grid (its expiry is an epoch boundary). */
+export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs">): Partial<StoredFileState> {
+  const expires = Date.parse(file.expiresAt ?? "");
+  return anchored(Number.isNaN(expires) ? clock.nowMs : epochStartOnGrid(expires, clock.nowMs, clock.epochMs), file);
+}
+
+/** Fixes the retention start of `state` at `startMs` (a state of an earlier release, from what its purchases imply). */
+export function pinRetentionStart(state: StoredFileState, startMs: number | undefined): void {
+  if (startMs !== undefined) Object.assign(state, anchored(startMs, state));
+}
+
+/**
+ * A record read from the service, checked, then taken into `state`. Its expiry must be one a
+ * live file can have (not past the horizon); and the retention start never moves later on what
+ * it says (a createdAt that moved, a state of an earlier release counted from its expiry): a
+ * start that moved later would make this resource buy again what it has.
+ */
+function observe(state: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, clock: PlanClock, blobId: string): void {
+  checkRecord(file, clock, blobId);
+  const before = retentionStartMs(state, clock.epochMs);
+  Object.assign(state, observed(file, managed));
+  keepStartNoLater(state, before, clock);
+}
+
+/** The retention start of `state` moved no later than `before` (when there was one). */
+export function keepStartNoLater(state: StoredFileState, before: number | undefined, clock: Pick<PlanClock, "epochMs">): void {
+  const now = retentionStartMs(state, clock.epochMs);
+  if (before !== undefined && (now === undefined || now > before)) pinRetentionStart(state, before);
+}
+
+/** A record's expiry must be one a live file can have: not past the service's horizon. */
+export function checkRecord(file: Partial<ReceivedFile>, clock: PlanClock, blobId: string): void {
+  const expires = Date.parse(file.expiresAt ?? "");
+  if (!Number.isNaN(expires) && expires > clock.nowMs + (LIMITS.maxEpochsAhead + 1) * clock.epochMs + 60_000) {
+    throw new TuskrApiError({
+      code: "INVALID_RESPONSE",
+      method: "GET",
+      path: filePath(blobId),
+      message: `GET ${filePath(blobId)}: the record's expiresAt ${file.expiresAt} is past the service's horizon (${LIMITS.maxEpochsAhead} epochs from now): not recorded, nothing bought on it`,
+    });
+  }
 }
 
 /** An existing file, by blobId: read, nothing bought yet. */
 export async function adopt(client: TuskrClient, blobId: string, clock: PlanClock): Promise<Start> {
   const file = await client.getFile(blobId);
-  return { blobId, file, state: { retentionStartAfterCreated: retentionStartOf(file, clock) } };
+  checkRecord(file, clock, blobId);
+  return { blobId, file, state: retentionStartOf(file, clock) };
 }
 
 /**
@@ -62,7 +107,7 @@ export async function adopt(client: TuskrClient, blobId: string, clock: PlanCloc
  */
 export async function upload(
   client: TuskrClient,
-  asset: { path?: string; text?: string; hash: string },
+  asset: { path?: string; text?: string; hash: string; size: number },
   upload: { filename: string; tag?: string; declaredEpochs: number; source: unknown },
   clock: PlanClock,
   log: Log,
@@ -95,6 +140,16 @@ export async function upload(
       result = await send(purchaseKey([firstKey, "after", result.file.expiresAt]));
       file = result.created && result.confirmedBy !== "replay" ? result.file : await client.getFile(result.file.blobId);
     }
+    // A record of other bytes is not this content's entry (a 409 may name any id).
+    if (file.size !== undefined && file.size !== null && file.size !== asset.size) {
+      throw new TuskrApiError({
+        code: "INVALID_RESPONSE",
+        method: "GET",
+        path: filePath(result.file.blobId),
+        message: `the service named the entry ${JSON.stringify(result.file.blobId.slice(0, 80))} for this upload, but it holds ${file.size} bytes, not the ${asset.size} sent: not taken as this content's`,
+      });
+    }
+    checkRecord(file, clock, result.file.blobId);
     if (!result.created) {
       log(
         `warning: StoredFile ${who}: the service already stored this content (uploaded at ${file.createdAt}, expiring at ${file.expiresAt}): one content is one entry, shared; this resource buys only what it lacks of the declared end.`,
@@ -102,7 +157,7 @@ export async function upload(
     }
   }
   const fresh = result.created && result.confirmedBy !== "replay" ? { ...file, name: filename, tag: tag ?? null, metadata: {} } : file;
-  return { blobId: result.file.blobId, file: fresh, state: { ...common, retentionStartAfterCreated: retentionStartOf(file, clock) } };
+  return { blobId: result.file.blobId, file: fresh, state: { ...common, ...retentionStartOf(file, clock) } };
 }
 
 /**
@@ -136,7 +191,7 @@ export async function applyPlan(
     if (!fresh) {
       // After a purchase whose outcome is unknown, a file that cannot be read leaves it unknown: said as such.
       const file = await client.getFile(blobId).catch((e: unknown) => Promise.reject(unknown ?? e));
-      Object.assign(state, observed(file, managed));
+      observe(state, file, managed, clock, blobId);
       plan = planChange({ ...state, keepAlive: state.keepAlive }, news, clock);
       if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
       if (plan.renewEpochs === 0) break;
@@ -157,7 +212,7 @@ export async function applyPlan(
       }
       // A replay answers as of its first request; an empty answer says nothing: read instead.
       const after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
-      Object.assign(state, observed(after, managed));
+      observe(state, after, managed, clock, blobId);
       break;
     } catch (e) {
       // Sent, perhaps made: read the file again and buy only what is still missing, a few times at most.

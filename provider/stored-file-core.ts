@@ -2,7 +2,7 @@ import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../api"
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
 import { type TuskrApiError, isTuskrApiError } from "./client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, retentionStartOf, type Start, upload } from "./purchases";
+import { adopt, applyPlan, checkRecord, keepStartNoLater, pinRetentionStart, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
 import { describe, label, masked, redactor, shown } from "./stored-file-messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
@@ -285,7 +285,15 @@ export class StoredFileCore {
     }
     // No `source` among the outputs: the engine gives read an asset with its contents elided
     // (hash only), which the program could not load back. The inputs may keep it (below).
+    try {
+      checkRecord(file, clock, blobId);
+    } catch (e) {
+      throw masked(describe(e, blobId, "reading the file"), redact);
+    }
     const state: StoredFileState = { ...bookkeeping(before), ...observed(file, managed), blobId, retentionEpochs: before.retentionEpochs ?? 0 };
+    // The retention start never moves later on a read (a state of an earlier release counted it
+    // from the expiry this read moves; a createdAt may have moved).
+    keepStartNoLater(state, retentionStartMs(before, clock.epochMs), clock);
     // As declared: the content for an uploaded file (the engine's elided asset: its hash), the blobId for an adopted one.
     const inputs: Record<string, unknown> = before.sourceHash ? { source: before.source } : { blobId };
     inputs.keepAlive = before.keepAlive;
@@ -318,7 +326,7 @@ export class StoredFileCore {
       blobId,
       retentionEpochs: 0,
       retentionDeclared: false,
-      retentionStartAfterCreated: retentionStartOf(file, this.clock()),
+      ...retentionStartOf(file, this.clock()),
     };
     const inputs: Record<string, unknown> = { blobId };
     for (const field of managed) inputs[field] = file[field];
@@ -349,9 +357,7 @@ export class StoredFileCore {
     state.keepAlive = isPlainObject(news.keepAlive) ? news.keepAlive : undefined;
     const clock = this.clock();
     // Fixed once: a state of an earlier release gets the start its purchases imply.
-    const start = retentionStartMs(before, clock.epochMs);
-    const created = Date.parse(before.createdAt ?? "");
-    if (start !== undefined && !Number.isNaN(created)) state.retentionStartAfterCreated = start - created;
+    pinRetentionStart(state, retentionStartMs(before, clock.epochMs));
     delete state.purchasedExpiresAt;
     const client = this.context.client();
     // A field declared now but not managed before is not in the state: read the file once, so
@@ -360,8 +366,11 @@ export class StoredFileCore {
     if (newlyManaged.length > 0) {
       try {
         const fresh = await client.getFile(blobId);
+        checkRecord(fresh, clock, blobId);
         Object.assign(before, observed(fresh, new Set(newlyManaged)));
+        const start = retentionStartMs(state, clock.epochMs);
         Object.assign(state, observed(fresh, new Set()));
+        keepStartNoLater(state, start, clock);
       } catch (e) {
         throw masked(describe(e, blobId, "reading the file"), redact);
       }

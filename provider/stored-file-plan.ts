@@ -29,6 +29,8 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
 export function retentionStartMs(olds: StoredFileState, epochMs: number): number | undefined {
   const created = Date.parse(olds.createdAt ?? "");
   if (typeof olds.retentionStartAfterCreated === "number" && !Number.isNaN(created)) return created + olds.retentionStartAfterCreated;
+  const fixed = Date.parse(olds.retentionStart ?? "");
+  if (!Number.isNaN(fixed)) return fixed;
   const reached = Date.parse(olds.purchasedExpiresAt ?? olds.expiresAt ?? "");
   if (Number.isNaN(reached)) return undefined;
   return reached - (typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0) * epochMs;

@@ -229,6 +229,8 @@ export const StoredFileStateSchema = z
      * only closes the gap between the file's expiry and that end.
      */
     retentionStartAfterCreated: z.number().nullish(),
+    /** The same start as a time (ISO), for a service that reports no createdAt. */
+    retentionStart: z.string().nullish(),
     /** Read from states of earlier releases (the expiry their last purchase reached), never written. */
     purchasedExpiresAt: z.string().nullish(),
     /** Whether retentionEpochs is declared (rather than omitted, counted as 0). */

@@ -504,6 +504,7 @@ const SCENARIO_FILES = {
   "test/integration/folder-sequences.test.ts": "StoredFolder ↔ provider ↔ emulator, randomized",
   "test/unit/stored-folder-content.test.ts": "StoredFolder, what it declares",
   "test/integration/one-content-one-declaration.test.ts": "check, two StoredFiles on one content",
+  "test/integration/reviewed-ends.test.ts": "an outsider's review: reads that would move the end",
   "test/unit/stored-folder-links.test.ts": "StoredFolder, links and special files",
   "test/integration/gone-only-when-said.test.ts": "refresh against wrong routes",
   "test/integration/recorded-is-sent.test.ts": "a file rewritten during up",
