@@ -18,7 +18,7 @@ const STEP_KEYS = Object.keys(STEP_LABELS);
 const FOLDER_LABELS = {
   fcreate: "`up` from empty (every file uploaded)",
   fpreview: "`preview`, nothing changed",
-  fedit: "`up`, one file's content edited (a replace)",
+  fedit: "`up`, one file's content edited (a new content: one created, one deleted)",
   fdestroy: "`destroy`",
 };
 const REQUEST_KINDS = ["get", "patch", "renew", "upload"];
@@ -385,8 +385,8 @@ export function render(results, { findings } = {}) {
       "",
       "The minimum used: **adopt** = N GET (each file must be read once) + what the declaration requires — here the " +
         "declared tag (`v1`) and metadata differ from the upload's and the name is equal, so one PATCH per file (every " +
-        "changed field in one body), and `retentionEpochs: 1`, so one renew per file (its answer confirms the service honours Idempotency-Key); **preview**, nothing changed = 0; **every tag " +
-        "changed** = N PATCH; **every retentionEpochs raised** = N renews; **refresh** = N GET; **destroy** = 0 (blobs " +
+        "changed field in one body), and `retentionEpochs: 11` on files stored for 10 epochs, so one renew per file; **preview**, nothing changed = 0; **every tag " +
+        "changed** = N PATCH; **every retentionEpochs raised** = N GET + N renews (a purchase reads the expiry it buys from); **refresh** = N GET; **destroy** = 0 (blobs " +
         "cannot be deleted through the API). Any other request, or any non-2xx answer, also counts as a miss.",
       "",
       "| N | Step | Sent (every repetition) | Minimum | Exact |",

@@ -247,12 +247,13 @@ async function waitForQuiet() {
 
 /** The six steps; `min` is the fewest requests the service could possibly get for N files (kinds left out: 0). */
 const STEPS = [
-  // Adoption buys one epoch: the service's echo of that purchase's Idempotency-Key is what lets
-  // later purchases go without a look first (README "Buying epochs safely").
-  { key: "adopt", op: "up", config: { tag: "v1", epochs: 1 }, min: (n) => ({ get: n, patch: n, renew: n }) },
+  // The files are stored for 10 epochs before they are declared: a declared end of 11 epochs
+  // from the adoption lacks one, bought by one renew (the adoption's GET is the read before it).
+  { key: "adopt", op: "up", config: { tag: "v1", epochs: 11 }, min: (n) => ({ get: n, patch: n, renew: n }) },
   { key: "preview", op: "preview", min: () => ({ get: 0, patch: 0, renew: 0 }) },
   { key: "tags", op: "up", config: { tag: "v2" }, min: (n) => ({ get: 0, patch: n, renew: 0 }) },
-  { key: "epochs", op: "up", config: { epochs: 2 }, min: (n) => ({ get: 0, patch: 0, renew: n }) },
+  // Raised to 12: one epoch lacking; a purchase reads the file's expiry first (README "Buying epochs safely").
+  { key: "epochs", op: "up", config: { epochs: 12 }, min: (n) => ({ get: n, patch: 0, renew: n }) },
   { key: "refresh", op: "refresh", min: (n) => ({ get: n, patch: 0, renew: 0 }) },
   { key: "destroy", op: "destroy", min: () => ({ get: 0, patch: 0, renew: 0 }) },
 ];
@@ -260,7 +261,7 @@ const STEPS = [
 /**
  * A folder's steps. The folder declares a tag and one epoch, which the upload carries, and no
  * metadata: a new file is one upload and nothing else. The edit changes one file's content: a
- * replace, one upload (the old file is left as it is: no request).
+ * new content, one upload (the old entry is left as it is: no request).
  */
 const FOLDER_STEPS = [
   { key: "fcreate", op: "up", config: { tag: "v1", epochs: 1 }, min: (n) => ({ upload: n }) },
@@ -282,7 +283,8 @@ function engineProblems(step, changes, n) {
     destroy: { delete: n + 1 },
     fcreate: { create: n + 2 }, // + the Stack and the folder component
     fpreview: { same: n + 2 },
-    fedit: { replace: 1, same: n + 1 },
+    // A new content is a resource of its own (named after it): one created, the old one deleted (no request).
+    fedit: { create: 1, delete: 1, same: n + 1 },
     fdestroy: { delete: n + 2 },
   }[step];
   if (!want) return [];
