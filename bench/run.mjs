@@ -273,7 +273,7 @@ const REQUEST_KINDS = ["get", "patch", "renew", "upload"];
 const fullMin = (min) => Object.fromEntries(REQUEST_KINDS.map((k) => [k, min[k] ?? 0]));
 
 /** What the engine must report for each step, or the run is not measuring what it says. */
-function engineProblems(step, changes, n) {
+function engineProblems(step, changes, n, variant) {
   const c = changes ?? {};
   const want = {
     adopt: { create: n + 1 }, // + the Stack resource
@@ -283,8 +283,9 @@ function engineProblems(step, changes, n) {
     destroy: { delete: n + 1 },
     fcreate: { create: n + 2 }, // + the Stack and the folder component
     fpreview: { same: n + 2 },
-    // A new content is a resource of its own (named after it): one created, the old one deleted (no request).
-    fedit: { create: 1, delete: 1, same: n + 1 },
+    // A StoredFolder's new content is a resource of its own (named after it): one created, the old
+    // one deleted (no request); the floor's folder of no-op resources, named by path, replaces one.
+    fedit: variant === "folder" ? { create: 1, delete: 1, same: n + 1 } : { replace: 1, same: n + 1 },
     fdestroy: { delete: n + 2 },
   }[step];
   if (!want) return [];
@@ -438,7 +439,7 @@ async function runStep(emu, ctx, step) {
     changes,
   };
   out.steps.push(record);
-  out.problems.push(...engineProblems(step.key, changes, n));
+  out.problems.push(...engineProblems(step.key, changes, n, variant));
   if (variant === "storedfile" || variant === "plugin") out.problems.push(...emulatorProblems(step.key, emu.files(), ctx.blobIds));
   if (variant === "folder") out.problems.push(...folderProblems(step.key, emu.files(), n));
 
