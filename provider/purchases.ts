@@ -129,7 +129,14 @@ export async function upload(
   }
   const common = { sourceHash: hash, source: upload.source };
   let file: Partial<ReceivedFile> = result.file;
-  if (!result.created || result.confirmedBy === "replay") {
+  // A new entry ends the upload's epochs after the start of the epoch it was created in; one that
+  // ends later already existed (a service that takes a second upload as a purchase on the entry it
+  // has adds the epochs to its end), as does a replayed answer: their fields are read, not assumed.
+  const isNew = (r: UploadResult) =>
+    r.created &&
+    r.confirmedBy !== "replay" &&
+    !(Date.parse(r.file.expiresAt ?? "") - (epochs ?? 1) * clock.epochMs > Date.parse(r.file.createdAt ?? "") + 1000);
+  if (!isNew(result)) {
     const who = label({ name: filename }, result.file.blobId);
     try {
       file = await client.getFile(result.file.blobId);
@@ -138,7 +145,7 @@ export async function upload(
       // A replayed answer of an entry that has expired since: this content is stored again.
       log(`warning: StoredFile ${who}: the service answered with an earlier upload of this content, which has expired since: uploaded anew.`);
       result = await send(purchaseKey([firstKey, "after", result.file.expiresAt]));
-      file = result.created && result.confirmedBy !== "replay" ? result.file : await client.getFile(result.file.blobId);
+      file = isNew(result) ? result.file : await client.getFile(result.file.blobId);
     }
     // A record of other bytes is not this content's entry (a 409 may name any id).
     if (file.size !== undefined && file.size !== null && file.size !== asset.size) {
@@ -156,7 +163,7 @@ export async function upload(
       );
     }
   }
-  const fresh = result.created && result.confirmedBy !== "replay" ? { ...file, name: filename, tag: tag ?? null, metadata: {} } : file;
+  const fresh = isNew(result) ? { ...file, name: filename, tag: tag ?? null, metadata: {} } : file;
   return { blobId: result.file.blobId, file: fresh, state: { ...common, ...retentionStartOf(file, clock) } };
 }
 

@@ -215,7 +215,7 @@ export const StoredFileStateSchema = z
     name: z.string().nullish(),
     tag: z.string().nullish(),
     metadata: z.record(z.string(), z.unknown()).nullish(),
-    /** Epochs bought through this resource and confirmed by the service. */
+    /** The declared retentionEpochs, once the file's expiry reaches the end they require. */
     retentionEpochs: z.number().nullish(),
     /** The keep-alive policy as last applied. */
     keepAlive: z.object({ minRemainingEpochs: z.number(), renewEpochs: z.number() }).nullish(),

@@ -17,8 +17,8 @@ type ReportedField = (typeof REPORTED_FIELDS)[number];
 /**
  * Outputs: every input, as applied, and what the service reports (`url`, `size`, `createdAt`,
  * `expiresAt`) or the provider derives (`remainingEpochs`, `keepAliveEpochs`).
- * `retentionEpochs` is always set: the epochs bought through this resource and confirmed, 0 if
- * none were declared.
+ * `retentionEpochs` is always set: the declared end reached (epochs from the epoch the resource
+ * was created in), 0 if none was declared.
  */
 export type StoredFileOutputs = { readonly [K in keyof StoredFileInputs]-?: pulumi.Output<StoredFileInputs[K]> } & {
   readonly blobId: pulumi.Output<string>;
@@ -27,7 +27,7 @@ export type StoredFileOutputs = { readonly [K in keyof StoredFileInputs]-?: pulu
 
 /**
  * A file kept on the Tuskr service, uploaded from `source` or adopted by `blobId`. Its name, tag and metadata converge to
- * what is declared; raising `retentionEpochs` buys storage epochs. Deleting the resource sends
+ * what is declared; raising `retentionEpochs` buys what the file lacks of that many epochs. Deleting the resource sends
  * no request: blobs cannot be deleted through this API, so the file keeps its paid period.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the outputs are declared on the class this way; the dynamic resource sets them at run time.

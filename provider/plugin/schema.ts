@@ -119,7 +119,7 @@ export function packageSchema(): Record<string, unknown> {
       [STORED_FILE_TYPES.plugin]: {
         description:
           "A file kept on the Tuskr service: uploaded from `source` or adopted by `blobId`. Its name, tag and metadata converge " +
-          "to what is declared; raising `retentionEpochs` buys storage epochs. Deleting the resource sends no request: the " +
+          "to what is declared; raising `retentionEpochs` buys what the file lacks of that many epochs. Deleting the resource sends no request: the " +
           "file keeps its paid period. Import an existing file with `pulumi import ${STORED_FILE_TYPES.plugin} <name> <blobId>`.",
         inputProperties: inputs,
         properties: outputs,

@@ -206,6 +206,24 @@ describe("an upload (source), against every kind of service", () => {
     expect(said).toMatch(/already stored this content .* one content is one entry, shared; this resource buys only what it lacks of the declared end/);
   });
 
+  it("an upload a service takes as a purchase on the entry it has: the entry's fields are read, so its metadata ends exactly as declared", async () => {
+    const emu = await start({ idempotency: "honour", duplicateUpload: "purchase" });
+    const text = `bought again ${Math.random()}`;
+    const { blobId } = await emu.uploadFile({ content: text, filename: "p.txt", epochs: 2 });
+    await fetch(`${emu.url}/v1/files/${blobId}`, {
+      method: "PATCH",
+      headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ metadata: { left: "by someone" } }),
+    });
+    const log = captureLog();
+    try {
+      await (await newRun(emu)).create({ source: textAsset(text), name: "p.txt", metadata: { team: "web" }, retentionEpochs: 2, __urn: URN });
+    } finally {
+      log.restore();
+    }
+    expect(entry(emu, blobId).metadata).toEqual({ team: "web" });
+  });
+
   for (const idempotency of ["honour", "ignore"] as IdempotencyMode[]) {
     it(`a file that expired is uploaded anew by the same declaration (keys ${idempotency === "honour" ? "honoured" : "ignored"})`, async () => {
       const emu = await start({ idempotency });
