@@ -65,7 +65,7 @@ export function pinRetentionStart(state: StoredFileState, startMs: number | unde
  * it says (a createdAt that moved, a state of an earlier release counted from its expiry): a
  * start that moved later would make this resource buy again what it has.
  */
-function observe(state: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, clock: PlanClock, blobId: string): void {
+export function observe(state: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, clock: PlanClock, blobId: string): void {
   checkRecord(file, clock, blobId);
   const before = retentionStartMs(state, clock.epochMs);
   Object.assign(state, observed(file, managed));

@@ -2,7 +2,7 @@ import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../api"
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
 import { type TuskrApiError, isTuskrApiError } from "./client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, checkRecord, keepStartNoLater, pinRetentionStart, retentionStartOf, type Start, upload } from "./purchases";
+import { adopt, applyPlan, checkRecord, keepStartNoLater, observe, pinRetentionStart, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
 import { describe, label, masked, redactor, shown } from "./stored-file-messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
@@ -366,11 +366,8 @@ export class StoredFileCore {
     if (newlyManaged.length > 0) {
       try {
         const fresh = await client.getFile(blobId);
-        checkRecord(fresh, clock, blobId);
+        observe(state, fresh, new Set(), clock, blobId);
         Object.assign(before, observed(fresh, new Set(newlyManaged)));
-        const start = retentionStartMs(state, clock.epochMs);
-        Object.assign(state, observed(fresh, new Set()));
-        keepStartNoLater(state, start, clock);
       } catch (e) {
         throw masked(describe(e, blobId, "reading the file"), redact);
       }
