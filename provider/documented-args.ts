@@ -45,6 +45,13 @@ export interface StoredFileInputDocs {
    */
   retentionEpochs?: unknown;
   /**
+   * A date the file stays stored until at least (ISO 8601: `2027-01-31` is midnight UTC at its start, or a time with its zone): a declared end, like `retentionEpochs`'s; with both, the later one counts. Files declared with the same `retainUntil` at different times all reach it.
+   * Type and limit: ISO 8601 date or time with its zone; at most 53 epochs from now (the service's horizon), checked at preview.
+   * A change makes: buys only what the file lacks of that date, rounded up to whole epochs (one `POST …/renew`, or the upload's own epochs for `source`); nothing when the expiry reaches it already. A date already passed buys nothing; moving it earlier buys nothing and returns nothing.
+   * Omitted: no end by date.
+   */
+  retainUntil?: unknown;
+  /**
    * Renews automatically: whenever an `up` finds fewer than `minRemainingEpochs` left, it buys `renewEpochs`.
    * Type and limit: `{ minRemainingEpochs, renewEpochs }`, each 1–53.
    * A change makes: nothing by itself; an `up` that finds fewer than `minRemainingEpochs` left buys `renewEpochs` (a renew of its own, after the declared one).

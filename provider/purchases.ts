@@ -230,4 +230,5 @@ export async function applyPlan(
   }
   // The declaration is met: what is recorded is what is declared.
   state.retentionEpochs = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+  state.retainUntil = typeof news.retainUntil === "string" ? news.retainUntil : undefined;
 }

@@ -5,7 +5,16 @@ import { type GetFileResult, readFile } from "./get-file";
 import { adopt, applyPlan, checkRecord, keepStartNoLater, observe, pinRetentionStart, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
 import { describe, label, masked, redactor, shown } from "./stored-file-messages";
-import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
+import {
+  type PlanClock,
+  type PropertyDiff,
+  planChange,
+  propertyDiffs,
+  retainUntilProblem,
+  retentionStartMs,
+  type StoredFilePlan,
+  uploadEpochs,
+} from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, validateInputs } from "./stored-file-schema";
 import { snapshotContent, sourceFilename, wireAsset } from "./stored-file-source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
@@ -135,6 +144,8 @@ export class StoredFileCore {
     const problem = settingsProblem(this.context.settings);
     if (problem) throw new Error(problem.message);
     const checked = validateInputs(olds, news, secretInputs);
+    const pastHorizon = retainUntilProblem(checked.inputs.retainUntil, this.clock());
+    if (pastHorizon) checked.failures.push({ property: "retainUntil", reason: pastHorizon });
     const shared = checked.failures.length === 0 && urn ? this.claim(urn, checked.inputs) : undefined;
     return shared ? { ...checked, failures: [shared] } : checked;
   }
@@ -206,7 +217,7 @@ export class StoredFileCore {
             );
           }
           const filename = sourceFilename(asset, inputs.name ?? undefined);
-          const declaredEpochs = typeof inputs.retentionEpochs === "number" ? inputs.retentionEpochs : 0;
+          const declaredEpochs = uploadEpochs(inputs, clock);
           const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
           start = await upload(client, content, { filename, tag, declaredEpochs, source: inputs.source }, clock, log);
         } finally {
@@ -301,6 +312,7 @@ export class StoredFileCore {
     // As declared: a refresh must not make a declared `retentionEpochs: 0` look new, nor an
     // omitted one look declared. (States of earlier releases do not say: any non-zero count.)
     if (before.retentionDeclared ?? Boolean(state.retentionEpochs)) inputs.retentionEpochs = state.retentionEpochs;
+    if (before.retainUntil) inputs.retainUntil = before.retainUntil;
     return { id, state: recorded(state, clock), inputs: compact(inputs) as DeclaredInputs };
   }
 

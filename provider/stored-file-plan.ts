@@ -1,6 +1,6 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../api";
 import { UNKNOWN } from "./pulumi-markers";
-import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown } from "./stored-file-schema";
+import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./stored-file-schema";
 import { wireAsset } from "./stored-file-source";
 
 /** Time, made explicit so the plan stays a pure function. */
@@ -47,6 +47,31 @@ function declaredEndMs(olds: StoredFileState, epochs: number, clock: Pick<PlanCl
   return start === undefined ? undefined : start + epochs * clock.epochMs;
 }
 
+/**
+ * A declared `retainUntil` the service could never reach: more than its horizon ahead of now.
+ * Checked at preview (`check`), before any request; time only moves on, so a date that passes
+ * now stays within it.
+ */
+export function retainUntilProblem(until: unknown, clock: Pick<PlanClock, "nowMs" | "epochMs">): string | undefined {
+  const ms = retainUntilMs(until);
+  if (ms === undefined) return undefined;
+  const ahead = Math.ceil((ms - clock.nowMs) / clock.epochMs - 1e-9);
+  if (ahead <= LIMITS.maxEpochsAhead) return undefined;
+  const latest = new Date(clock.nowMs + LIMITS.maxEpochsAhead * clock.epochMs).toISOString();
+  return `retainUntil ${String(until)} is ${ahead} epochs from now, but the service sells storage at most ${LIMITS.maxEpochsAhead} epochs ahead: declare a date no later than ${latest}`;
+}
+
+/** Epochs an upload buys to store its file until `untilMs` (counted from now; the plan renews a rounding short). */
+export function epochsUntil(untilMs: number | undefined, clock: Pick<PlanClock, "nowMs" | "epochMs">): number {
+  return untilMs === undefined ? 0 : Math.max(0, Math.ceil((untilMs - clock.nowMs) / clock.epochMs - 1e-9));
+}
+
+/** Epochs an upload of `news` buys: what its declared ends need from now (the later of the two), at least 0. */
+export function uploadEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "epochMs">): number {
+  const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+  return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), clock));
+}
+
 /** Whole epochs to buy for an expiry to reach `endMs` (0 when it does already). */
 function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): number {
   return Math.max(0, Math.ceil((endMs - expiresAtMs) / epochMs - 1e-6));
@@ -68,9 +93,9 @@ export interface StoredFilePlan {
   patch?: UpdateFileBody;
   /** Epochs to buy with one renew (what the declared end lacks + keep-alive); 0 when none. Never negative. */
   renewEpochs: number;
-  /** Of renewEpochs, what the file lacks of the end the declared `retentionEpochs` require. */
+  /** Of renewEpochs, what the file lacks of the declared end (`retentionEpochs`, `retainUntil`: the later). */
   retentionIncrease: number;
-  /** The end the declared retentionEpochs require (ms since the epoch), when known. */
+  /** The declared end (ms since the epoch), when known. */
   requiredEnd?: number;
   /** Of renewEpochs, what keep-alive buys because too few epochs are left. */
   keepAliveEpochs: number;
@@ -139,9 +164,16 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   const declaredEpochs = news.retentionEpochs;
   const recordedEpochs = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
   if (isUnknown(declaredEpochs) || (typeof declaredEpochs === "number" && declaredEpochs !== recordedEpochs)) changedFields.push("retentionEpochs");
-  // The end this declaration requires, and what of it the file still lacks (0 once reached,
-  // whoever bought it: purchases converge on the end, they never add up).
-  const requiredEnd = clock && typeof declaredEpochs === "number" ? declaredEndMs(olds, declaredEpochs, clock) : undefined;
+  const declaredUntil = news.retainUntil;
+  if (isUnknown(declaredUntil) || (declaredUntil ?? undefined) !== (olds.retainUntil ?? undefined)) changedFields.push("retainUntil");
+  // The end this declaration requires — the later of what retentionEpochs and retainUntil
+  // declare — and what of it the file still lacks (0 once reached, whoever bought it: purchases
+  // converge on the end, they never add up).
+  const ends = [
+    clock && typeof declaredEpochs === "number" ? declaredEndMs(olds, declaredEpochs, clock) : undefined,
+    clock ? retainUntilMs(declaredUntil) : undefined,
+  ].filter((e): e is number => e !== undefined);
+  const requiredEnd = ends.length > 0 ? Math.max(...ends) : undefined;
   const expires = Date.parse(olds.expiresAt ?? "");
   const retentionIncrease =
     requiredEnd !== undefined && !Number.isNaN(expires)

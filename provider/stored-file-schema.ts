@@ -67,6 +67,35 @@ const retentionEpochs = z
   .min(0, { error: (i) => `retentionEpochs must be >= 0 (got ${String(i.input)})` })
   .max(Number.MAX_SAFE_INTEGER);
 
+/** An ISO 8601 date (`2027-01-31`, midnight UTC) or a time with its zone (`2027-01-31T12:00:00Z`, `…+02:00`). */
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+/** The time a `retainUntil` names (ms since the epoch), or undefined when it is not a valid ISO 8601 date or time with a zone. */
+export function retainUntilMs(value: unknown): number | undefined {
+  if (typeof value !== "string") return undefined;
+  const m = ISO_TIME.exec(value);
+  if (!m) return undefined;
+  // Date.parse rolls an impossible day over (2027-02-30 → March 2): the calendar date must be as written.
+  const [, y, mo, d, h = "00", mi = "00", sec = "00"] = m;
+  const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+  if (day.getUTCFullYear() !== Number(y) || day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d)) return undefined;
+  if (Number(h) > 23 || Number(mi) > 59 || Number(sec) > 59) return undefined;
+  const ms = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+const retainUntil = z
+  .string({ error: "retainUntil must be a string: an ISO 8601 date (2027-01-31) or a time with its zone (2027-01-31T12:00:00Z)" })
+  .check((ctx) => {
+    if (retainUntilMs(ctx.value) === undefined) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        message: `retainUntil must be an ISO 8601 date (2027-01-31, read as midnight UTC) or a time with its zone (2027-01-31T12:00:00Z); got ${JSON.stringify(ctx.value.slice(0, 64))}`,
+      });
+    }
+  });
+
 const epochCount = (field: string) =>
   z
     .number({ error: `${field} must be a number` })
@@ -145,6 +174,14 @@ export const StoredFileInputsSchema = z.object({
       "buys only what the file lacks of the declared end (one `POST …/renew`; nothing when the file's expiry already reaches it, whoever bought it): purchases converge on the end, they never add up. With `source`, the upload itself stores the file for `retentionEpochs` epochs (no renew at create). Lowering it buys nothing and returns nothing",
     omitted: "0",
   }),
+  retainUntil: documented(retainUntil.optional(), {
+    description:
+      "A date the file stays stored until at least (ISO 8601: `2027-01-31` is midnight UTC at its start, or a time with its zone): a declared end, like `retentionEpochs`'s; with both, the later one counts. Files declared with the same `retainUntil` at different times all reach it.",
+    limit: `ISO 8601 date or time with its zone; at most ${LIMITS.maxEpochsAhead} epochs from now (the service's horizon), checked at preview`,
+    change:
+      "buys only what the file lacks of that date, rounded up to whole epochs (one `POST …/renew`, or the upload's own epochs for `source`); nothing when the expiry reaches it already. A date already passed buys nothing; moving it earlier buys nothing and returns nothing",
+    omitted: "no end by date",
+  }),
   keepAlive: documented(KeepAliveSchema.optional(), {
     description: "Renews automatically: whenever an `up` finds fewer than `minRemainingEpochs` left, it buys `renewEpochs`.",
     limit: `\`{ minRemainingEpochs, renewEpochs }\`, each 1–${LIMITS.maxEpochsAhead}`,
@@ -217,6 +254,8 @@ export const StoredFileStateSchema = z
     metadata: z.record(z.string(), z.unknown()).nullish(),
     /** The declared retentionEpochs, once the file's expiry reaches the end they require. */
     retentionEpochs: z.number().nullish(),
+    /** The declared retainUntil, once the file's expiry reaches it. */
+    retainUntil: z.string().nullish(),
     /** The keep-alive policy as last applied. */
     keepAlive: z.object({ minRemainingEpochs: z.number(), renewEpochs: z.number() }).nullish(),
     /** The uploaded content's SHA-256 (hex), for a file declared by `source`. */

@@ -5,6 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import picomatch from "picomatch";
 import { globSync } from "tinyglobby";
 import { StoredFile, type StoredFileArgs } from "./stored-file";
+import { retainUntilMs } from "./stored-file-schema";
 
 /** What every file of a folder shares, and what a file may set for itself. */
 type FileValues = Omit<StoredFileArgs, "blobId" | "source">;
@@ -16,7 +17,7 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
   include?: string[];
   /** Globs of files to leave out. */
   exclude?: string[];
-  /** Per-file values over the shared ones (name, tag, metadata, retentionEpochs, keepAlive), by relative path. */
+  /** Per-file values over the shared ones (name, tag, metadata, retentionEpochs, retainUntil, keepAlive), by relative path. */
   files?: Record<string, FileValues>;
 }
 
@@ -25,7 +26,8 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
  * derived from its bytes, so identical files (copies of a LICENSE, empty `__init__.py` or
  * `.gitkeep` files) are one entry, bought once, and every path of them maps to its blobId. The
  * entry is named by its first path in sorted order (`files[path].name` overrides it); it takes
- * that path's tag and metadata, and the largest `retentionEpochs` any of its paths declares.
+ * that path's tag and metadata, and the latest end any of its paths declares (`retentionEpochs`,
+ * `retainUntil`).
  * Each content is one StoredFile, named after the content (not a path), so a file moved or
  * renamed keeps its entry: one PATCH of the name, nothing uploaded or bought. A file edited is a
  * new content (a new upload; the old entry keeps its period); a file removed is no longer
@@ -49,10 +51,18 @@ export class StoredFolder extends pulumi.ComponentResource {
     for (const [hash, paths] of byContent(dir, relatives)) {
       const first = paths[0];
       const values: FileValues = { name: first, ...shared, ...overrides[first] };
-      const declaredEpochs = paths.map((rel) => ({ ...shared, ...overrides[rel] }).retentionEpochs);
-      const numbers = declaredEpochs.filter((e): e is number => typeof e === "number");
       // The latest end any path declares (an unresolved Output is taken as the first path declares it).
-      if (numbers.length === declaredEpochs.filter((e) => e !== undefined).length && numbers.length > 0) values.retentionEpochs = Math.max(...numbers);
+      const declared = paths.map((rel) => ({ ...shared, ...overrides[rel] }));
+      const epochs = latest(
+        declared.map((v) => v.retentionEpochs),
+        (e) => (typeof e === "number" ? e : undefined),
+      );
+      if (epochs !== undefined) values.retentionEpochs = epochs;
+      const until = latest(
+        declared.map((v) => v.retainUntil),
+        retainUntilMs,
+      );
+      if (until !== undefined) values.retainUntil = until;
       for (const rel of paths.slice(1)) {
         const own = overrides[rel];
         if (own && (own.name !== undefined || own.tag !== undefined || own.metadata !== undefined || own.keepAlive !== undefined)) {
@@ -74,6 +84,16 @@ export class StoredFolder extends pulumi.ComponentResource {
     this.blobIds = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.blobId])));
     this.registerOutputs({ blobIds: this.blobIds });
   }
+}
+
+/**
+ * Of the values the paths of one content declare, the one that ends latest (by `at`); undefined
+ * when none is declared or one is not known yet (an Output: the first path's value then stands).
+ */
+function latest<T>(values: ReadonlyArray<pulumi.Input<T> | undefined>, at: (v: unknown) => number | undefined): T | undefined {
+  const given = values.filter((v) => v !== undefined);
+  if (given.length === 0 || given.some((v) => at(v) === undefined)) return undefined;
+  return given.reduce((a, b) => (at(b)! > at(a)! ? b : a)) as T;
 }
 
 /** The folder's files grouped by content (SHA-256, hex), each group's paths sorted, groups in order of their first path. */

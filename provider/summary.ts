@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { settingsFrom } from "./settings";
 import { PATCH_FIELDS, isPlainObject, jsonEqual } from "../api";
-import { planChange } from "./stored-file-plan";
+import { planChange, uploadEpochs } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
 import { isStoredFileType } from "./resource-types";
@@ -106,7 +106,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     if (step.op === "create-replacement") continue; // reported once, as the replace
     const content = wireAsset(news.source);
     if (step.op === "create") {
-      const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+      const declared = uploadEpochs(news, clock);
       // An upload buys at least one epoch: the declared ones, else the service's one by default.
       const epochs = content ? Math.max(declared, 1) : declared;
       const changes = content
@@ -127,7 +127,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     if (plan.replace) {
       // The replacement is a new resource: it adopts the new file and buys all declared epochs;
       // the old file's expiry and keep-alive no longer matter to this stack.
-      const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+      const declared = uploadEpochs(news, clock);
       const epochs = content ? Math.max(declared, 1) : declared;
       const old = `the old file ${code(olds.blobId)} is left as it is${olds.expiresAt ? `, stored until ${olds.expiresAt}` : ""}`;
       const changes = [
@@ -146,7 +146,11 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       if (isPlainObject(declared)) changes.push(`${f} ${metadataChanges(olds[f], declared).join(" ")}`);
       else changes.push(`${f} ${olds[f] !== undefined ? `${code(olds[f])} ` : ""}→ ${code(declared)}`);
     }
-    if (plan.retentionIncrease > 0) changes.push(`retentionEpochs ${olds.retentionEpochs ?? 0} → ${String(news.retentionEpochs)}`);
+    const byDate = plan.changedFields.includes("retainUntil") && !plan.changedFields.includes("retentionEpochs");
+    if (plan.retentionIncrease > 0 && !byDate) {
+      changes.push(`retentionEpochs ${olds.retentionEpochs ?? 0} → ${String(news.retentionEpochs)}`);
+    }
+    if (plan.changedFields.includes("retainUntil")) changes.push(`retainUntil ${code(olds.retainUntil ?? "none")} → ${code(news.retainUntil ?? "none")}`);
     if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : "changed"}`);
     if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
     for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`${code(name)}: ${n}`);

@@ -65,7 +65,9 @@ describe("check: validation before any request", () => {
     const { inputs, failures } = validateInputs(undefined, { blobId: "a", url: "http://x", nmae: "typo" });
     expect(inputs).toEqual({ blobId: "a" });
     expect(failures.map((f) => f.property)).toEqual(["url", "nmae"]);
-    expect(failures[1].reason).toMatch(/nmae is not an input of StoredFile \(inputs: source, blobId, name, tag, metadata, retentionEpochs, keepAlive\)/);
+    expect(failures[1].reason).toMatch(
+      /nmae is not an input of StoredFile \(inputs: source, blobId, name, tag, metadata, retentionEpochs, retainUntil, keepAlive\)/,
+    );
   });
 });
 

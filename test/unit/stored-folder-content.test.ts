@@ -92,4 +92,19 @@ describe("StoredFolder: one entry per content", () => {
     expect(declared).toHaveLength(1);
     expect(declared[0].inputs).toMatchObject({ name: "a/LICENSE", retentionEpochs: 9 });
   });
+
+  it("copies with different retainUntil: the entry takes the latest date; a folder-wide date reaches every file", async () => {
+    registered = [];
+    new StoredFolder("dated", {
+      path: tree("dated", { "a/LICENSE": "BSD", "b/LICENSE": "BSD", "c.txt": "c" }),
+      retainUntil: "2027-01-10",
+      files: { "b/LICENSE": { retainUntil: "2027-01-20T00:00:00+02:00" } },
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const declared = storedFiles();
+    expect(declared.map((r) => [r.inputs.name, r.inputs.retainUntil]).sort()).toEqual([
+      ["a/LICENSE", "2027-01-20T00:00:00+02:00"],
+      ["c.txt", "2027-01-10"],
+    ]);
+  });
 });
