@@ -62,7 +62,7 @@ export function retainUntilProblem(until: unknown, clock: Pick<PlanClock, "nowMs
 }
 
 /** Epochs an upload buys to store its file until `untilMs` (counted from now; the plan renews a rounding short). */
-export function epochsUntil(untilMs: number | undefined, clock: Pick<PlanClock, "nowMs" | "epochMs">): number {
+function epochsUntil(untilMs: number | undefined, clock: Pick<PlanClock, "nowMs" | "epochMs">): number {
   return untilMs === undefined ? 0 : Math.max(0, Math.ceil((untilMs - clock.nowMs) / clock.epochMs - 1e-9));
 }
 
