@@ -38,6 +38,13 @@ export interface StoredFileInputDocs {
    */
   metadata?: unknown;
   /**
+   * The type the file is served with (the upload's file part carries it; the service records it as `mimeType`). With `source` only: an adopted file keeps the type it was uploaded with.
+   * Type and limit: media type (`type/subtype`, optional parameters), ≤ 255 chars.
+   * A change makes: nothing can be sent: the service records a type at upload and has no way to change it for stored bytes (the same bytes are the same entry); the preview and the update say so, and `mimeType` keeps the type served.
+   * Omitted: detected from the file's name (its extension) by `mime-types`; `application/octet-stream` when unknown.
+   */
+  contentType?: unknown;
+  /**
    * How long the file stays stored, in whole epochs (about a day each) **counted from the start of the epoch the resource was created in** (its upload for `source`, its adoption for `blobId`): the declared end.
    * Type and limit: integer ≥ 0; the declared end never past the 53-epoch horizon.
    * A change makes: buys only what the file lacks of the declared end (one `POST …/renew`; nothing when the file's expiry already reaches it, whoever bought it): purchases converge on the end, they never add up. With `source`, the upload itself stores the file for `retentionEpochs` epochs (no renew at create). Lowering it buys nothing and returns nothing.

@@ -3,6 +3,7 @@ import { LIMITS, type PatchField } from "../api";
 import { filePath, type ReceivedFile, type TuskrClient, type UploadResult } from "./client/client";
 import { isTuskrApiError, TuskrApiError } from "./client/errors";
 import { label } from "./stored-file-messages";
+import { sameMediaType } from "./stored-file-source";
 import { epochStartOnGrid, type PlanClock, planChange, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
 import type { DeclaredInputs, StoredFileState } from "./stored-file-schema";
 import { declaredFields, observed } from "./stored-file-state";
@@ -108,17 +109,17 @@ export async function adopt(client: TuskrClient, blobId: string, clock: PlanCloc
 export async function upload(
   client: TuskrClient,
   asset: { path?: string; text?: string; hash: string; size: number },
-  upload: { filename: string; tag?: string; declaredEpochs: number; source: unknown },
+  upload: { filename: string; tag?: string; contentType: string; declaredEpochs: number; source: unknown },
   clock: PlanClock,
   log: Log,
 ): Promise<Start> {
   const { hash } = asset;
-  const { filename, tag } = upload;
+  const { filename, tag, contentType } = upload;
   // The upload buys at least one epoch: the declared ones if any (then no renew is needed), else the service's default.
   const epochs = upload.declaredEpochs >= 1 ? upload.declaredEpochs : undefined;
   const send = (key: string) =>
-    client.uploadFile({ path: asset.path, text: asset.text, filename }, { tag, epochs }, { idempotencyKey: key, epochMs: clock.epochMs });
-  const firstKey = purchaseKey(["upload", hash, epochs, filename, tag]);
+    client.uploadFile({ path: asset.path, text: asset.text, filename }, { tag, epochs, contentType }, { idempotencyKey: key, epochMs: clock.epochMs });
+  const firstKey = purchaseKey(["upload", hash, epochs, filename, tag, contentType]);
   let result: UploadResult;
   try {
     result = await send(firstKey);
@@ -157,13 +158,19 @@ export async function upload(
       });
     }
     checkRecord(file, clock, result.file.blobId);
+    // One content is one entry: its type is the one its first upload recorded.
+    if (file.mimeType && !sameMediaType(file.mimeType, contentType)) {
+      log(
+        `warning: StoredFile ${who}: the service already stored this content with the type ${file.mimeType}, which it keeps (a stored type cannot be changed): it is served as that, not as ${contentType}.`,
+      );
+    }
     if (!result.created) {
       log(
         `warning: StoredFile ${who}: the service already stored this content (uploaded at ${file.createdAt}, expiring at ${file.expiresAt}): one content is one entry, shared; this resource buys only what it lacks of the declared end.`,
       );
     }
   }
-  const fresh = isNew(result) ? { ...file, name: filename, tag: tag ?? null, metadata: {} } : file;
+  const fresh = isNew(result) ? { ...file, name: filename, tag: tag ?? null, metadata: {}, mimeType: file.mimeType ?? contentType } : file;
   return { blobId: result.file.blobId, file: fresh, state: { ...common, ...retentionStartOf(file, clock) } };
 }
 

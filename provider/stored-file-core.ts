@@ -16,7 +16,7 @@ import {
   uploadEpochs,
 } from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, validateInputs } from "./stored-file-schema";
-import { snapshotContent, sourceFilename, wireAsset } from "./stored-file-source";
+import { snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./stored-file-source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
 
 /**
@@ -219,7 +219,8 @@ export class StoredFileCore {
           const filename = sourceFilename(asset, inputs.name ?? undefined);
           const declaredEpochs = uploadEpochs(inputs, clock);
           const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
-          start = await upload(client, content, { filename, tag, declaredEpochs, source: inputs.source }, clock, log);
+          const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
+          start = await upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);
         } finally {
           await content.release();
         }
@@ -243,6 +244,7 @@ export class StoredFileCore {
       retentionEpochs: 0,
       retentionDeclared: declaresRetention(inputs),
       keepAlive: isPlainObject(inputs.keepAlive) ? inputs.keepAlive : undefined,
+      contentType: typeof inputs.contentType === "string" ? inputs.contentType : undefined,
       secretInputs: secretList(req.secretInputs),
       ...start.state,
     };
@@ -313,6 +315,7 @@ export class StoredFileCore {
     // omitted one look declared. (States of earlier releases do not say: any non-zero count.)
     if (before.retentionDeclared ?? Boolean(state.retentionEpochs)) inputs.retentionEpochs = state.retentionEpochs;
     if (before.retainUntil) inputs.retainUntil = before.retainUntil;
+    if (before.contentType) inputs.contentType = before.contentType;
     return { id, state: recorded(state, clock), inputs: compact(inputs) as DeclaredInputs };
   }
 
@@ -367,6 +370,8 @@ export class StoredFileCore {
     // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
     state.keepAlive = isPlainObject(news.keepAlive) ? news.keepAlive : undefined;
+    // A stored type cannot be changed (the plan's notice says so): the declaration is recorded, `mimeType` stays the served one.
+    state.contentType = typeof news.contentType === "string" ? news.contentType : undefined;
     const clock = this.clock();
     // Fixed once: a state of an earlier release gets the start its purchases imply.
     pinRetentionStart(state, retentionStartMs(before, clock.epochMs));

@@ -1,7 +1,7 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../api";
 import { UNKNOWN } from "./pulumi-markers";
 import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./stored-file-schema";
-import { wireAsset } from "./stored-file-source";
+import { sameMediaType, wireAsset } from "./stored-file-source";
 
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {
@@ -164,6 +164,10 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   const declaredEpochs = news.retentionEpochs;
   const recordedEpochs = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
   if (isUnknown(declaredEpochs) || (typeof declaredEpochs === "number" && declaredEpochs !== recordedEpochs)) changedFields.push("retentionEpochs");
+  // The type is recorded at upload; a stored one cannot be changed (the notice below says what is served).
+  const declaredType = news.contentType;
+  const typeChanged = isUnknown(declaredType) || (declaredType ?? undefined) !== (olds.contentType ?? undefined);
+  if (typeChanged) changedFields.push("contentType");
   const declaredUntil = news.retainUntil;
   if (isUnknown(declaredUntil) || (declaredUntil ?? undefined) !== (olds.retainUntil ?? undefined)) changedFields.push("retainUntil");
   // The end this declaration requires — the later of what retentionEpochs and retainUntil
@@ -188,6 +192,11 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   }
 
   const notices: string[] = [];
+  if (typeChanged && !replace && typeof declaredType === "string" && olds.mimeType && !sameMediaType(declaredType, olds.mimeType)) {
+    notices.push(
+      `contentType ${declaredType}: the service keeps the type these bytes were uploaded with (${olds.mimeType}) and no request changes it, so nothing is sent; it stays served as ${olds.mimeType} (upload other bytes to serve another type)`,
+    );
+  }
   const remainingBefore = clock ? remainingEpochs(olds.expiresAt, clock) : undefined;
   let keepAliveEpochs = 0;
   if (clock && remainingBefore !== undefined) {

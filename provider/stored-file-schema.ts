@@ -96,6 +96,26 @@ const retainUntil = z
     }
   });
 
+/** Longest content type accepted (what the service records as the file's mimeType). */
+const CONTENT_TYPE_MAX_LENGTH = 255;
+const TOKEN = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*";
+/** `type/subtype`, optionally with parameters (`text/html; charset=utf-8`), as RFC 6838/9110 write it. */
+const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:\\s*;\\s*${TOKEN}=(?:${TOKEN}|"[^"\\r\\n]*"))*$`);
+const contentType = z
+  .string({ error: "contentType must be a string: a media type such as text/html" })
+  .max(CONTENT_TYPE_MAX_LENGTH, {
+    error: (i) => `contentType must be at most ${CONTENT_TYPE_MAX_LENGTH} characters (got ${String((i.input as string).length)})`,
+  })
+  .check((ctx) => {
+    if (!CONTENT_TYPE.test(ctx.value)) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        message: `contentType must be a media type, type/subtype with optional parameters (text/html, text/plain; charset=utf-8); got ${JSON.stringify(ctx.value.slice(0, 64))}`,
+      });
+    }
+  });
+
 const epochCount = (field: string) =>
   z
     .number({ error: `${field} must be a number` })
@@ -166,6 +186,14 @@ export const StoredFileInputsSchema = z.object({
     change: "one `PATCH`; the stored object ends **exactly** equal to the declared one (removed keys are sent as `null`, per JSON Merge Patch)",
     omitted: "unmanaged",
   }),
+  contentType: documented(contentType.optional(), {
+    description:
+      "The type the file is served with (the upload's file part carries it; the service records it as `mimeType`). With `source` only: an adopted file keeps the type it was uploaded with.",
+    limit: `media type (\`type/subtype\`, optional parameters), ≤ ${CONTENT_TYPE_MAX_LENGTH} chars`,
+    change:
+      "nothing can be sent: the service records a type at upload and has no way to change it for stored bytes (the same bytes are the same entry); the preview and the update say so, and `mimeType` keeps the type served",
+    omitted: "detected from the file's name (its extension) by `mime-types`; `application/octet-stream` when unknown",
+  }),
   retentionEpochs: documented(retentionEpochs.optional(), {
     description:
       "How long the file stays stored, in whole epochs (about a day each) **counted from the start of the epoch the resource was created in** (its upload for `source`, its adoption for `blobId`): the declared end.",
@@ -232,6 +260,7 @@ export type InputField = (typeof INPUT_FIELDS)[number];
 const reportedShape = {
   url: z.string().nullish().meta({ description: "Where the file is served, as the service reports it." }),
   size: z.number().int().nullish().meta({ description: "Size in bytes." }),
+  mimeType: z.string().nullish().meta({ description: "The type the file is served with, as the service recorded it at upload." }),
   createdAt: z.string().nullish().meta({ description: "When the file was uploaded, as the service reports it." }),
   expiresAt: z.string().nullish().meta({ description: "End of the paid storage period, as of the last read or write." }),
   remainingEpochs: z.number().int().nullish().meta({ description: "Whole epochs left, the current one included, as of the last read or write." }),
@@ -254,6 +283,8 @@ export const StoredFileStateSchema = z
     metadata: z.record(z.string(), z.unknown()).nullish(),
     /** The declared retentionEpochs, once the file's expiry reaches the end they require. */
     retentionEpochs: z.number().nullish(),
+    /** The declared contentType (what the upload carried when declared then). */
+    contentType: z.string().nullish(),
     /** The declared retainUntil, once the file's expiry reaches it. */
     retainUntil: z.string().nullish(),
     /** The keep-alive policy as last applied. */
@@ -357,6 +388,12 @@ export function validateInputs(
     });
   }
   const given = (k: string) => news?.[k] !== undefined && news?.[k] !== null;
+  if (given("contentType") && given("blobId")) {
+    failures.push({
+      property: "contentType",
+      reason: "contentType goes with source: it is what an upload records; an adopted file (blobId) keeps the type it was uploaded with",
+    });
+  }
   if (!given("blobId") && !given("source")) {
     failures.push({ property: "blobId", reason: "blobId or source is required: the id of a file already uploaded to the service, or the content to upload" });
   } else if (given("blobId") && given("source")) {

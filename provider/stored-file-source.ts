@@ -4,6 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { lookup } from "mime-types";
 import { LIMITS } from "../api";
 import { ARCHIVE_SIG, ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 
@@ -130,4 +131,24 @@ export async function snapshotContent(asset: WireAsset): Promise<ContentSnapshot
 export function sourceFilename(asset: WireAsset, declaredName: unknown): string {
   if (typeof declaredName === "string" && declaredName !== "") return declaredName;
   return asset.path !== undefined ? path.basename(asset.path) : "file.txt";
+}
+
+/** What a file whose type nothing tells is served as. */
+const DEFAULT_CONTENT_TYPE = "application/octet-stream";
+
+/**
+ * The type an upload carries: the declared one, else the one the file's name tells (its
+ * extension, by the `mime-types` database), else the source path's, else a generic binary type.
+ */
+export function uploadContentType(asset: WireAsset, declaredName: unknown, declaredType: unknown): string {
+  if (typeof declaredType === "string") return declaredType;
+  const byName = typeof declaredName === "string" ? lookup(declaredName) : false;
+  const byPath = asset.path !== undefined ? lookup(asset.path) : false;
+  return byName || byPath || DEFAULT_CONTENT_TYPE;
+}
+
+/** Whether two content types name the same media type (parameters aside, case-insensitively: a service may drop `; charset=…`). */
+export function sameMediaType(a: string, b: string): boolean {
+  const media = (t: string) => t.split(";")[0].trim().toLowerCase();
+  return media(a) === media(b);
 }

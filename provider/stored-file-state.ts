@@ -10,7 +10,7 @@ import { type DeclaredInputs, INPUT_FIELDS, REPORTED_FIELDS, type StoredFileStat
  */
 
 /** What the service reports about a file besides name/tag/metadata. */
-const SERVICE_FIELDS = ["blobId", "url", "size", "createdAt", "expiresAt"] as const satisfies ReadonlyArray<keyof ReceivedFile>;
+const SERVICE_FIELDS = ["blobId", "url", "size", "mimeType", "createdAt", "expiresAt"] as const satisfies ReadonlyArray<keyof ReceivedFile>;
 /** Recomputed at every write from the expiry and the clock. */
 const DERIVED_FIELDS = ["remainingEpochs"] as const;
 

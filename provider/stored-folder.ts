@@ -17,7 +17,7 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
   include?: string[];
   /** Globs of files to leave out. */
   exclude?: string[];
-  /** Per-file values over the shared ones (name, tag, metadata, retentionEpochs, retainUntil, keepAlive), by relative path. */
+  /** Per-file values over the shared ones (name, tag, metadata, contentType, retentionEpochs, retainUntil, keepAlive), by relative path. */
   files?: Record<string, FileValues>;
 }
 
@@ -65,9 +65,10 @@ export class StoredFolder extends pulumi.ComponentResource {
       if (until !== undefined) values.retainUntil = until;
       for (const rel of paths.slice(1)) {
         const own = overrides[rel];
-        if (own && (own.name !== undefined || own.tag !== undefined || own.metadata !== undefined || own.keepAlive !== undefined)) {
+        const notApplied = (["name", "tag", "metadata", "contentType", "keepAlive"] as const).filter((f) => own?.[f] !== undefined);
+        if (notApplied.length > 0) {
           pulumi.log.warn(
-            `StoredFolder ${name}: ${rel} has the same content as ${first}: one entry, named and tagged as ${first} declares; the files[${JSON.stringify(rel)}] name, tag, metadata and keepAlive are not applied`,
+            `StoredFolder ${name}: ${rel} has the same content as ${first}: one entry, named and tagged as ${first} declares; its files[${JSON.stringify(rel)}] values (${notApplied.join(", ")}) are not applied`,
             this,
           );
         }

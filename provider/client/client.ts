@@ -89,6 +89,7 @@ const UploadRecordSchemaReceived = UploadRecordSchema.extend({
   url: boundedText("url", LIMITS.urlMaxLength),
   tag: boundedText("tag", LIMITS.tagMaxLength).nullish(),
   category: boundedText("category", LIMITS.tagMaxLength).nullish(),
+  mime_type: boundedText("mime_type", 255).nullish(),
   created_at: timestamp("created_at"),
   expires_at: timestamp("expires_at"),
 });
@@ -105,6 +106,8 @@ export interface UploadFields {
   tag?: string;
   /** Initial storage, in epochs (the service's default is 1). */
   epochs?: number;
+  /** The file part's type: what the service records and serves the file as. */
+  contentType?: string;
 }
 
 export interface UploadResult {
@@ -305,7 +308,8 @@ export class TuskrClient {
     const size = source.text !== undefined ? Buffer.byteLength(source.text, "utf8") : (await fs.promises.stat(source.path!)).size;
     const form = async () => {
       const data = new FormData();
-      const blob = source.text !== undefined ? new Blob([source.text]) : await fs.openAsBlob(source.path!);
+      const type = fields.contentType ?? "";
+      const blob = source.text !== undefined ? new Blob([source.text], { type }) : await fs.openAsBlob(source.path!, { type });
       data.append("file", blob, source.filename);
       if (fields.tag !== undefined) data.append("tag", fields.tag);
       if (fields.epochs !== undefined) data.append("epochs", String(fields.epochs));
@@ -341,7 +345,7 @@ export class TuskrClient {
         const replayed = keyHonoured && header("Idempotent-Replayed") === "true";
         if (!replayed) this.expectPlausibleExpiry("POST", path, sent.status, { createdAt: u.created_at, expiresAt: u.expires_at }, sentAt, options.epochMs);
         return {
-          file: { blobId: u.blob_id, url: u.url, size: u.size, tag: u.tag, createdAt: u.created_at, expiresAt: u.expires_at },
+          file: { blobId: u.blob_id, url: u.url, size: u.size, mimeType: u.mime_type, tag: u.tag, createdAt: u.created_at, expiresAt: u.expires_at },
           created: sent.status === 201,
           confirmedBy: replayed ? "replay" : "response",
           keyHonoured,

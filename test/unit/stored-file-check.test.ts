@@ -66,7 +66,7 @@ describe("check: validation before any request", () => {
     expect(inputs).toEqual({ blobId: "a" });
     expect(failures.map((f) => f.property)).toEqual(["url", "nmae"]);
     expect(failures[1].reason).toMatch(
-      /nmae is not an input of StoredFile \(inputs: source, blobId, name, tag, metadata, retentionEpochs, retainUntil, keepAlive\)/,
+      /nmae is not an input of StoredFile \(inputs: source, blobId, name, tag, metadata, contentType, retentionEpochs, retainUntil, keepAlive\)/,
     );
   });
 });
