@@ -1,0 +1,149 @@
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import picomatch from "picomatch";
+import { globSync } from "tinyglobby";
+import { retainUntilMs } from "./stored-file-schema";
+
+/**
+ * A folder's files and the rule that makes them entries: one entry per content, named by its
+ * first path in sorted order, with that path's values and the latest end any of its paths
+ * declares. Both StoredFolder designs (a StoredFile per content, one resource for the folder)
+ * follow it, through `folderEntries`.
+ */
+
+/** The values a file of a folder may declare (shared ones, or a path's own). */
+export interface FileValues<V = unknown> {
+  name?: V;
+  tag?: V;
+  metadata?: V;
+  contentType?: V;
+  retentionEpochs?: V;
+  retainUntil?: V;
+  keepAlive?: V;
+}
+
+/** The values that name and describe an entry: taken from its first path alone. */
+const FIRST_PATH_FIELDS = ["name", "tag", "metadata", "contentType", "keepAlive"] as const;
+
+/** One content of a folder: its SHA-256 (hex), its paths (sorted), the values its entry declares. */
+export interface FolderEntry<V> {
+  hash: string;
+  paths: string[];
+  values: FileValues<V>;
+  /** Values a later path declares that its entry does not take (said to the user, not fatal). */
+  notApplied: Array<{ path: string; fields: string[] }>;
+}
+
+/**
+ * The entries of a folder: `groups` (content → sorted paths, in order of their first path), the
+ * shared values and each path's own. An entry is named by its first path unless that path's own
+ * values name it, and takes the latest end any of its paths declares (a value not known yet —
+ * an Output — leaves the first path's standing).
+ */
+export function folderEntries<V>(groups: Map<string, string[]>, shared: FileValues<V>, own: Record<string, FileValues<V> | undefined>): Array<FolderEntry<V>> {
+  const entries: Array<FolderEntry<V>> = [];
+  for (const [hash, paths] of groups) {
+    const first = paths[0];
+    const values: FileValues<V> = { name: first as V, ...shared, ...own[first] };
+    const declared = paths.map((rel) => ({ ...shared, ...own[rel] }));
+    const epochs = latest(
+      declared.map((v) => v.retentionEpochs),
+      (e) => (typeof e === "number" ? e : undefined),
+    );
+    if (epochs !== undefined) values.retentionEpochs = epochs;
+    const until = latest(
+      declared.map((v) => v.retainUntil),
+      retainUntilMs,
+    );
+    if (until !== undefined) values.retainUntil = until;
+    const notApplied = paths
+      .slice(1)
+      .map((rel) => ({ path: rel, fields: FIRST_PATH_FIELDS.filter((f) => own[rel]?.[f] !== undefined) as string[] }))
+      .filter((n) => n.fields.length > 0);
+    entries.push({ hash, paths, values, notApplied });
+  }
+  return entries;
+}
+
+/** Of the values the paths of one content declare, the one that ends latest (by `at`); undefined when none is declared or one is not known yet. */
+function latest<V>(values: ReadonlyArray<V | undefined>, at: (v: unknown) => number | undefined): V | undefined {
+  const given = values.filter((v): v is V => v !== undefined);
+  if (given.length === 0 || given.some((v) => at(v) === undefined)) return undefined;
+  return given.reduce((a, b) => (at(b)! > at(a)! ? b : a));
+}
+
+/** The folder's files grouped by content (SHA-256, hex), each group's paths sorted, groups in order of their first path. */
+export function byContent(dir: string, relatives: string[]): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const rel of [...relatives].sort()) {
+    const hash = hashFileSync(path.join(dir, rel));
+    const paths = groups.get(hash);
+    if (paths) paths.push(rel);
+    else groups.set(hash, [rel]);
+  }
+  return groups;
+}
+
+/** A file's SHA-256 (hex), read in chunks (never held whole). */
+function hashFileSync(file: string): string {
+  const hash = createHash("sha256");
+  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  const fd = fs.openSync(file, "r");
+  try {
+    for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) hash.update(buffer.subarray(0, n));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return hash.digest("hex");
+}
+
+/**
+ * The folder's regular files matching the globs, as sorted POSIX paths relative to it. The walk
+ * never follows a symbolic link, so it never leaves the folder; a link or a special file (FIFO,
+ * socket, device) that the globs match is refused, naming it: uploading what a link points to
+ * could upload any file of the machine that runs `pulumi up`.
+ */
+export function folderFiles(name: string, dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dir);
+  } catch {
+    throw new Error(`StoredFolder ${name}: path ${dir} does not exist (paths are relative to the program's directory, ${process.cwd()})`);
+  }
+  if (!stat.isDirectory()) throw new Error(`StoredFolder ${name}: path ${dir} is not a directory`);
+  // Globs are relative to the folder and stay in it: `..` or an absolute path would reach files outside.
+  for (const glob of [...include, ...exclude]) {
+    if (path.isAbsolute(glob) || glob.split(/[\\/]/).includes("..")) {
+      throw new Error(`StoredFolder ${name}: the glob ${JSON.stringify(glob)} leaves the folder; globs are relative to ${dir} and stay inside it`);
+    }
+  }
+  const included = picomatch(include);
+  const excludedPath = exclude.length > 0 ? picomatch(exclude) : () => false;
+  // Excluding a directory excludes what is under it (as the glob walk does).
+  const excluded = (rel: string) =>
+    rel.split("/").some((_, i, parts) => excludedPath(parts.slice(0, i + 1).join("/")) || excludedPath(`${parts.slice(0, i + 1).join("/")}/`));
+  for (const entry of notRegularFiles(dir)) {
+    if (!included(entry.rel) || excluded(entry.rel)) continue;
+    throw new Error(
+      `StoredFolder ${name}: ${path.join(dir, entry.rel)} is ${entry.what}: a folder uploads regular files only, and never follows ` +
+        `a link out of itself; leave it out (exclude: [${JSON.stringify(entry.rel)}]) or put the file itself there`,
+    );
+  }
+  return globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false, followSymbolicLinks: false }).sort();
+}
+
+/** Every entry under `dir` that is neither a regular file nor a directory, found without following links. */
+function notRegularFiles(dir: string): Array<{ rel: string; what: string }> {
+  const found: Array<{ rel: string; what: string }> = [];
+  const pending = [""];
+  for (let relDir = pending.pop(); relDir !== undefined; relDir = pending.pop()) {
+    for (const entry of fs.readdirSync(path.join(dir, relDir), { withFileTypes: true })) {
+      const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) pending.push(rel);
+      else if (entry.isSymbolicLink()) found.push({ rel, what: `a symbolic link (to ${JSON.stringify(fs.readlinkSync(path.join(dir, rel)))})` });
+      else if (!entry.isFile()) found.push({ rel, what: "not a regular file (a FIFO, socket or device)" });
+    }
+  }
+  return found;
+}
