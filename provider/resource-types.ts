@@ -11,3 +11,9 @@ export const STORED_FILE_TYPES = {
 export type StoredFileType = (typeof STORED_FILE_TYPES)[keyof typeof STORED_FILE_TYPES];
 
 export const isStoredFileType = (type: unknown): type is StoredFileType => type === STORED_FILE_TYPES.dynamic || type === STORED_FILE_TYPES.plugin;
+
+/** The type tokens of a StoredFolder kept as one resource, one per front door. */
+export const STORED_FOLDER_TYPES = {
+  dynamic: "pulumi-nodejs:dynamic/tuskr:StoredFolder",
+  plugin: "tuskr:index:StoredFolder",
+} as const;

@@ -195,6 +195,12 @@ export class StoredFileCore {
     };
   }
 
+  /** What applying `inputs` to a file recorded as `state` would do, said nowhere and sent nowhere (a folder asks it of each entry). */
+  wouldChange(state: StoredFileState, inputs: DeclaredInputs): { changes: boolean; replace: boolean } {
+    const plan = planChange(state, inputs, this.clock());
+    return { changes: plan.changedFields.length > 0 || plan.renewEpochs > 0, replace: plan.replace };
+  }
+
   /**
    * Adopts an existing file (`blobId`: read it) or uploads one (`source`: the upload carries its
    * name, tag and initial epochs), then patches what differs and buys the declared epochs.

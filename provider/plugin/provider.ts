@@ -6,6 +6,8 @@ import type { PropertyDiff } from "../stored-file-plan";
 import type { CheckFailure, StoredFileState } from "../stored-file-schema";
 import { hideBookkeeping, parseState } from "../stored-file-state";
 import { GET_FILE_TOKEN } from "./schema";
+import { StoredFolderCore } from "../stored-folder-core";
+import { type StoredFolderState, StoredFolderStateSchema } from "../stored-folder-schema";
 import type { TuskrClientOptions } from "../client/client";
 
 /**
@@ -77,9 +79,12 @@ const configSource = (args: Props | undefined) => configOfSettings(revealAll(arg
 
 export class StoredFilePlugin {
   private readonly core: StoredFileCore;
+  /** `tuskr:index:StoredFolder`: its entries kept by this same core (one claim of each content across both types). */
+  readonly folder: StoredFolderPlugin;
 
   constructor(log: ProviderLog, clientOptions: Partial<TuskrClientOptions> = {}) {
     this.core = new StoredFileCore(clientOptions, log);
+    this.folder = new StoredFolderPlugin(new StoredFolderCore(this.core, log));
   }
 
   /**
@@ -175,5 +180,57 @@ function coerce(value: string): unknown {
 function rethrowPartial(error: unknown): never {
   const e = error as { properties?: Props };
   if (e && isPlainObject(e.properties)) e.properties = recordedOutputs(e.properties as StoredFileState);
+  throw error;
+}
+
+/** A folder's recorded state, revealed and read leniently. */
+function folderStateOf(props: Props | undefined): StoredFolderState {
+  const parsed = StoredFolderStateSchema.safeParse(revealAll(props).plain);
+  return parsed.success ? parsed.data : {};
+}
+
+/** What a folder records, its secret inputs marked secret — and its entries too when any value is (they hold the values). */
+function folderOutputs(state: StoredFolderState): Props {
+  const secrets = state.secretInputs ?? [];
+  return conceal(state as Props, secrets.length > 0 ? [...secrets, "entries"] : []);
+}
+
+/** The plugin's front door for `tuskr:index:StoredFolder`: the same shape as StoredFile's, over the folder core. */
+export class StoredFolderPlugin {
+  constructor(private readonly core: StoredFolderCore) {}
+
+  async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
+    const { inputs, secretInputs } = requestOf(urn, news);
+    const checked = this.core.check(revealAll(olds).plain, inputs, secretInputs, urn);
+    return { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
+  }
+
+  async diff(id: string, urn: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
+    const { changes, replaces, detailedDiff } = this.core.diff(id, folderStateOf(olds), requestOf(urn, news));
+    return { changes, replaces, detailedDiff };
+  }
+
+  async create(urn: string, news: Props): Promise<{ id: string; outs: Props }> {
+    const { id, state } = await this.core.create(requestOf(urn, news)).catch(rethrowFolderPartial);
+    return { id, outs: folderOutputs(state) };
+  }
+
+  async read(id: string, urn: string, props: Props): Promise<{ id?: string; props?: Props; inputs?: Props }> {
+    const before = folderStateOf(props);
+    const { id: found, state, inputs } = await this.core.read(id, before, urn);
+    if (found === undefined || state === undefined) return {};
+    return { id: found, props: folderOutputs(state), inputs: conceal({ ...inputs }, state.secretInputs ?? []) };
+  }
+
+  async update(id: string, urn: string, olds: Props, news: Props): Promise<{ outs: Props }> {
+    const state = await this.core.update(id, folderStateOf(olds), requestOf(urn, news)).catch(rethrowFolderPartial);
+    return { outs: folderOutputs(state) };
+  }
+}
+
+/** A folder's partial failure keeps what was done (each entry that went through), secrets marked. */
+function rethrowFolderPartial(error: unknown): never {
+  const e = error as { properties?: Props };
+  if (e && isPlainObject(e.properties)) e.properties = folderOutputs(e.properties as StoredFolderState);
   throw error;
 }

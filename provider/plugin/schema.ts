@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { CONFIG_NAMESPACE, ProviderConfigSchema, settingDoc, type SettingName } from "../settings";
 import { KeepAliveSchema, REPLACE_FIELDS, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc, type InputField } from "../stored-file-schema";
-import { STORED_FILE_TYPES } from "../resource-types";
+import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../resource-types";
+import { FILE_FIELDS, FOLDER_COMPUTED_SCHEMAS, SHARED_FIELDS, StoredFolderInputsSchema } from "../stored-folder-schema";
 import { GetFileResultSchema } from "../get-file";
 import { PACKAGE_VERSION } from "../version";
 
@@ -14,11 +15,13 @@ import { PACKAGE_VERSION } from "../version";
 const PACKAGE_NAME = CONFIG_NAMESPACE;
 const KEEP_ALIVE_TOKEN = `${PACKAGE_NAME}:index:KeepAlive`;
 export const GET_FILE_TOKEN = `${PACKAGE_NAME}:index:getFile`;
+const FOLDER_FILE_TOKEN = `${PACKAGE_NAME}:index:FolderFile`;
 
 /** A property of the package schema (the subset this package uses). */
 interface SchemaProperty {
   type?: "string" | "integer" | "number" | "boolean" | "object" | "array";
   $ref?: string;
+  items?: SchemaProperty;
   additionalProperties?: SchemaProperty;
   description?: string;
   secret?: boolean;
@@ -93,6 +96,24 @@ export function packageSchema(): Record<string, unknown> {
   for (const [field, schema] of Object.entries(KeepAliveSchema.shape)) {
     keepAliveProps[field] = { ...typeOf(field, schema), description: describedBy(schema) };
   }
+  // StoredFolder: where its files are, the values they share (StoredFile's own fields and
+  // descriptions), each file's own values (a named type), and its outputs by path.
+  const folderFileProps: Record<string, SchemaProperty> = Object.fromEntries(FILE_FIELDS.map((f) => [f, inputs[f]]));
+  const folderInputs: Record<string, SchemaProperty> = {
+    path: { type: "string", description: describedBy(StoredFolderInputsSchema.shape.path) },
+    include: { type: "array", items: { type: "string" }, description: describedBy(StoredFolderInputsSchema.shape.include) },
+    exclude: { type: "array", items: { type: "string" }, description: describedBy(StoredFolderInputsSchema.shape.exclude) },
+    ...Object.fromEntries(SHARED_FIELDS.map((f) => [f, { ...inputs[f], description: `Shared by every file (a file's own value in \`files\` wins). ${inputs[f].description}` }])),
+    files: {
+      type: "object",
+      additionalProperties: { $ref: `#/types/${FOLDER_FILE_TOKEN}` },
+      description: describedBy(StoredFolderInputsSchema.shape.files),
+    },
+  };
+  const folderOutputs: Record<string, SchemaProperty> = { ...folderInputs };
+  for (const [field, schema] of Object.entries(FOLDER_COMPUTED_SCHEMAS)) {
+    folderOutputs[field] = { type: "object", additionalProperties: { type: "string" }, description: describedBy(schema) };
+  }
   const config = configProperties();
   return {
     name: PACKAGE_NAME,
@@ -125,6 +146,17 @@ export function packageSchema(): Record<string, unknown> {
         properties: outputs,
         required: ["blobId", "retentionEpochs"],
       },
+      [STORED_FOLDER_TYPES.plugin]: {
+        description:
+          "A folder kept on the Tuskr service as one resource, however many files it holds: one entry per distinct content (identical files " +
+          "share it), each kept exactly as a StoredFile is (uploads with their content type, name/tag/metadata converge, purchases converge on " +
+          "the declared end). A preview names each file added, changed or removed (`manifest`); `blobIds` and `urls` give each path's. A file " +
+          "removed, or the folder deleted, sends no request: the files keep their paid period.",
+        inputProperties: folderInputs,
+        requiredInputs: ["path"],
+        properties: folderOutputs,
+        required: ["path", "manifest", "blobIds", "urls"],
+      },
     },
     functions: {
       [GET_FILE_TOKEN]: {
@@ -143,6 +175,11 @@ export function packageSchema(): Record<string, unknown> {
       },
     },
     types: {
+      [FOLDER_FILE_TOKEN]: {
+        type: "object",
+        description: "Values one file of a StoredFolder declares over the folder's shared ones.",
+        properties: folderFileProps,
+      },
       [KEEP_ALIVE_TOKEN]: {
         type: "object",
         description: describedBy(StoredFileInputsSchema.shape.keepAlive) || "Keep-alive policy.",

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { PACKAGE_VERSION } from "../version";
 import { StoredFilePlugin } from "./provider";
-import { STORED_FILE_TYPES } from "../resource-types";
+import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../resource-types";
 import { packageSchema } from "./schema";
 
 /**
@@ -116,9 +116,12 @@ function engineLogger(engineAddress: string | undefined) {
 
 /** The ResourceProvider service, over one StoredFilePlugin. */
 function service(plugin: StoredFilePlugin, schema: string) {
-  const onlyStoredFile = (urn: string) => {
+  // Each resource type's front door; both answer the same calls.
+  const resourceOf = (urn: string) => {
     const type = urn.split("::")[2]?.split("$").pop();
-    if (type !== STORED_FILE_TYPES.plugin) throw new Error(`the tuskr provider has no resource type ${type}`);
+    if (type === STORED_FILE_TYPES.plugin) return plugin;
+    if (type === STORED_FOLDER_TYPES.plugin) return plugin.folder;
+    throw new Error(`the tuskr provider has no resource type ${type}`);
   };
   return {
     getPluginInfo: unary(() => {
@@ -151,12 +154,10 @@ function service(plugin: StoredFilePlugin, schema: string) {
       return resp;
     }),
     check: unary(async (req) => {
-      onlyStoredFile(req.getUrn());
-      return checkResponse(await plugin.check(req.getUrn(), toJs(req.getOlds()), toJs(req.getNews())));
+      return checkResponse(await resourceOf(req.getUrn()).check(req.getUrn(), toJs(req.getOlds()), toJs(req.getNews())));
     }),
     diff: unary(async (req) => {
-      onlyStoredFile(req.getUrn());
-      const result = await plugin.diff(req.getId(), req.getUrn(), toJs(req.getOlds()), toJs(req.getNews()));
+      const result = await resourceOf(req.getUrn()).diff(req.getId(), req.getUrn(), toJs(req.getOlds()), toJs(req.getNews()));
       const resp = new provproto.DiffResponse();
       resp.setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE);
       resp.setReplacesList(result.replaces);
@@ -173,18 +174,17 @@ function service(plugin: StoredFilePlugin, schema: string) {
       return resp;
     }),
     create: unary(async (req) => {
-      onlyStoredFile(req.getUrn());
+      const target = resourceOf(req.getUrn());
       const resp = new provproto.CreateResponse();
       // Not asked for (supportsPreview is false), and never a write if it is: the inputs as they are.
       if (req.getPreview()) return resp.setProperties(req.getProperties());
-      const { id, outs } = await plugin.create(req.getUrn(), toJs(req.getProperties()));
+      const { id, outs } = await target.create(req.getUrn(), toJs(req.getProperties()));
       resp.setId(id);
       resp.setProperties(toStruct(outs));
       return resp;
     }),
     read: unary(async (req) => {
-      onlyStoredFile(req.getUrn());
-      const result = await plugin.read(req.getId(), req.getUrn(), toJs(req.getProperties()));
+      const result = await resourceOf(req.getUrn()).read(req.getId(), req.getUrn(), toJs(req.getProperties()));
       const resp = new provproto.ReadResponse();
       // Gone (an unknown or expired file): an empty id drops it from the stack.
       resp.setId(result.id ?? "");
@@ -193,10 +193,10 @@ function service(plugin: StoredFilePlugin, schema: string) {
       return resp;
     }),
     update: unary(async (req) => {
-      onlyStoredFile(req.getUrn());
+      const target = resourceOf(req.getUrn());
       const resp = new provproto.UpdateResponse();
       if (req.getPreview()) return resp.setProperties(req.getNews());
-      const { outs } = await plugin.update(req.getId(), req.getUrn(), toJs(req.getOlds()), toJs(req.getNews()));
+      const { outs } = await target.update(req.getId(), req.getUrn(), toJs(req.getOlds()), toJs(req.getNews()));
       resp.setProperties(toStruct(outs));
       return resp;
     }),

@@ -1,0 +1,297 @@
+import * as path from "node:path";
+import { isPlainObject, jsonEqual } from "../api";
+import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles } from "./folder-walk";
+import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
+import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
+import type { PropertyDiff } from "./stored-file-plan";
+import { type CheckFailure, type DeclaredInputs, type StoredFileState, isUnknown } from "./stored-file-schema";
+import { hideBookkeeping, parseState } from "./stored-file-state";
+import { FILE_FIELDS, FOLDER_INPUT_FIELDS, SHARED_FIELDS, type StoredFolderState, StoredFolderInputsSchema } from "./stored-folder-schema";
+
+/**
+ * StoredFolder as one resource: the folder's manifest (each kept path → its content's sha256)
+ * is computed at `check`, and each content is an entry that StoredFileCore keeps exactly as it
+ * keeps a StoredFile — the same checks, plan, purchases, crash safety and messages — recorded
+ * inside this one resource's state. So a folder of N files costs the engine one resource, while
+ * a preview still names each file added, changed or removed (the manifest is among the inputs),
+ * and every path's blobId and url are outputs.
+ */
+
+type Props = Record<string, unknown>;
+
+/** Entries worked on at once (each request also waits for the client's own bound). */
+const WORKERS = 8;
+/** A preview names at most this many files one by one, then counts the rest. */
+const LISTED_FILES = 200;
+
+/** A folder operation's request, as a front door hands it over. */
+export interface StoredFolderRequest {
+  inputs: Props;
+  urn?: string;
+  secretInputs: readonly string[];
+}
+
+/** The folder name a message uses: the resource's name from its URN, else its path. */
+const folderName = (urn: string | undefined, inputs: Props): string => JSON.stringify(urn?.split("::").pop() ?? String(inputs.path ?? ""));
+
+/** The key of a path in a property path (`manifest["docs/a.html"]`). */
+const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
+
+/** Runs `work` on every item, `WORKERS` at a time; every item is tried, and the failures are returned with their items. */
+async function eachLimited<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<Array<{ item: T; error: unknown }>> {
+  const failed: Array<{ item: T; error: unknown }> = [];
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) {
+      await work(items[i]).catch((error: unknown) => void failed.push({ item: items[i], error }));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WORKERS, items.length) }, worker));
+  return failed;
+}
+
+export class StoredFolderCore {
+  constructor(
+    private readonly files: StoredFileCore,
+    private readonly log: ProviderLog,
+  ) {}
+
+  /**
+   * Validates the folder's inputs, walks the folder (never following a link) and hashes its
+   * files, then checks each content's entry as a StoredFile is checked (failures name the path's
+   * own field, `files["a.html"].tag`, or the shared one). The manifest joins the inputs.
+   */
+  check(_olds: Props, news: Props, secretInputs: readonly string[], urn?: string): { inputs: Props; failures: CheckFailure[] } {
+    const failures: CheckFailure[] = [];
+    const inputs: Props = {};
+    const candidate: Props = {};
+    for (const key of Object.keys(news ?? {})) {
+      const value = news[key];
+      if (value === undefined || value === null) continue;
+      if (!(FOLDER_INPUT_FIELDS as readonly string[]).includes(key)) {
+        failures.push({ property: key, reason: `${key} is not an input of StoredFolder (inputs: ${FOLDER_INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused` });
+        continue;
+      }
+      inputs[key] = value;
+      if (!isUnknown(value)) candidate[key] = value;
+    }
+    const parsed = StoredFolderInputsSchema.partial().safeParse(candidate);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        const [field, rel, sub] = issue.path.map(String);
+        const property = field === "files" && rel !== undefined ? `${at("files", rel)}${sub ? `.${sub}` : ""}` : (field ?? "");
+        if (!failures.some((f) => f.property === property)) failures.push({ property, reason: issue.message });
+      }
+    }
+    if (news?.path === undefined || news.path === null) failures.push({ property: "path", reason: "path is required: the folder, relative to the program's directory" });
+    if (failures.length > 0) return { inputs, failures };
+    // Not known yet (at preview, from another resource's output): walked once it is.
+    if (["path", "include", "exclude", "files"].some((f) => isUnknown(inputs[f]))) return { inputs, failures };
+
+    const dir = String(inputs.path);
+    const label = folderName(urn, inputs);
+    let groups: Map<string, string[]>;
+    try {
+      groups = byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined));
+    } catch (e) {
+      return { inputs, failures: [{ property: "path", reason: e instanceof Error ? e.message : String(e) }] };
+    }
+    const own = (inputs.files ?? {}) as Record<string, FileValues>;
+    const paths = new Set([...groups.values()].flat());
+    for (const rel of Object.keys(own).filter((r) => !paths.has(r))) {
+      this.log(`warning: StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, urn);
+    }
+    const manifest: Record<string, string> = {};
+    for (const [hash, rels] of groups) for (const rel of rels) manifest[rel] = hash;
+    const withManifest = { ...inputs, manifest };
+    for (const entry of this.entriesOf(withManifest)) {
+      for (const { path: rel, fields } of entry.notApplied) {
+        this.log(
+          `warning: StoredFolder ${label}: ${rel} has the same content as ${entry.paths[0]}: one entry, named and tagged as ${entry.paths[0]} declares; its files[${JSON.stringify(rel)}] values (${fields.join(", ")}) are not applied`,
+          urn,
+        );
+      }
+      const checked = this.files.check({}, this.entryInputs(withManifest, entry), this.entrySecrets(secretInputs), this.entryUrn(urn, entry));
+      for (const failure of checked.failures) {
+        const first = entry.paths[0];
+        const field = failure.property;
+        const property = field && own[first]?.[field as keyof FileValues] !== undefined ? `${at("files", first)}.${field}` : field;
+        const reason = field === "source" ? failure.reason : `${first}: ${failure.reason}`;
+        if (!failures.some((f) => f.property === property && f.reason === reason)) failures.push({ property, reason });
+      }
+    }
+    return { inputs: withManifest, failures };
+  }
+
+  /**
+   * What will change, file by file: each path added, changed (new content: uploaded; the old
+   * entry keeps its period) or removed (no longer managed, no request), and each entry's own
+   * changes as a StoredFile's diff finds them (refusals included: the preview fails with them).
+   */
+  diff(_id: string, state: StoredFolderState, req: StoredFolderRequest): StoredFileDiff {
+    const news = req.inputs;
+    if (!isPlainObject(news.manifest)) return { changes: true, replaces: [], deleteBeforeReplace: false, detailedDiff: {} };
+    const recorded = this.recordedEntries(state);
+    const oldManifest = (isPlainObject(state.manifest) ? state.manifest : {}) as Record<string, string>;
+    const newManifest = news.manifest as Record<string, string>;
+    const detailedDiff: Record<string, PropertyDiff> = {};
+    let entriesChange = false;
+    for (const entry of this.entriesOf(news)) {
+      const before = recorded.get(entry.hash);
+      if (!before) continue;
+      const d = this.files.diff(before.blobId ?? entry.hash, before, {
+        inputs: this.entryInputs(news, entry),
+        urn: this.entryUrn(req.urn, entry),
+        secretInputs: this.entrySecrets(req.secretInputs),
+      });
+      if (d.changes) {
+        entriesChange = true;
+        for (const key of Object.keys(d.detailedDiff)) if (key.split(/[.[]/)[0] === "keepAliveEpochs") detailedDiff[at("blobIds", entry.paths[0])] = { kind: "update", inputDiff: false };
+      }
+    }
+    const lines: string[] = [];
+    for (const rel of [...new Set([...Object.keys(oldManifest), ...Object.keys(newManifest)])].sort()) {
+      const was = oldManifest[rel];
+      const now = newManifest[rel];
+      if (was === now && recorded.has(now)) continue;
+      const kind = was === undefined || !recorded.has(was) ? (now === undefined ? undefined : "add") : now === undefined ? "delete" : "update";
+      if (kind === undefined) continue;
+      detailedDiff[at("manifest", rel)] = { kind, inputDiff: true };
+      const shared = recorded.has(now) ? " (its content is stored already: no upload)" : "";
+      lines.push(
+        kind === "add"
+          ? `+ ${rel}${shared || " (upload)"}`
+          : kind === "delete"
+            ? `- ${rel} (no longer managed; no request, the file keeps its period)`
+            : `~ ${rel} (new content${shared || ", uploaded"}; the old entry keeps its period)`,
+      );
+    }
+    for (const field of FOLDER_INPUT_FIELDS) {
+      if (jsonEqual(state[field] ?? undefined, news[field] ?? undefined)) continue;
+      detailedDiff[field] = { kind: state[field] === undefined ? "add" : news[field] === undefined ? "delete" : "update", inputDiff: true };
+    }
+    const label = folderName(req.urn, news);
+    for (const line of lines.slice(0, LISTED_FILES)) this.log(`StoredFolder ${label}: ${line}`, req.urn);
+    if (lines.length > LISTED_FILES) this.log(`StoredFolder ${label}: … and ${lines.length - LISTED_FILES} more file(s)`, req.urn);
+    return { changes: entriesChange || Object.keys(detailedDiff).length > 0, replaces: [], deleteBeforeReplace: false, detailedDiff };
+  }
+
+  /** Uploads or adopts each content's entry (a content stored already is not uploaded twice within the folder). */
+  async create(req: StoredFolderRequest): Promise<{ id: string; state: StoredFolderState }> {
+    const id = String(req.inputs.path);
+    const state = await this.converge(id, {}, req);
+    return { id, state };
+  }
+
+  /** Each entry brought to what is declared; new contents uploaded; removed ones forgotten (no request). */
+  async update(id: string, before: StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
+    return this.converge(id, before, req);
+  }
+
+  /** Refresh: each entry read (as a StoredFile's refresh); an entry gone leaves the state, its paths the manifest. */
+  async read(id: string, before: StoredFolderState, urn?: string): Promise<{ id?: string; state?: StoredFolderState; inputs?: Props }> {
+    const recorded = this.recordedEntries(before);
+    const fresh = new Map<string, StoredFileState>();
+    const failed = await eachLimited([...recorded], async ([hash, entry]) => {
+      const read = await this.files.read(entry.blobId ?? hash, entry, urn);
+      if (read.state) fresh.set(hash, read.state);
+    });
+    if (failed.length > 0) throw failed[0].error;
+    const manifest = Object.fromEntries(Object.entries((before.manifest ?? {}) as Record<string, string>).filter(([, hash]) => fresh.has(hash)));
+    const state = this.assemble(before, manifest, fresh);
+    const inputs: Props = { manifest };
+    for (const field of FOLDER_INPUT_FIELDS) if (before[field] !== undefined && before[field] !== null) inputs[field] = before[field];
+    return { id, state, inputs };
+  }
+
+  private async converge(id: string, before: StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
+    const news = req.inputs;
+    const recorded = this.recordedEntries(before);
+    const done = new Map<string, StoredFileState>();
+    const entries = this.entriesOf(news);
+    const failed = await eachLimited(entries, async (entry) => {
+      const entryReq = { inputs: this.entryInputs(news, entry), urn: this.entryUrn(req.urn, entry), secretInputs: this.entrySecrets(req.secretInputs) };
+      const old = recorded.get(entry.hash);
+      try {
+        if (old && !this.files.wouldChange(old, entryReq.inputs).replace) {
+          done.set(entry.hash, this.files.wouldChange(old, entryReq.inputs).changes ? await this.files.update(old.blobId ?? entry.hash, old, entryReq) : old);
+        } else {
+          done.set(entry.hash, (await this.files.create(entryReq)).state);
+        }
+      } catch (e) {
+        // A step that went through is recorded (a StoredFile's partial failure carries its state); otherwise the old entry stays as it was.
+        const partial = (e as { properties?: Props }).properties;
+        if (isPlainObject(partial) && typeof partial.blobId === "string") done.set(entry.hash, parseState(partial));
+        else if (old) done.set(entry.hash, old);
+        throw e;
+      }
+    });
+    const manifest: Record<string, string> = {};
+    for (const [rel, hash] of Object.entries(news.manifest as Record<string, string>)) if (done.has(hash)) manifest[rel] = hash;
+    const state = this.assemble({ ...news, secretInputs: req.secretInputs.length > 0 ? [...req.secretInputs] : undefined }, manifest, done);
+    if (failed.length > 0) {
+      const reasons = failed.map(({ item, error }) => `${item.paths[0]}: ${error instanceof Error ? error.message : String(error)}`);
+      const more = reasons.length > 3 ? ` (and ${reasons.length - 3} more)` : "";
+      throw Object.assign(new Error(`StoredFolder ${folderName(req.urn, news)}: ${failed.length} of ${entries.length} file(s) failed: ${reasons.slice(0, 3).join("; ")}${more}`), {
+        id,
+        properties: state,
+        reasons,
+      });
+    }
+    return state;
+  }
+
+  /** The folder's state: its declared inputs, the manifest of what is stored, outputs by path, and each entry. */
+  private assemble(from: Props, manifest: Record<string, string>, entries: Map<string, StoredFileState>): StoredFolderState {
+    const state: StoredFolderState = {};
+    for (const field of FOLDER_INPUT_FIELDS) if (from[field] !== undefined && from[field] !== null) state[field] = from[field];
+    const blobIds: Record<string, string> = {};
+    const urls: Record<string, string> = {};
+    for (const [rel, hash] of Object.entries(manifest)) {
+      const entry = entries.get(hash)!;
+      if (entry.blobId) blobIds[rel] = entry.blobId;
+      if (entry.url) urls[rel] = entry.url;
+    }
+    state.manifest = manifest;
+    state.blobIds = blobIds;
+    state.urls = urls;
+    state.entries = Object.fromEntries([...entries].map(([hash, entry]) => [hash, hideBookkeeping(entry)])) as StoredFolderState["entries"];
+    if (Array.isArray(from.secretInputs) && from.secretInputs.length > 0) state.secretInputs = from.secretInputs as string[];
+    return state;
+  }
+
+  private recordedEntries(state: StoredFolderState): Map<string, StoredFileState> {
+    const entries = isPlainObject(state.entries) ? (state.entries as Record<string, Props>) : {};
+    return new Map(Object.entries(entries).map(([hash, entry]) => [hash, parseState(entry)]));
+  }
+
+  /** The folder's entries, from the manifest `check` computed and the declared values. */
+  private entriesOf(inputs: Props): Array<FolderEntry<unknown>> {
+    const groups = new Map<string, string[]>();
+    for (const [rel, hash] of Object.entries((inputs.manifest ?? {}) as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const paths = groups.get(hash);
+      if (paths) paths.push(rel);
+      else groups.set(hash, [rel]);
+    }
+    const shared: FileValues = {};
+    for (const field of SHARED_FIELDS) if (inputs[field] !== undefined && inputs[field] !== null) shared[field] = inputs[field];
+    return folderEntries(groups, shared, (isPlainObject(inputs.files) ? inputs.files : {}) as Record<string, FileValues>);
+  }
+
+  /** An entry's inputs, as a StoredFile declares them: its values, and its first path's content as the source. */
+  private entryInputs(inputs: Props, entry: FolderEntry<unknown>): DeclaredInputs {
+    const out: Props = {};
+    for (const field of FILE_FIELDS) if (entry.values[field] !== undefined && entry.values[field] !== null) out[field] = entry.values[field];
+    out.source = { [SIG_KEY]: ASSET_SIG, path: path.join(String(inputs.path), entry.paths[0]), hash: entry.hash };
+    return out as DeclaredInputs;
+  }
+
+  /** The names of an entry's secret inputs: the shared ones declared secret, every value when the per-file values are. */
+  private entrySecrets(secretInputs: readonly string[]): string[] {
+    return secretInputs.includes("files") ? [...FILE_FIELDS] : secretInputs.filter((f) => (FILE_FIELDS as readonly string[]).includes(f));
+  }
+
+  private entryUrn(urn: string | undefined, entry: FolderEntry<unknown>): string | undefined {
+    return urn ? `${urn}/sha256:${entry.hash}` : undefined;
+  }
+}

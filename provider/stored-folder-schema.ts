@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { StoredFileInputsSchema } from "./stored-file-schema";
+
+/**
+ * StoredFolder's inputs, as one resource for the whole folder (the provider plugin's
+ * `tuskr:index:StoredFolder`, and the TypeScript `StoredFolder` with `oneResource: true`). The
+ * values a file may declare are StoredFile's own fields (one definition of each, its limits and
+ * its documentation); the folder adds where its files are and which of them it keeps.
+ */
+
+/** The values every file of the folder shares (each overridable per file). */
+export const SHARED_FIELDS = ["tag", "metadata", "contentType", "retentionEpochs", "retainUntil", "keepAlive"] as const;
+/** What one file may declare for itself: the shared values, and the name of its entry. */
+export const FILE_FIELDS = ["name", ...SHARED_FIELDS] as const;
+
+const mask = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, true])) as { [P in K]: true };
+const shared = StoredFileInputsSchema.pick(mask(SHARED_FIELDS)).shape;
+export const FolderFileValuesSchema = StoredFileInputsSchema.pick(mask(FILE_FIELDS))
+  .strict()
+  .meta({ description: "Values one file declares over the folder's shared ones (by its path relative to the folder)." });
+
+const globs = (field: string) =>
+  z
+    .array(z.string({ error: `${field} must be a list of glob strings` }).min(1, { error: `${field} must not hold an empty glob` }), {
+      error: `${field} must be a list of glob strings`,
+    })
+    .max(1000, { error: `${field} may hold at most 1000 globs` });
+
+export const StoredFolderInputsSchema = z.object({
+  path: z
+    .string({ error: "path is required: the folder, relative to the program's directory" })
+    .min(1, { error: "path must not be empty" })
+    .max(4096, { error: "path must be at most 4096 characters" })
+    .meta({ description: "The folder whose files are kept, relative to the program's directory." }),
+  include: globs("include").optional().meta({ description: "Globs of the files to keep, relative to `path` (default: every file; dot files only if named)." }),
+  exclude: globs("exclude").optional().meta({ description: "Globs of files to leave out (a directory excluded leaves out what is under it)." }),
+  ...shared,
+  files: z
+    .record(z.string(), FolderFileValuesSchema, { error: "files must map relative paths to values ({ name, tag, metadata, … })" })
+    .optional()
+    .meta({ description: "Per-file values over the shared ones, by path relative to the folder." }),
+});
+export type StoredFolderInputs = z.infer<typeof StoredFolderInputsSchema>;
+export const FOLDER_INPUT_FIELDS = StoredFolderInputsSchema.keyof().options;
+
+/** What the provider computes from the folder at `check`, and reports. */
+const computedShape = {
+  manifest: z
+    .record(z.string(), z.string())
+    .nullish()
+    .meta({ description: "Each kept file's content (sha256, hex), by path relative to the folder: what a preview compares." }),
+  blobIds: z.record(z.string(), z.string()).nullish().meta({ description: "Each file's blobId, by path relative to the folder (identical files share one)." }),
+  urls: z.record(z.string(), z.string()).nullish().meta({ description: "Where each file is served, by path relative to the folder." }),
+};
+export const FOLDER_COMPUTED_SCHEMAS: Readonly<Record<keyof typeof computedShape, z.ZodType>> = computedShape;
+
+/**
+ * A folder's recorded state, read leniently (every field optional, unknown ones kept): the
+ * inputs as applied, the outputs by path, and each content's entry as a StoredFile records it.
+ */
+export const StoredFolderStateSchema = z
+  .object({
+    ...Object.fromEntries(FOLDER_INPUT_FIELDS.map((f) => [f, z.unknown().optional()])),
+    ...computedShape,
+    /** Each content's entry (by sha256), as a StoredFile records its state (each read leniently on its own). */
+    entries: z.record(z.string(), z.record(z.string(), z.unknown())).nullish(),
+    secretInputs: z.array(z.string()).nullish(),
+  })
+  .loose();
+export type StoredFolderState = z.infer<typeof StoredFolderStateSchema> & Partial<Record<(typeof FOLDER_INPUT_FIELDS)[number], unknown>>;

@@ -1,0 +1,183 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
+import { StoredFilePlugin } from "../../provider/plugin/provider";
+import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
+
+/**
+ * `tuskr:index:StoredFolder`, the folder as one resource, through the plugin's front door (the
+ * engine's calls, in its order) against the emulator: one entry per content, a preview that names
+ * each file, the minimum of requests for each change, outputs by path, a partial failure that
+ * keeps what went through, and a refresh that forgets an expired entry. (Through the real engine:
+ * test/e2e/folder-yaml.e2e.test.ts.)
+ */
+
+const URN = `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::site`;
+const SIG = "4dabf18193072939515e22adb298388d";
+const secret = (value: unknown) => ({ [SIG]: "1b47061264138c4ac30d75fd1eb44270", value });
+
+let emu: Emulator;
+let dir: string;
+let logged: string[];
+beforeEach(async () => {
+  emu = await startEmulator({ port: 0 });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-folder-"));
+  logged = [];
+});
+afterEach(async () => {
+  await emu.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function newPlugin(): Promise<StoredFilePlugin> {
+  const plugin = new StoredFilePlugin((line) => logged.push(line), { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+  await plugin.configure({ apiKey: secret(EMULATOR_DEFAULT_API_KEY), baseUrl: emu.url });
+  return plugin;
+}
+
+function write(files: Record<string, string | null>): void {
+  for (const [rel, text] of Object.entries(files)) {
+    const at = path.join(dir, rel);
+    if (text === null) fs.rmSync(at);
+    else {
+      fs.mkdirSync(path.dirname(at), { recursive: true });
+      fs.writeFileSync(at, text);
+    }
+  }
+}
+
+const requests = () => emu.requests().map((r) => r.route);
+
+/** check → diff → update (or create), as the engine calls them; what the diff said, and the new outputs. */
+async function up(olds: Record<string, unknown> | undefined, program: Record<string, unknown>) {
+  const plugin = await newPlugin();
+  const checked = await plugin.folder.check(URN, olds ?? {}, program);
+  expect(checked.failures).toEqual([]);
+  if (!olds) return { diff: undefined, ...(await plugin.folder.create(URN, checked.inputs)) };
+  const diff = await plugin.folder.diff(String(olds.path), URN, olds, checked.inputs);
+  if (!diff.changes) return { diff, outs: olds };
+  return { diff, ...(await plugin.folder.update(String(olds.path), URN, olds, checked.inputs)) };
+}
+
+describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)", () => {
+  it("create, no-op, then add / edit / remove / move: each file named in the diff, only the uploads and the rename sent", async () => {
+    write({ "index.html": "<p>home</p>", "css/site.css": "p{}", "a/LICENSE": "MIT", "b/LICENSE": "MIT", "old.txt": "old" });
+    const program = { path: dir, tag: "site", retentionEpochs: 3 };
+    const created = await up(undefined, program);
+    // Five paths, four contents: four uploads, no renew (the upload buys the declared epochs).
+    expect(requests().sort()).toEqual(["upload", "upload", "upload", "upload"]);
+    const outs = created.outs as Record<string, Record<string, string>>;
+    expect(Object.keys(outs.blobIds).sort()).toEqual(["a/LICENSE", "b/LICENSE", "css/site.css", "index.html", "old.txt"]);
+    expect(outs.blobIds["a/LICENSE"]).toBe(outs.blobIds["b/LICENSE"]);
+    const stored = (rel: string) => emu.files().find((f) => f.blobId === outs.blobIds[rel])!;
+    expect(stored("index.html")).toMatchObject({ name: "index.html", tag: "site", mimeType: "text/html", endEpoch: emu.currentEpoch() + 3 });
+    expect(stored("css/site.css").mimeType).toBe("text/css");
+    expect(stored("b/LICENSE").name).toBe("a/LICENSE");
+
+    // Unchanged: no change, nothing sent.
+    emu.clearRequests();
+    const same = await up(created.outs, program);
+    expect(same.diff?.changes).toBe(false);
+    expect(requests()).toEqual([]);
+
+    // Add one, edit one, remove one, move one.
+    write({ "new.svg": "<svg/>", "css/site.css": "p{color:red}", "old.txt": null, "index.html": null, "home/index.html": "<p>home</p>" });
+    emu.clearRequests();
+    logged = [];
+    const changed = await up(created.outs, program);
+    expect(changed.diff?.detailedDiff).toEqual({
+      'manifest["new.svg"]': { kind: "add", inputDiff: true },
+      'manifest["css/site.css"]': { kind: "update", inputDiff: true },
+      'manifest["old.txt"]': { kind: "delete", inputDiff: true },
+      'manifest["index.html"]': { kind: "delete", inputDiff: true },
+      'manifest["home/index.html"]': { kind: "add", inputDiff: true },
+    });
+    expect(logged.join("\n")).toMatch(/\+ home\/index\.html \(its content is stored already: no upload\)/);
+    expect(logged.join("\n")).toMatch(/~ css\/site\.css \(new content, uploaded; the old entry keeps its period\)/);
+    expect(logged.join("\n")).toMatch(/- old\.txt \(no longer managed; no request/);
+    // Two uploads (the new file, the edited one) and one PATCH (the moved file's entry renamed).
+    expect(
+      emu
+        .requests()
+        .map((r) => [r.route, r.route === "patch" ? r.requestBody : undefined])
+        .sort(),
+    ).toEqual([
+      ["patch", { name: "home/index.html" }],
+      ["upload", undefined],
+      ["upload", undefined],
+    ]);
+    const after = changed.outs as Record<string, Record<string, string>>;
+    expect(after.blobIds["home/index.html"]).toBe(outs.blobIds["index.html"]);
+    expect(Object.keys(after.blobIds).sort()).toEqual(["a/LICENSE", "b/LICENSE", "css/site.css", "home/index.html", "new.svg"]);
+    expect(emu.files().find((f) => f.blobId === after.blobIds["new.svg"])?.mimeType).toBe("image/svg+xml");
+  });
+
+  it("retainUntil on the folder: files added at different times reach the same end, each buying its gap", async () => {
+    write({ "a.txt": "a" });
+    const probe = await emu.uploadFile({ content: "probe", filename: "p.txt", epochs: 1 });
+    const until = new Date(Date.parse(probe.expiresAt) + 5 * emu.epochSeconds * 1000 - 3_600_000).toISOString();
+    const end = emu.currentEpoch() + 6;
+    const first = await up(undefined, { path: dir, retainUntil: until });
+    // Two epochs pass (the emulator moves its history back: the same instant reads earlier here).
+    await emu.advanceEpochs(2);
+    const sameInstant = new Date(Date.parse(until) - 2 * emu.epochSeconds * 1000).toISOString();
+    write({ "b.txt": "b" });
+    const second = await up(first.outs, { path: dir, retainUntil: sameInstant });
+    const ids = (second.outs as Record<string, Record<string, string>>).blobIds;
+    expect(emu.files().find((f) => f.blobId === ids["a.txt"])?.endEpoch).toBe(end);
+    expect(emu.files().find((f) => f.blobId === ids["b.txt"])?.endEpoch).toBe(end);
+  });
+
+  it("a failed upload: the others are recorded, and the next up sends only the missing one", async () => {
+    write({ "a.txt": "a", "b.txt": "b", "c.txt": "c" });
+    const plugin = await newPlugin();
+    const checked = await plugin.folder.check(URN, {}, { path: dir });
+    // The file goes away between the preview and the upload.
+    fs.rmSync(path.join(dir, "b.txt"));
+    const failed = (await plugin.folder.create(URN, checked.inputs).then(
+      () => undefined,
+      (e) => e,
+    )) as Error & { properties?: Record<string, unknown>; id?: string };
+    write({ "b.txt": "b" });
+    expect(failed?.message).toMatch(/StoredFolder "site": 1 of 3 file\(s\) failed: b\.txt: .*ENOENT/);
+    expect(Object.keys(failed.properties!.blobIds as object)).toHaveLength(2);
+    emu.clearRequests();
+    const again = await up(failed.properties, { path: dir });
+    expect(requests()).toEqual(["upload"]);
+    expect(Object.keys((again.outs as Record<string, object>).blobIds)).toHaveLength(3);
+  });
+
+  it("refresh: an expired entry leaves the state and the manifest, so the next up uploads it again", async () => {
+    write({ "a.txt": "a", "b.txt": "b" });
+    const created = await up(undefined, { path: dir, files: { "a.txt": { retentionEpochs: 4 } } });
+    await emu.advanceEpochs(2);
+    const plugin = await newPlugin();
+    const read = await plugin.folder.read(String(created.outs.path), URN, created.outs);
+    expect(Object.keys(read.props!.blobIds as object)).toEqual(["a.txt"]);
+    expect(Object.keys(read.inputs!.manifest as object)).toEqual(["a.txt"]);
+    emu.clearRequests();
+    const again = await up(read.props, { path: dir, files: { "a.txt": { retentionEpochs: 4 } } });
+    expect(again.diff?.detailedDiff).toEqual({ 'manifest["b.txt"]': { kind: "add", inputDiff: true } });
+    // The same upload as the first (same key): the service replays its answer, the entry it names
+    // is read and found expired, and the content is uploaded anew under another key.
+    expect(requests()).toEqual(["upload", "get", "upload"]);
+    expect(emu.files().find((f) => f.blobId === (again.outs as Record<string, Record<string, string>>).blobIds["b.txt"])?.expired).toBe(false);
+  });
+
+  it("check: bad values name the field (shared, or the file's own), a link is refused, unknown inputs are refused; nothing sent", async () => {
+    write({ "a.txt": "a", "b.txt": "b" });
+    fs.symlinkSync("/etc/passwd", path.join(dir, "link"));
+    const plugin = await newPlugin();
+    const linked = await plugin.folder.check(URN, {}, { path: dir });
+    expect(linked.failures).toEqual([{ property: "path", reason: expect.stringMatching(/link is a symbolic link .* leave it out/) }]);
+    const bad = await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], tag: "x".repeat(300), files: { "b.txt": { contentType: "nope" } }, colour: "red" });
+    expect(bad.failures).toEqual([
+      { property: "colour", reason: expect.stringMatching(/colour is not an input of StoredFolder/) },
+      { property: "tag", reason: expect.stringMatching(/tag must be at most 256/) },
+      { property: 'files["b.txt"].contentType', reason: expect.stringMatching(/contentType must be a media type/) },
+    ]);
+    expect(emu.requests()).toEqual([]);
+  });
+});
