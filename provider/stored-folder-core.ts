@@ -69,7 +69,10 @@ export class StoredFolderCore {
       const value = news[key];
       if (value === undefined || value === null) continue;
       if (!(FOLDER_INPUT_FIELDS as readonly string[]).includes(key)) {
-        failures.push({ property: key, reason: `${key} is not an input of StoredFolder (inputs: ${FOLDER_INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused` });
+        failures.push({
+          property: key,
+          reason: `${key} is not an input of StoredFolder (inputs: ${FOLDER_INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
+        });
         continue;
       }
       inputs[key] = value;
@@ -83,7 +86,8 @@ export class StoredFolderCore {
         if (!failures.some((f) => f.property === property)) failures.push({ property, reason: issue.message });
       }
     }
-    if (news?.path === undefined || news.path === null) failures.push({ property: "path", reason: "path is required: the folder, relative to the program's directory" });
+    if (news?.path === undefined || news.path === null)
+      failures.push({ property: "path", reason: "path is required: the folder, relative to the program's directory" });
     if (failures.length > 0) return { inputs, failures };
     // Not known yet (at preview, from another resource's output): walked once it is.
     if (["path", "include", "exclude", "files"].some((f) => isUnknown(inputs[f]))) return { inputs, failures };
@@ -146,7 +150,8 @@ export class StoredFolderCore {
       });
       if (d.changes) {
         entriesChange = true;
-        for (const key of Object.keys(d.detailedDiff)) if (key.split(/[.[]/)[0] === "keepAliveEpochs") detailedDiff[at("blobIds", entry.paths[0])] = { kind: "update", inputDiff: false };
+        for (const key of Object.keys(d.detailedDiff))
+          if (key.split(/[.[]/)[0] === "keepAliveEpochs") detailedDiff[at("blobIds", entry.paths[0])] = { kind: "update", inputDiff: false };
       }
     }
     const lines: string[] = [];
@@ -232,11 +237,14 @@ export class StoredFolderCore {
     if (failed.length > 0) {
       const reasons = failed.map(({ item, error }) => `${item.paths[0]}: ${error instanceof Error ? error.message : String(error)}`);
       const more = reasons.length > 3 ? ` (and ${reasons.length - 3} more)` : "";
-      throw Object.assign(new Error(`StoredFolder ${folderName(req.urn, news)}: ${failed.length} of ${entries.length} file(s) failed: ${reasons.slice(0, 3).join("; ")}${more}`), {
-        id,
-        properties: state,
-        reasons,
-      });
+      throw Object.assign(
+        new Error(`StoredFolder ${folderName(req.urn, news)}: ${failed.length} of ${entries.length} file(s) failed: ${reasons.slice(0, 3).join("; ")}${more}`),
+        {
+          id,
+          properties: state,
+          reasons,
+        },
+      );
     }
     return state;
   }

@@ -103,7 +103,9 @@ export function packageSchema(): Record<string, unknown> {
     path: { type: "string", description: describedBy(StoredFolderInputsSchema.shape.path) },
     include: { type: "array", items: { type: "string" }, description: describedBy(StoredFolderInputsSchema.shape.include) },
     exclude: { type: "array", items: { type: "string" }, description: describedBy(StoredFolderInputsSchema.shape.exclude) },
-    ...Object.fromEntries(SHARED_FIELDS.map((f) => [f, { ...inputs[f], description: `Shared by every file (a file's own value in \`files\` wins). ${inputs[f].description}` }])),
+    ...Object.fromEntries(
+      SHARED_FIELDS.map((f) => [f, { ...inputs[f], description: `Shared by every file (a file's own value in \`files\` wins). ${inputs[f].description}` }]),
+    ),
     files: {
       type: "object",
       additionalProperties: { $ref: `#/types/${FOLDER_FILE_TOKEN}` },

@@ -31,9 +31,11 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         expect(firstPreview.code, firstPreview.stderr).toBe(0);
         expect(emu.requests()).toEqual([]);
         const up = await stack.up();
-        // The stack and two files (the engine does not count the default provider).
-        expect(up.summary.resourceChanges).toMatchObject({ create: 3 });
-        expect(routes().sort()).toEqual(["get", "patch", "patch", "renew", "upload"]);
+        // The stack, two files and the site folder (the engine does not count the default provider).
+        expect(up.summary.resourceChanges).toMatchObject({ create: 4 });
+        // The folder's three files: three uploads, one PATCH (index.html's metadata); the date in
+        // the past buys nothing, the upload's epochs are the declared 2.
+        expect(routes().sort()).toEqual(["get", "patch", "patch", "patch", "renew", "upload", "upload", "upload", "upload"]);
         const handbook = up.outputs.handbookBlobId.value as string;
         expect(await blobBytes(emu, handbook)).toEqual(fs.readFileSync(path.join(repoRoot, "examples/yaml/files/handbook.md")));
         expect(await storedOnEmulator(handbook)).toMatchObject({
@@ -48,8 +50,8 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
 
         // Nothing changed: nothing sent, at preview or up.
         emu.clearRequests();
-        expect((await stack.preview()).changeSummary).toEqual({ same: 3 });
-        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 3 });
+        expect((await stack.preview()).changeSummary).toEqual({ same: 4 });
+        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 4 });
         expect(routes()).toEqual([]);
 
         // One metadata key: the preview names it, the up sends one PATCH per file with it.
@@ -89,8 +91,8 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         emu.clearRequests();
         const refreshed = await cli(["refresh", "--yes"]);
         expect(refreshed.code, refreshed.stderr).toBe(0);
-        // `refresh --yes` previews first, and the preview reads too: two GETs per file.
-        expect(routes()).toEqual(["get", "get", "get", "get"]);
+        // `refresh --yes` previews first, and the preview reads too: two GETs per file (the folder's three included).
+        expect(routes()).toEqual(Array(10).fill("get"));
         expect(refreshed.stdout).toMatch(/tag was changed outside this stack: "brand" → "edited-elsewhere"/);
         emu.clearRequests();
         await stack.up();
@@ -125,7 +127,7 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         await stack.destroy();
         expect(writes(routes())).toEqual([]);
       },
-      { config: { logoBlobId: logo } },
+      { config: { logoBlobId: logo, siteRetainUntil: "2026-01-01" } },
     );
   });
 

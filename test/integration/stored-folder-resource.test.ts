@@ -172,7 +172,11 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const plugin = await newPlugin();
     const linked = await plugin.folder.check(URN, {}, { path: dir });
     expect(linked.failures).toEqual([{ property: "path", reason: expect.stringMatching(/link is a symbolic link .* leave it out/) }]);
-    const bad = await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], tag: "x".repeat(300), files: { "b.txt": { contentType: "nope" } }, colour: "red" });
+    const bad = await plugin.folder.check(
+      URN,
+      {},
+      { path: dir, exclude: ["link"], tag: "x".repeat(300), files: { "b.txt": { contentType: "nope" } }, colour: "red" },
+    );
     expect(bad.failures).toEqual([
       { property: "colour", reason: expect.stringMatching(/colour is not an input of StoredFolder/) },
       { property: "tag", reason: expect.stringMatching(/tag must be at most 256/) },

@@ -1,0 +1,113 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
+import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
+
+/**
+ * A StoredFolder from a YAML program (examples/yaml's `site`), through the real engine and the
+ * provider plugin: up, a no-op preview that sends nothing, then a file added, one edited, one
+ * removed and one moved — each named by the preview, and only the minimum sent — content types
+ * and bytes as the repository's, `retainUntil` reached by files added at different times, and a
+ * destroy that sends nothing.
+ */
+afterAll(stopEmulator);
+
+const writes = (routes: string[]) => routes.filter((r) => r === "patch" || r === "renew" || r === "upload");
+
+describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => {
+  it("up, no-op, add / edit / remove / move, types and bytes, retainUntil across files added at different times, destroy", async () => {
+    const emu = await sharedEmulator();
+    const logo = (await emu.uploadFile({ content: fs.readFileSync(path.join(repoRoot, "examples/basic/files/logo.svg")), filename: "logo.svg" })).blobId;
+    await withStack(
+      "examples/yaml",
+      async ({ stack, emu, fileRequests, cli, workDir }) => {
+        const routes = () => fileRequests().map((r) => r.route);
+        const site = path.join(workDir, "site");
+        const up = await stack.up();
+        expect(up.summary.resourceChanges).toMatchObject({ create: 4 });
+        let blobIds = up.outputs.siteBlobIds.value as Record<string, string>;
+        expect(Object.keys(blobIds).sort()).toEqual(["about.html", "index.html", "style.css"]);
+        for (const [rel, type] of [
+          ["index.html", "text/html"],
+          ["about.html", "text/html"],
+          ["style.css", "text/css"],
+        ]) {
+          expect(await blobBytes(emu, blobIds[rel])).toEqual(fs.readFileSync(path.join(repoRoot, "examples/yaml/site", rel)));
+          expect(await storedOnEmulator(blobIds[rel])).toMatchObject({ name: rel, tag: "site", mimeType: type });
+        }
+        expect((await storedOnEmulator(blobIds["index.html"])).metadata).toEqual({ page: "home" });
+        const [folder] = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources.filter(
+          (r: { type: string }) => r.type === STORED_FOLDER_TYPES.plugin,
+        );
+        expect(folder.outputs.urls["style.css"]).toMatch(new RegExp(`/cdn/${blobIds["style.css"]}$`));
+
+        // Nothing changed: nothing sent at preview or up.
+        emu.clearRequests();
+        expect((await stack.preview()).changeSummary).toEqual({ same: 4 });
+        expect(routes()).toEqual([]);
+
+        // One added, one edited, one removed, one moved: the preview names each, the up sends
+        // two uploads (the new and the edited content) and one PATCH (the moved file's name).
+        fs.mkdirSync(path.join(site, "img"));
+        fs.writeFileSync(path.join(site, "img/logo.svg"), '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>\n');
+        fs.appendFileSync(path.join(site, "style.css"), "p { color: #333; }\n");
+        fs.rmSync(path.join(site, "about.html"));
+        fs.mkdirSync(path.join(site, "home"));
+        fs.renameSync(path.join(site, "index.html"), path.join(site, "home/index.html"));
+        emu.clearRequests();
+        const preview = await cli(["preview", "--diff"]);
+        expect(preview.code, preview.stderr).toBe(0);
+        // The engine shows the plugin's per-path diff of the manifest: every file, once.
+        for (const line of [
+          /\+ img\/logo\.svg\s*: "/,
+          /~ style\.css\s*: "[0-9a-f]{64}" => "[0-9a-f]{64}"/,
+          /- about\.html\s*: "/,
+          /\+ home\/index\.html\s*: "/,
+          /- index\.html\s*: "/,
+        ]) {
+          expect(preview.stdout).toMatch(line);
+        }
+        const json = JSON.parse((await cli(["preview", "--json"])).stdout) as {
+          steps: Array<{ urn: string; detailedDiff?: Record<string, { kind: string }> }>;
+        };
+        expect(Object.keys(json.steps.find((st) => st.urn.endsWith("::site"))?.detailedDiff ?? {}).sort()).toEqual(
+          ['manifest["about.html"]', 'manifest["home/index.html"]', 'manifest["img/logo.svg"]', 'manifest["index.html"]', 'manifest["style.css"]'].sort(),
+        );
+        expect(routes()).toEqual([]);
+        const changed = await stack.up();
+        expect(changed.summary.resourceChanges).toMatchObject({ update: 1, same: 3 });
+        expect(writes(routes()).sort()).toEqual(["patch", "upload", "upload"]);
+        const moved = (changed.outputs.siteBlobIds.value as Record<string, string>)["home/index.html"];
+        expect(moved).toBe(blobIds["index.html"]);
+        expect(await storedOnEmulator(moved)).toMatchObject({ name: "home/index.html", mimeType: "text/html", metadata: { page: "home" } });
+        blobIds = changed.outputs.siteBlobIds.value as Record<string, string>;
+        expect(Object.keys(blobIds).sort()).toEqual(["home/index.html", "img/logo.svg", "style.css"]);
+        expect(await storedOnEmulator(blobIds["img/logo.svg"])).toMatchObject({ mimeType: "image/svg+xml" });
+
+        // An epoch passes, a file is added; then one date for every file: each buys its own
+        // gap and all end on the same epoch. (The emulator lets time pass by moving its history
+        // back, so the date is taken from its clock.)
+        await emu.advanceEpochs(1);
+        fs.writeFileSync(path.join(site, "late.txt"), "added an epoch later\n");
+        await stack.up();
+        const probe = await emu.uploadFile({ content: `probe ${Math.random()}`, filename: "p.txt", epochs: 1 });
+        const until = new Date(Date.parse(probe.expiresAt) + 7 * emu.epochSeconds * 1000 - 3_600_000).toISOString();
+        await stack.setConfig("siteRetainUntil", { value: until });
+        emu.clearRequests();
+        const dated = await stack.up();
+        blobIds = dated.outputs.siteBlobIds.value as Record<string, string>;
+        const ends = await Promise.all(Object.values(blobIds).map(async (b) => (await storedOnEmulator(b)).endEpoch));
+        expect(new Set(ends)).toEqual(new Set([emu.currentEpoch() + 8]));
+        // One read and one renew per entry (4 contents), nothing else.
+        expect(writes(routes())).toEqual(["renew", "renew", "renew", "renew"]);
+
+        emu.clearRequests();
+        await stack.destroy();
+        expect(routes()).toEqual([]);
+      },
+      // A date already passed to start with: it buys nothing until it is moved.
+      { config: { logoBlobId: logo, siteRetainUntil: "2026-01-01" } },
+    );
+  });
+});
