@@ -15,7 +15,7 @@ export const FILE_FIELDS = ["name", ...SHARED_FIELDS] as const;
 
 const mask = <K extends string>(keys: readonly K[]) => Object.fromEntries(keys.map((k) => [k, true])) as { [P in K]: true };
 const shared = StoredFileInputsSchema.pick(mask(SHARED_FIELDS)).shape;
-export const FolderFileValuesSchema = StoredFileInputsSchema.pick(mask(FILE_FIELDS))
+const FolderFileValuesSchema = StoredFileInputsSchema.pick(mask(FILE_FIELDS))
   .strict()
   .meta({ description: "Values one file declares over the folder's shared ones (by its path relative to the folder)." });
 
@@ -40,7 +40,7 @@ export const StoredFolderInputsSchema = z.object({
     .optional()
     .meta({ description: "Per-file values over the shared ones, by path relative to the folder." }),
 });
-export type StoredFolderInputs = z.infer<typeof StoredFolderInputsSchema>;
+
 export const FOLDER_INPUT_FIELDS = StoredFolderInputsSchema.keyof().options;
 
 /** What the provider computes from the folder at `check`, and reports. */
