@@ -180,11 +180,11 @@ export class StoredFileCore {
    * in the preview), and a change that the apply would refuse (past the service's horizon, or to
    * an expired file) fails the preview, before any request.
    */
-  diff(id: string, state: StoredFileState, req: StoredFileRequest): StoredFileDiff {
+  diff(id: string, state: StoredFileState, req: StoredFileRequest, log: ProviderLog = this.log): StoredFileDiff {
     const redact = redactor(req.inputs, req.secretInputs);
     const plan = planChange(state, req.inputs, this.clock());
     const who = label(state, state.blobId ?? id);
-    for (const notice of plan.notices) this.log(redact(`warning: StoredFile ${who}: ${notice}`), req.urn);
+    for (const notice of plan.notices) log(redact(`warning: StoredFile ${who}: ${notice}`), req.urn);
     const refusal = plan.replace ? undefined : planRefusal(plan);
     if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {

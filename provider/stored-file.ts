@@ -59,10 +59,10 @@ export class StoredFile extends pulumi.dynamic.Resource {
  * one. (pulumi.createUrn, which waits for the parent's URN, hangs a program that declares two
  * StoredFiles under one component.)
  */
-function identityOf(name: string, parent: pulumi.Resource | undefined): string {
+export function identityOf(name: string, parent: pulumi.Resource | undefined, type: string = STORED_FILE_TYPES.dynamic): string {
   const parentName = (parent as { __name?: unknown } | undefined)?.__name;
   const qualified = typeof parentName === "string" ? `${parentName}$${name}` : name;
-  return `urn:pulumi:${pulumi.getStack()}::${pulumi.getProject()}::${STORED_FILE_TYPES.dynamic}::${qualified}`;
+  return `urn:pulumi:${pulumi.getStack()}::${pulumi.getProject()}::${type}::${qualified}`;
 }
 
 /**
@@ -70,7 +70,7 @@ function identityOf(name: string, parent: pulumi.Resource | undefined): string {
  * provider receives, so the provider is told this way which values it must never put in a
  * message (the names only: the list itself is not secret).
  */
-function secretFieldsOf(args: StoredFileArgs): pulumi.Output<string[]> {
+export function secretFieldsOf(args: object): pulumi.Output<string[]> {
   const fields = Object.keys(args).filter((f) => (args as Record<string, unknown>)[f] !== undefined);
   const flags = Promise.all(fields.map((f) => pulumi.isSecret(pulumi.output((args as Record<string, pulumi.Input<unknown>>)[f]))));
   return pulumi.output(flags.then((secret) => fields.filter((_, i) => secret[i])));
@@ -100,7 +100,7 @@ function checkedSource(name: string, source: StoredFileArgs["source"]): StoredFi
  * Pulumi stores the stack config it hands to providers in the state: a key set without
  * `--secret` would sit there in plain text. Refuse it before anything is registered.
  */
-function refusePlaintextApiKey(): void {
+export function refusePlaintextApiKey(): void {
   const key = "tuskr:apiKey";
   // isConfigSecret is exported at run time but not typed; without it, there is nothing to check.
   const isSecret = (pulumi.runtime as unknown as { isConfigSecret?: (k: string) => boolean }).isConfigSecret;

@@ -23,6 +23,8 @@ type Props = Record<string, unknown>;
 const WORKERS = 8;
 /** A preview names at most this many files one by one, then counts the rest. */
 const LISTED_FILES = 200;
+/** And says at most this many of its files' notices. */
+const NOTICES = 10;
 
 /** A folder operation's request, as a front door hands it over. */
 export interface StoredFolderRequest {
@@ -140,14 +142,18 @@ export class StoredFolderCore {
     const newManifest = news.manifest as Record<string, string>;
     const detailedDiff: Record<string, PropertyDiff> = {};
     let entriesChange = false;
+    // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
+    const notices: string[] = [];
+    const gather: ProviderLog = (line) => void notices.push(line);
     for (const entry of this.entriesOf(news)) {
       const before = recorded.get(entry.hash);
       if (!before) continue;
-      const d = this.files.diff(before.blobId ?? entry.hash, before, {
-        inputs: this.entryInputs(news, entry),
-        urn: this.entryUrn(req.urn, entry),
-        secretInputs: this.entrySecrets(req.secretInputs),
-      });
+      const d = this.files.diff(
+        before.blobId ?? entry.hash,
+        before,
+        { inputs: this.entryInputs(news, entry), urn: this.entryUrn(req.urn, entry), secretInputs: this.entrySecrets(req.secretInputs) },
+        gather,
+      );
       if (d.changes) {
         entriesChange = true;
         for (const key of Object.keys(d.detailedDiff))
@@ -178,6 +184,9 @@ export class StoredFolderCore {
     const label = folderName(req.urn, news);
     for (const line of lines.slice(0, LISTED_FILES)) this.log(`StoredFolder ${label}: ${line}`, req.urn);
     if (lines.length > LISTED_FILES) this.log(`StoredFolder ${label}: … and ${lines.length - LISTED_FILES} more file(s)`, req.urn);
+    for (const line of notices.slice(0, NOTICES)) this.log(line, req.urn);
+    if (notices.length > NOTICES)
+      this.log(`warning: StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`, req.urn);
     return { changes: entriesChange || Object.keys(detailedDiff).length > 0, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 
@@ -263,7 +272,11 @@ export class StoredFolderCore {
     state.manifest = manifest;
     state.blobIds = blobIds;
     state.urls = urls;
-    state.entries = Object.fromEntries([...entries].map(([hash, entry]) => [hash, hideBookkeeping(entry)])) as StoredFolderState["entries"];
+    // Without the asset (its hash is kept): the folder's manifest says where each content is, and an
+    // asset comes back from the engine with its contents elided, which a program cannot read back.
+    state.entries = Object.fromEntries(
+      [...entries].map(([hash, { source: _asset, ...entry }]) => [hash, hideBookkeeping(entry)]),
+    ) as StoredFolderState["entries"];
     if (Array.isArray(from.secretInputs) && from.secretInputs.length > 0) state.secretInputs = from.secretInputs as string[];
     return state;
   }

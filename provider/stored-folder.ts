@@ -1,7 +1,9 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { byContent, folderEntries, folderFiles } from "./folder-walk";
-import { StoredFile, type StoredFileArgs } from "./stored-file";
+import { STORED_FOLDER_TYPES } from "./resource-types";
+import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
+import storedFolderProviderStub from "./stored-folder-stub";
 
 /** What every file of a folder shares, and what a file may set for itself. */
 type FileValues = Omit<StoredFileArgs, "blobId" | "source">;
@@ -15,6 +17,20 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
   exclude?: string[];
   /** Per-file values over the shared ones (name, tag, metadata, contentType, retentionEpochs, retainUntil, keepAlive), by relative path. */
   files?: Record<string, FileValues>;
+  /**
+   * Keep the whole folder as one resource (the provider plugin's `tuskr:index:StoredFolder`,
+   * here as a dynamic resource): the engine's cost stays that of one resource however many files
+   * the folder holds (10,000 included), each file still one entry per content, named in the
+   * preview, with its blobId and url by path. Default false: one StoredFile per content, as
+   * earlier releases made (switching a stack uploads each content once more, see the README).
+   */
+  oneResource?: boolean;
+}
+
+/** The folder's one resource (`oneResource: true`): its outputs by path. */
+class StoredFolderResource extends pulumi.dynamic.Resource {
+  declare readonly blobIds: pulumi.Output<Record<string, string>>;
+  declare readonly urls: pulumi.Output<Record<string, string>>;
 }
 
 /**
@@ -30,14 +46,42 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
  * managed (no request); an unchanged folder sends nothing.
  */
 export class StoredFolder extends pulumi.ComponentResource {
-  /** The StoredFile of each file, by path relative to the folder (identical files share one). */
+  /** The StoredFile of each file, by path relative to the folder (identical files share one); empty with `oneResource`. */
   readonly files: Readonly<Record<string, StoredFile>>;
   /** Each file's blobId, by relative path. */
   readonly blobIds: pulumi.Output<Record<string, string>>;
 
+  /** Each file's url, by relative path (with `oneResource`; otherwise each StoredFile's `url`). */
+  readonly urls: pulumi.Output<Record<string, string>>;
+
   constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("tuskr:index:StoredFolder", name, {}, opts);
-    const { path: dir, include, exclude, files: overrides = {}, ...shared } = args;
+    const { path: dir, include, exclude, files: overrides = {}, oneResource, ...shared } = args;
+    if (oneResource) {
+      refusePlaintextApiKey();
+      const declared = { path: dir, include, exclude, ...shared, files: args.files };
+      // The folder is walked and hashed by the provider's check (bad input reported there, with the file it is about).
+      const folder = new StoredFolderResource(
+        storedFolderProviderStub,
+        name,
+        {
+          ...declared,
+          manifest: undefined,
+          blobIds: undefined,
+          urls: undefined,
+          __urn: identityOf(name, this, STORED_FOLDER_TYPES.dynamic),
+          __secretInputs: secretFieldsOf(declared),
+        },
+        { parent: this },
+        "tuskr",
+        "StoredFolder",
+      );
+      this.files = {};
+      this.blobIds = folder.blobIds;
+      this.urls = folder.urls;
+      this.registerOutputs({ blobIds: this.blobIds, urls: this.urls });
+      return;
+    }
     const relatives = folderFiles(name, dir, include, exclude);
     // An override for a file that is not (or no longer) there is likely a typo or a leftover: said, not fatal.
     for (const rel of Object.keys(overrides).filter((r) => !relatives.includes(r))) {
@@ -62,6 +106,7 @@ export class StoredFolder extends pulumi.ComponentResource {
     }
     this.files = files;
     this.blobIds = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.blobId])));
+    this.urls = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.url]))) as pulumi.Output<Record<string, string>>;
     this.registerOutputs({ blobIds: this.blobIds });
   }
 }

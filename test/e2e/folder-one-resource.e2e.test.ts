@@ -1,0 +1,71 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
+import { blobBytes, FIXTURE, stopEmulator, withStack } from "../helpers/engine";
+
+/**
+ * The TypeScript StoredFolder with `oneResource: true`, through the real engine: the folder is
+ * one dynamic resource (the same core as the plugin's tuskr:index:StoredFolder), whatever the
+ * number of files; identical files are one entry; a change sends only what it needs; the state
+ * holds no provider code beyond the stub and no key.
+ */
+afterAll(stopEmulator);
+
+const write = (dir: string, rel: string, text: string) => {
+  fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+  fs.writeFileSync(path.join(dir, rel), text);
+};
+
+describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", () => {
+  it("40 files are one resource: up, no-op, add / edit / remove, destroy; requests exactly the minimum", async () => {
+    await withStack(FIXTURE, async ({ stack, emu, workDir, cli }) => {
+      const site = path.join(workDir, "site");
+      for (let i = 0; i < 40; i++) write(site, `pages/p${String(i).padStart(2, "0")}.html`, `<p>page ${i % 30}</p>\n`);
+      write(site, "css/app.css", "body { margin: 0 }\n");
+      const folder = { path: "site", tag: "site", retentionEpochs: 2, oneResource: true, files: { "css/app.css": { metadata: { kind: "style" } } } };
+      await stack.setConfig("folders", { value: JSON.stringify({ site: folder }) });
+      emu.clearRequests();
+      const up = await stack.up();
+      // The stack, the component and its one resource.
+      expect(up.summary.resourceChanges).toEqual({ create: 3 });
+      const writes = () =>
+        emu
+          .requests()
+          .map((r) => r.route)
+          .filter((r) => r !== "get");
+      // 41 paths, 31 contents: 31 uploads, and one PATCH for the metadata the upload form cannot carry.
+      expect(writes().sort()).toEqual([...Array(31).fill("upload"), "patch"].sort());
+      const ids = up.outputs.folderBlobIds.value.site as Record<string, string>;
+      expect(Object.keys(ids)).toHaveLength(41);
+      expect(ids["pages/p00.html"]).toBe(ids["pages/p30.html"]);
+      expect(await blobBytes(emu, ids["css/app.css"])).toEqual(fs.readFileSync(path.join(site, "css/app.css")));
+      expect(emu.files().find((f) => f.blobId === ids["css/app.css"])).toMatchObject({ mimeType: "text/css", metadata: { kind: "style" }, uploadEpochs: 2 });
+
+      emu.clearRequests();
+      expect((await stack.preview()).changeSummary).toEqual({ same: 3 });
+      expect(emu.requests()).toEqual([]);
+
+      write(site, "new.html", "<p>new</p>\n");
+      write(site, "css/app.css", "body { margin: 1em }\n");
+      fs.rmSync(path.join(site, "pages/p39.html"));
+      emu.clearRequests();
+      const changed = await stack.up();
+      expect(changed.summary.resourceChanges).toEqual({ same: 2, update: 1 });
+      expect(writes().sort()).toEqual(["patch", "upload", "upload"]);
+      const after = changed.outputs.folderBlobIds.value.site as Record<string, string>;
+      expect(Object.keys(after)).toHaveLength(41);
+      expect(after["pages/p39.html"]).toBeUndefined();
+
+      const exported = (await cli(["stack", "export"])).stdout;
+      const resource = JSON.parse(exported).deployment.resources.find((r: { type: string }) => r.type === STORED_FOLDER_TYPES.dynamic);
+      expect(String(resource.inputs.__provider)).toMatch(/pulumi-tuskr\/folder-(provider|impl)/);
+      expect(String(resource.inputs.__provider).length).toBeLessThan(4000);
+      expect(exported).not.toContain("tsk_test_emulator_local_key");
+
+      emu.clearRequests();
+      await stack.destroy();
+      expect(emu.requests()).toEqual([]);
+    });
+  });
+});
