@@ -42,7 +42,7 @@ function withProvider(news: Props): (error: unknown) => never {
   };
 }
 
-export class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
+class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   private readonly files: StoredFileCore;
   private readonly core: StoredFolderCore;
 
