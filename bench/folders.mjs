@@ -1,0 +1,267 @@
+#!/usr/bin/env node
+// `npm run bench:folders`: StoredFolder as one resource (`oneResource: true`, the same core as the
+// plugin's tuskr:index:StoredFolder) at scale, in one run, next to what bounds it:
+//   - for each scenario (default 10,000 × 1 KiB and 1,000 × 1 MiB): `up` from empty, `preview`
+//     with nothing changed, one file edited, one file added, `destroy` — requests counted against
+//     the minimum; the provider's peak RSS in each step;
+//   - the same uploads sent by a plain script (fetch + FormData, the same concurrency, the same
+//     emulator): the physical limit of the first `up`;
+//   - the preview of the same program over an empty folder: the floor of an unchanged preview;
+//     and how long hashing the folder takes (the part of that preview that grows with the files);
+//   - today's default StoredFolder (one StoredFile per content) at 1,000 × 1 KiB, step by step.
+// Writes BENCHMARKS-folders.json and the "Folders" section of BENCHMARKS.md (bench/report.mjs).
+//
+//   node bench/folders.mjs                         # the full run
+//   node bench/folders.mjs --ci                    # 20 × 1 KiB, one-resource folder only, to a temp
+//                                                  # file; exit 1 if any step's requests differ from the minimum
+//   --scenarios 10000x1024,1000x1048576 --compare 1000   (--compare 0: no per-content comparison)
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as os from "node:os";
+import * as path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { installProject, offlineEngineEnv } from "../scripts/offline-engine.mjs";
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const projectDir = path.join(repoRoot, "bench", "project");
+const log = (text) => process.stderr.write(`bench:folders: ${text}\n`);
+const { values: cli } = parseArgs({
+  options: {
+    ci: { type: "boolean", default: false },
+    scenarios: { type: "string" },
+    compare: { type: "string" },
+    out: { type: "string" },
+    "skip-install": { type: "boolean", default: false },
+  },
+});
+const ci = cli.ci;
+const scenarios = (cli.scenarios ?? (ci ? "20x1024" : "10000x1024,1000x1048576")).split(",").map((s) => {
+  const [n, bytes] = s.split("x").map(Number);
+  if (!Number.isInteger(n) || n < 1 || !Number.isInteger(bytes) || bytes < 1) throw new Error(`--scenarios: ${s} is not NxBYTES`);
+  return { n, bytes };
+});
+const compareN = Number(cli.compare ?? (ci ? 0 : 1000));
+/** The provider client's default bound on requests in flight: the plain script uses the same. */
+const CONCURRENCY = 8;
+
+const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], ...opts }).trim();
+log("npm run build");
+execFileSync("npm", ["run", "--silent", "build"], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
+const pulumiDir = sh("bash", [path.join(repoRoot, "scripts", "ensure-pulumi")]);
+if (!cli["skip-install"] || !fs.existsSync(path.join(projectDir, "node_modules", "pulumi-tuskr"))) {
+  log("installing bench/project (pulumi-tuskr packed from this checkout)");
+  installProject(projectDir, repoRoot);
+}
+const requireFromProject = createRequire(path.join(projectDir, "package.json"));
+const { LocalWorkspace, PulumiCommand } = requireFromProject("@pulumi/pulumi/automation");
+const { startEmulator, EMULATOR_DEFAULT_API_KEY } = await import(path.join(repoRoot, "dist", "emulator", "index.js"));
+const { byContent, folderFiles } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "folder-walk.js"));
+const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-folders-"));
+
+/** The peak RSS (VmHWM) of every dynamic-provider process alive while `run` runs, polled. */
+async function withProviderPeak(run) {
+  let peakKiB = 0;
+  const poll = () => {
+    for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+      try {
+        const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+        if (!cmd.includes("dynamic-provider")) continue;
+        const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+        if (hwm) peakKiB = Math.max(peakKiB, Number(hwm[1]));
+      } catch {
+        // gone meanwhile
+      }
+    }
+  };
+  const timer = setInterval(poll, 100);
+  try {
+    const result = await run();
+    return { result, peakMiB: peakKiB / 1024 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+const fileName = (i) => `file-${String(i).padStart(5, "0")}.bin`;
+function writeFolder(dir, n, bytes) {
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < n; i++) fs.writeFileSync(path.join(dir, fileName(i)), Buffer.alloc(bytes, `bench folder ${n}x${bytes} file ${i}\n`));
+}
+
+/** The physical limit: the same files uploaded by a plain script, CONCURRENCY at a time. */
+async function plainUpload(emu, dir) {
+  const files = fs.readdirSync(dir).sort();
+  let next = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    for (let i = next++; i < files.length; i = next++) {
+      const form = new FormData();
+      form.append("file", await fs.openAsBlob(path.join(dir, files[i]), { type: "application/octet-stream" }), files[i]);
+      form.append("tag", "v1");
+      form.append("epochs", "1");
+      const res = await fetch(`${emu.url}/v1/files`, { method: "POST", body: form, headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}` } });
+      if (res.status !== 201) throw new Error(`plain upload of ${files[i]}: ${res.status}`);
+      await res.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return performance.now() - t0;
+}
+
+async function openStack(emu, variant, dir) {
+  const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-`));
+  const stackName = `folders-${variant}-${Math.random().toString(36).slice(2, 8)}`;
+  const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "bench-passphrase", isolated: true });
+  const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
+  const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir: projectDir }, { envVars, pulumiCommand });
+  await stack.setAllConfig({
+    "tuskr:apiKey": { value: EMULATOR_DEFAULT_API_KEY, secret: true },
+    "tuskr:baseUrl": { value: emu.url },
+    "bench:variant": { value: variant },
+    "bench:blobsFile": { value: "-" },
+    "bench:tag": { value: "v1" },
+    "bench:epochs": { value: "1" },
+    "bench:folder": { value: dir },
+  });
+  return {
+    stack,
+    close: async () => {
+      await stack.workspace.removeStack(stackName, { force: true }).catch(() => undefined);
+      fs.rmSync(path.join(projectDir, `Pulumi.${stackName}.yaml`), { force: true });
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+}
+
+const STEPS = [
+  { key: "create", label: "`up` from empty (every file uploaded)", op: "up", min: (n) => ({ upload: n }) },
+  { key: "preview", label: "`preview`, nothing changed", op: "preview", min: () => ({}) },
+  {
+    key: "edit",
+    label: "`up`, one file edited",
+    op: "up",
+    min: () => ({ upload: 1 }),
+    before: (dir) => fs.appendFileSync(path.join(dir, fileName(0)), "edited\n"),
+  },
+  {
+    key: "add",
+    label: "`up`, one file added",
+    op: "up",
+    min: () => ({ upload: 1 }),
+    before: (dir) => fs.writeFileSync(path.join(dir, "added.bin"), "added\n"),
+  },
+  { key: "destroy", label: "`destroy`", op: "destroy", min: () => ({}) },
+];
+const KINDS = ["get", "patch", "renew", "upload"];
+
+async function runSteps(emu, variant, dir, n) {
+  const { stack, close } = await openStack(emu, variant, dir);
+  const steps = [];
+  try {
+    for (const step of STEPS) {
+      step.before?.(dir);
+      emu.clearRequests();
+      const t0 = performance.now();
+      const { peakMiB } = await withProviderPeak(() => (step.op === "up" ? stack.up() : step.op === "preview" ? stack.preview() : stack.destroy()));
+      const ms = performance.now() - t0;
+      const requests = Object.fromEntries(KINDS.map((k) => [k, 0]));
+      let other = 0;
+      for (const r of emu.requests().filter((x) => x.path.startsWith("/v1/"))) {
+        if (r.route in requests && r.status >= 200 && r.status < 300) requests[r.route]++;
+        else other++;
+      }
+      const min = step.min(n);
+      const exact = other === 0 && KINDS.every((k) => requests[k] === (min[k] ?? 0));
+      steps.push({ step: step.key, ms: Math.round(ms), requests, other, min, exact, providerPeakMiB: Math.round(peakMiB) });
+      log(
+        `${variant} N=${n} ${step.key.padEnd(8)} ${Math.round(ms)} ms  ${KINDS.map((k) => `${k} ${requests[k]}`).join(" ")}${other ? ` other ${other}` : ""}  provider peak ${Math.round(peakMiB)} MiB${exact ? "" : "  NOT AT MINIMUM"}`,
+      );
+    }
+  } finally {
+    await close();
+  }
+  return steps;
+}
+
+async function emptyPreviewMs(emu) {
+  const dir = path.join(tmpRoot, "empty");
+  fs.mkdirSync(dir, { recursive: true });
+  const { stack, close } = await openStack(emu, "onefolder", dir);
+  try {
+    await stack.up();
+    const t0 = performance.now();
+    await stack.preview();
+    return Math.round(performance.now() - t0);
+  } finally {
+    await stack.destroy().catch(() => undefined);
+    await close();
+  }
+}
+
+const started = performance.now();
+const emu = await startEmulator({ port: 0 });
+const results = {
+  commit: sh("git", ["rev-parse", "--short", "HEAD"], { cwd: repoRoot }),
+  date: new Date().toISOString(),
+  node: process.version,
+  concurrency: CONCURRENCY,
+  scenarios: [],
+  compare: undefined,
+};
+const problems = [];
+try {
+  const emptyMs = await emptyPreviewMs(emu);
+  log(`preview over an empty folder: ${emptyMs} ms`);
+  for (const { n, bytes } of scenarios) {
+    const dir = path.join(tmpRoot, `folder-${n}x${bytes}`);
+    writeFolder(dir, n, bytes);
+    await emu.reset();
+    const plainMs = ci ? undefined : Math.round(await plainUpload(emu, dir));
+    if (plainMs !== undefined) log(`plain script: ${n} uploads in ${plainMs} ms`);
+    await emu.reset();
+    const t0 = performance.now();
+    byContent(dir, folderFiles("bench", dir));
+    const hashMs = Math.round(performance.now() - t0);
+    const steps = await runSteps(emu, "onefolder", dir, n);
+    for (const s of steps)
+      if (!s.exact) problems.push(`${n}x${bytes} ${s.step}: requests ${JSON.stringify(s.requests)} (other ${s.other}), minimum ${JSON.stringify(s.min)}`);
+    results.scenarios.push({ n, bytes, plainMs, emptyPreviewMs: emptyMs, hashMs, steps });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  if (compareN > 0) {
+    const dir = path.join(tmpRoot, `compare-${compareN}`);
+    const runs = {};
+    for (const variant of ["onefolder", "folder"]) {
+      writeFolder(dir, compareN, 1024);
+      await emu.reset();
+      runs[variant] = await runSteps(emu, variant, dir, compareN);
+      for (const s of runs[variant])
+        if (!s.exact) problems.push(`compare ${variant} ${s.step}: requests ${JSON.stringify(s.requests)}, minimum ${JSON.stringify(s.min)}`);
+    }
+    results.compare = { n: compareN, bytes: 1024, ...runs };
+  }
+} finally {
+  await emu.close();
+  fs.rmSync(tmpRoot, { recursive: true, force: true });
+}
+results.problems = problems;
+results.minutes = Number(((performance.now() - started) / 60000).toFixed(1));
+
+if (ci) {
+  const out = cli.out ?? path.join(os.tmpdir(), "tuskr-bench-folders-ci.json");
+  fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+  log(`wrote ${out}`);
+} else {
+  fs.writeFileSync(path.join(repoRoot, "BENCHMARKS-folders.json"), `${JSON.stringify(results, null, 2)}\n`);
+  const { renderFile } = await import("./report.mjs");
+  fs.writeFileSync(path.join(repoRoot, "BENCHMARKS.md"), renderFile(repoRoot));
+  log("wrote BENCHMARKS-folders.json and BENCHMARKS.md");
+}
+if (problems.length) {
+  for (const p of problems) log(`problem: ${p}`);
+  process.exit(1);
+}
