@@ -4,7 +4,7 @@ import { PATCH_FIELDS, isPlainObject, jsonEqual } from "../api";
 import { planChange, uploadEpochs } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
-import { isStoredFileType } from "./resource-types";
+import { STORED_FOLDER_TYPES, isStoredFileType } from "./resource-types";
 import type { StoredFileState } from "./stored-file-schema";
 import { parseState } from "./stored-file-state";
 
@@ -79,6 +79,40 @@ function settingsOf(config: Record<string, unknown> | undefined) {
   );
 }
 
+const isStoredFolderType = (type: unknown): boolean => type === STORED_FOLDER_TYPES.plugin || type === STORED_FOLDER_TYPES.dynamic;
+/** Paths a folder row names one by one before it counts the rest. */
+const FOLDER_PATHS_LISTED = 10;
+
+/**
+ * A one-resource folder's row: its files added, changed and removed, from the manifests (what the
+ * preview compares). Uploads are the added and changed contents; what each entry buys is decided
+ * at `up` from the expiry it reads (a folder's files are listed, not priced).
+ */
+function folderLine(step: {
+  op: string;
+  urn: string;
+  oldState?: { outputs?: Record<string, unknown> };
+  newState?: { inputs?: Record<string, unknown> };
+}): FileLine | undefined {
+  const name = step.urn.split("::").pop() ?? step.urn;
+  if (step.op === "delete") {
+    return { name, op: "delete", changes: ["folder no longer managed; no request, its files keep their periods"], epochs: 0, keepAlive: 0, patch: false };
+  }
+  const before = (isPlainObject(step.oldState?.outputs?.manifest) ? step.oldState?.outputs?.manifest : {}) as Record<string, string>;
+  const after = (isPlainObject(step.newState?.inputs?.manifest) ? step.newState?.inputs?.manifest : {}) as Record<string, string>;
+  const marks: string[] = [];
+  for (const rel of Object.keys(after).sort()) if (before[rel] === undefined) marks.push(`+${code(rel)}`);
+  for (const rel of Object.keys(after).sort()) if (before[rel] !== undefined && before[rel] !== after[rel]) marks.push(`~${code(rel)}`);
+  for (const rel of Object.keys(before).sort()) if (after[rel] === undefined) marks.push(`-${code(rel)}`);
+  const listed = marks.slice(0, FOLDER_PATHS_LISTED).join(" ") + (marks.length > FOLDER_PATHS_LISTED ? ` … (${marks.length - FOLDER_PATHS_LISTED} more)` : "");
+  const contents = new Set(Object.values(before));
+  const uploads = new Set(Object.values(after).filter((h) => !contents.has(h))).size;
+  const changes = [
+    `folder: ${Object.keys(after).length} file(s)${marks.length ? `; ${listed}` : "; values changed"}${uploads ? `; ${uploads} upload(s)` : ""}`,
+  ];
+  return { name, op: step.op === "create" ? "create" : "update", changes, epochs: 0, keepAlive: 0, patch: false, upload: step.op === "create" || uploads > 0 };
+}
+
 export function summarizePreview(preview: unknown, options: SummaryOptions = {}): string {
   const parsed = PreviewSchema.safeParse(preview);
   if (!parsed.success) {
@@ -92,6 +126,11 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
 
   for (const step of parsed.data.steps) {
     const type = step.newState?.type ?? step.oldState?.type ?? step.urn.split("::")[2];
+    if (isStoredFolderType(type) && CHANGE_OPS.has(step.op)) {
+      const folder = folderLine(step);
+      if (folder) lines.push(folder);
+      continue;
+    }
     // Only steps that change something: not `same`, nor the `refresh` and `read` steps of a
     // `preview --refresh`, which would add a row for every unchanged file.
     if (!isStoredFileType(type) || !CHANGE_OPS.has(step.op)) continue;

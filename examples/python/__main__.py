@@ -25,5 +25,15 @@ logo = tuskr.StoredFile(
     keep_alive=tuskr.KeepAliveArgs(min_remaining_epochs=7, renew_epochs=30),
 )
 
+# A folder as one resource: one entry per content, each served with the type its name tells.
+site = tuskr.StoredFolder(
+    "site",
+    path="site",
+    tag="site",
+    retention_epochs=3,
+    files={"index.html": tuskr.FolderFileArgs(metadata={"page": "home"})},
+)
+
 pulumi.export("handbook_blob_id", handbook.blob_id)
+pulumi.export("site_urls", site.urls)
 pulumi.export("logo_expires_at", logo.expires_at)

@@ -40,6 +40,24 @@ describe("summarizePreview", () => {
     expect(md).toMatch(/1 updated.*1 no longer managed; 1 PATCH on existing files, 1 renew\(s\), \*\*3 epoch\(s\) to buy\*\*/);
   });
 
+  it("a one-resource folder's row lists the files added, changed and removed, and its uploads", () => {
+    const FOLDER = "tuskr:index:StoredFolder";
+    const md = summarizePreview(
+      {
+        steps: [
+          {
+            op: "update",
+            urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+            oldState: { type: FOLDER, outputs: { manifest: { "a.html": "h1", "b.css": "h2", "old.js": "h3", "moved.txt": "h4" } } },
+            newState: { type: FOLDER, inputs: { manifest: { "a.html": "h1", "b.css": "h5", "new.svg": "h6", "docs/moved.txt": "h4" } } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md).toContain("| `site` | update | folder: 4 file(s); +`docs/moved.txt` +`new.svg` ~`b.css` -`moved.txt` -`old.js`; 2 upload(s) | — | — |");
+  });
+
   it("calls out a purchase that will fail at the horizon", () => {
     const md = summarizePreview(
       { steps: [{ op: "update", urn: urn("a"), oldState: { outputs: outputs({}) }, newState: { type: TYPE, inputs: { blobId: "b1", retentionEpochs: 60 } } }] },
