@@ -15,6 +15,8 @@
 //   node bench/folders.mjs --ci                    # 20 × 1 KiB, one-resource folder only, to a temp
 //                                                  # file; exit 1 if any step's requests differ from the minimum
 //   --scenarios 10000x1024,1000x1048576 --compare 1000   (--compare 0: no per-content comparison)
+//   --profile DIR                                  # CPU profiles of the program and provider per step
+//                                                  # (summarize: node bench/profile.mjs DIR/<step>)
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
@@ -34,6 +36,7 @@ const { values: cli } = parseArgs({
     scenarios: { type: "string" },
     compare: { type: "string" },
     out: { type: "string" },
+    profile: { type: "string" },
     "skip-install": { type: "boolean", default: false },
   },
 });
@@ -116,6 +119,7 @@ async function openStack(emu, variant, dir) {
   const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-`));
   const stackName = `folders-${variant}-${Math.random().toString(36).slice(2, 8)}`;
   const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "bench-passphrase", isolated: true });
+  if (cli.profile) envVars.NODE_OPTIONS = `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`;
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir: projectDir }, { envVars, pulumiCommand });
   await stack.setAllConfig({
@@ -164,6 +168,7 @@ async function runSteps(emu, variant, dir, n) {
   try {
     for (const step of STEPS) {
       step.before?.(dir);
+      if (cli.profile) stack.workspace.envVars.BENCH_CPU_PROF_DIR = path.join(cli.profile, `${variant}-${n}`, step.key);
       emu.clearRequests();
       const t0 = performance.now();
       const { peakMiB } = await withProviderPeak(() => (step.op === "up" ? stack.up() : step.op === "preview" ? stack.preview() : stack.destroy()));

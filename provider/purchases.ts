@@ -108,7 +108,7 @@ export async function adopt(client: TuskrClient, blobId: string, clock: PlanCloc
  */
 export async function upload(
   client: TuskrClient,
-  asset: { path?: string; text?: string; hash: string; size: number },
+  asset: { path?: string; text?: string; bytes?: Buffer; hash: string; size: number },
   upload: { filename: string; tag?: string; contentType: string; declaredEpochs: number; source: unknown },
   clock: PlanClock,
   log: Log,
@@ -118,7 +118,11 @@ export async function upload(
   // The upload buys at least one epoch: the declared ones if any (then no renew is needed), else the service's default.
   const epochs = upload.declaredEpochs >= 1 ? upload.declaredEpochs : undefined;
   const send = (key: string) =>
-    client.uploadFile({ path: asset.path, text: asset.text, filename }, { tag, epochs, contentType }, { idempotencyKey: key, epochMs: clock.epochMs });
+    client.uploadFile(
+      { path: asset.path, text: asset.text, bytes: asset.bytes, filename },
+      { tag, epochs, contentType },
+      { idempotencyKey: key, epochMs: clock.epochMs },
+    );
   const firstKey = purchaseKey(["upload", hash, epochs, filename, tag, contentType]);
   let result: UploadResult;
   try {

@@ -336,6 +336,9 @@ export interface CheckFailure {
   reason: string;
 }
 
+/** The inputs schema with every field optional, built once (zod compiles a schema on its first use: a folder checks thousands of entries). */
+const PARTIAL_INPUTS = StoredFileInputsSchema.partial();
+
 /**
  * Validates declared inputs. Never throws: returns the cleaned inputs (unknown preview values
  * passed through untouched) or one failure per bad field, each naming the field and the limit.
@@ -364,8 +367,7 @@ export function validateInputs(
     delete candidate.metadata;
   }
   // Unknown values are validated once known (at apply time, check runs again).
-  const schema = StoredFileInputsSchema.partial();
-  const parsed = schema.safeParse(candidate);
+  const parsed = PARTIAL_INPUTS.safeParse(candidate);
   if (parsed.success) {
     Object.assign(inputs, parsed.data);
   } else {

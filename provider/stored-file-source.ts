@@ -86,10 +86,38 @@ export async function assetProblem(
   return sourceProblem({ [SIG_KEY]: ASSET_SIG, path, text, uri });
 }
 
-/** The content as it is sent: where to read it, its SHA-256 (hex) and size, and how to let go of it. */
+/** Files up to this size are held in memory for their upload; larger ones are copied (streamed) to a private file. */
+const IN_MEMORY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * The file's bytes when it holds at most IN_MEMORY_MAX_BYTES, read through one descriptor into a
+ * buffer one byte larger than its size; undefined when it is larger, or grows while read (the
+ * buffer fills): such a file is copied instead.
+ */
+function readIfSmall(file: string): Buffer | undefined {
+  // Synchronous on purpose: at most a megabyte, and the promise API's per-call cost dominated a
+  // folder of thousands of small files.
+  const fd = fs.openSync(file, "r");
+  try {
+    const { size } = fs.fstatSync(fd);
+    if (size > IN_MEMORY_MAX_BYTES) return undefined;
+    const buffer = Buffer.allocUnsafe(size + 1);
+    let length = 0;
+    for (let n = fs.readSync(fd, buffer, 0, buffer.length, null); n > 0; n = fs.readSync(fd, buffer, length, buffer.length - length, null)) {
+      length += n;
+      if (length === buffer.length) return undefined;
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The content as it is sent: where to read it (a copy, a text or the bytes), its SHA-256 (hex) and size, and how to let go of it. */
 export interface ContentSnapshot {
   path?: string;
   text?: string;
+  bytes?: Buffer;
   hash: string;
   size: number;
   release(): Promise<void>;
@@ -106,6 +134,9 @@ export async function snapshotContent(asset: WireAsset): Promise<ContentSnapshot
   if (asset.text !== undefined) {
     return { text: asset.text, hash: hash.update(asset.text, "utf8").digest("hex"), size: Buffer.byteLength(asset.text, "utf8"), release: async () => {} };
   }
+  // A small file is read whole, once: the bytes hashed are the bytes sent (no copy on disk).
+  const small = readIfSmall(asset.path!);
+  if (small) return { bytes: small, hash: hash.update(small).digest("hex"), size: small.length, release: async () => {} };
   const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), "tuskr-upload-"));
   const copy = path.join(dir, "content");
   const release = () => fs.promises.rm(dir, { recursive: true, force: true });

@@ -19,6 +19,8 @@ import { FILE_FIELDS, FOLDER_INPUT_FIELDS, SHARED_FIELDS, type StoredFolderState
 
 type Props = Record<string, unknown>;
 
+const PARTIAL_INPUTS = StoredFolderInputsSchema.partial();
+
 /** Entries worked on at once (each request also waits for the client's own bound). */
 const WORKERS = 8;
 /** A preview names at most this many files one by one, then counts the rest. */
@@ -80,7 +82,7 @@ export class StoredFolderCore {
       inputs[key] = value;
       if (!isUnknown(value)) candidate[key] = value;
     }
-    const parsed = StoredFolderInputsSchema.partial().safeParse(candidate);
+    const parsed = PARTIAL_INPUTS.safeParse(candidate);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
         const [field, rel, sub] = issue.path.map(String);
@@ -222,26 +224,34 @@ export class StoredFolderCore {
     const news = req.inputs;
     const recorded = this.recordedEntries(before);
     const done = new Map<string, StoredFileState>();
+    // The content each entry holds: the hash `check` saw, unless the file changed before it was read for its upload.
+    const held = new Map<string, string>();
+    const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => {
+      const actual = state.sourceHash ?? entry.hash;
+      done.set(actual, state);
+      held.set(entry.hash, actual);
+    };
     const entries = this.entriesOf(news);
     const failed = await eachLimited(entries, async (entry) => {
       const entryReq = { inputs: this.entryInputs(news, entry), urn: this.entryUrn(req.urn, entry), secretInputs: this.entrySecrets(req.secretInputs) };
       const old = recorded.get(entry.hash);
       try {
-        if (old && !this.files.wouldChange(old, entryReq.inputs).replace) {
-          done.set(entry.hash, this.files.wouldChange(old, entryReq.inputs).changes ? await this.files.update(old.blobId ?? entry.hash, old, entryReq) : old);
-        } else {
-          done.set(entry.hash, (await this.files.create(entryReq)).state);
-        }
+        const plan = old ? this.files.wouldChange(old, entryReq.inputs) : undefined;
+        if (old && plan && !plan.replace) keep(entry, plan.changes ? await this.files.update(old.blobId ?? entry.hash, old, entryReq) : old);
+        else keep(entry, (await this.files.create(entryReq)).state);
       } catch (e) {
         // A step that went through is recorded (a StoredFile's partial failure carries its state); otherwise the old entry stays as it was.
         const partial = (e as { properties?: Props }).properties;
-        if (isPlainObject(partial) && typeof partial.blobId === "string") done.set(entry.hash, parseState(partial));
-        else if (old) done.set(entry.hash, old);
+        if (isPlainObject(partial) && typeof partial.blobId === "string") keep(entry, parseState(partial));
+        else if (old) keep(entry, old);
         throw e;
       }
     });
     const manifest: Record<string, string> = {};
-    for (const [rel, hash] of Object.entries(news.manifest as Record<string, string>)) if (done.has(hash)) manifest[rel] = hash;
+    for (const [rel, hash] of Object.entries(news.manifest as Record<string, string>)) {
+      const actual = held.get(hash);
+      if (actual !== undefined) manifest[rel] = actual;
+    }
     const state = this.assemble({ ...news, secretInputs: req.secretInputs.length > 0 ? [...req.secretInputs] : undefined }, manifest, done);
     if (failed.length > 0) {
       const reasons = failed.map(({ item, error }) => `${item.paths[0]}: ${error instanceof Error ? error.message : String(error)}`);
@@ -274,15 +284,26 @@ export class StoredFolderCore {
     state.urls = urls;
     // Without the asset (its hash is kept): the folder's manifest says where each content is, and an
     // asset comes back from the engine with its contents elided, which a program cannot read back.
-    state.entries = Object.fromEntries(
-      [...entries].map(([hash, { source: _asset, ...entry }]) => [hash, hideBookkeeping(entry)]),
-    ) as StoredFolderState["entries"];
+    // One JSON text, not a nested object: the engine carries, diffs and stores it as one value
+    // (10,000 entries as nested properties cost it seconds on every step), and no one reads it but us.
+    state.entries = JSON.stringify(
+      Object.fromEntries([...entries].map(([hash, { source: _asset, remainingEpochs: _derived, ...entry }]) => [hash, hideBookkeeping(entry)])),
+    );
     if (Array.isArray(from.secretInputs) && from.secretInputs.length > 0) state.secretInputs = from.secretInputs as string[];
     return state;
   }
 
   private recordedEntries(state: StoredFolderState): Map<string, StoredFileState> {
-    const entries = isPlainObject(state.entries) ? (state.entries as Record<string, Props>) : {};
+    let entries: Record<string, Props> = {};
+    if (isPlainObject(state.entries)) entries = state.entries as Record<string, Props>;
+    else if (typeof state.entries === "string") {
+      try {
+        const parsed: unknown = JSON.parse(state.entries);
+        if (isPlainObject(parsed)) entries = parsed as Record<string, Props>;
+      } catch {
+        // Unreadable: as if nothing were recorded (each entry is then found again by its upload).
+      }
+    }
     return new Map(Object.entries(entries).map(([hash, entry]) => [hash, parseState(entry)]));
   }
 

@@ -62,8 +62,8 @@ export const StoredFolderStateSchema = z
   .object({
     ...Object.fromEntries(FOLDER_INPUT_FIELDS.map((f) => [f, z.unknown().optional()])),
     ...computedShape,
-    /** Each content's entry (by sha256), as a StoredFile records its state (each read leniently on its own). */
-    entries: z.record(z.string(), z.record(z.string(), z.unknown())).nullish(),
+    /** Each content's entry (by sha256), as a StoredFile records its state, as one JSON text (each read leniently on its own). */
+    entries: z.union([z.string(), z.record(z.string(), z.record(z.string(), z.unknown()))]).nullish(),
     secretInputs: z.array(z.string()).nullish(),
   })
   .loose();

@@ -72,7 +72,8 @@ export class StoredFolder extends pulumi.ComponentResource {
           __urn: identityOf(name, this, STORED_FOLDER_TYPES.dynamic),
           __secretInputs: secretFieldsOf(declared),
         },
-        { parent: this },
+        // Each entry's state holds its values (tag, metadata, …): kept encrypted, as a secret input's are.
+        { parent: this, additionalSecretOutputs: ["entries"] },
         "tuskr",
         "StoredFolder",
       );

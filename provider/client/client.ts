@@ -98,6 +98,8 @@ const UploadRecordSchemaReceived = UploadRecordSchema.extend({
 export interface UploadSource {
   path?: string;
   text?: string;
+  /** The bytes themselves (a small file read once). */
+  bytes?: Buffer;
   filename: string;
 }
 
@@ -305,11 +307,21 @@ export class TuskrClient {
     options: { idempotencyKey: string; keyHonoured?: boolean; epochMs?: number },
   ): Promise<UploadResult> {
     const path = PATHS.files;
-    const size = source.text !== undefined ? Buffer.byteLength(source.text, "utf8") : (await fs.promises.stat(source.path!)).size;
+    const size =
+      source.bytes !== undefined
+        ? source.bytes.length
+        : source.text !== undefined
+          ? Buffer.byteLength(source.text, "utf8")
+          : (await fs.promises.stat(source.path!)).size;
     const form = async () => {
       const data = new FormData();
       const type = fields.contentType ?? "";
-      const blob = source.text !== undefined ? new Blob([source.text], { type }) : await fs.openAsBlob(source.path!, { type });
+      const blob =
+        source.bytes !== undefined
+          ? new Blob([source.bytes], { type })
+          : source.text !== undefined
+            ? new Blob([source.text], { type })
+            : await fs.openAsBlob(source.path!, { type });
       data.append("file", blob, source.filename);
       if (fields.tag !== undefined) data.append("tag", fields.tag);
       if (fields.epochs !== undefined) data.append("epochs", String(fields.epochs));
