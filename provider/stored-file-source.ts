@@ -86,8 +86,12 @@ export async function assetProblem(
   return sourceProblem({ [SIG_KEY]: ASSET_SIG, path, text, uri });
 }
 
-/** Files up to this size are held in memory for their upload; larger ones are copied (streamed) to a private file. */
-const IN_MEMORY_MAX_BYTES = 1024 * 1024;
+/**
+ * Files up to this size are held in memory for their upload (a folder of thousands of small files
+ * would otherwise pay a temporary copy each); larger ones are copied, streamed, to a private file
+ * and never held whole.
+ */
+const IN_MEMORY_MAX_BYTES = 64 * 1024;
 
 /**
  * The file's bytes when it holds at most IN_MEMORY_MAX_BYTES, read through one descriptor into a
@@ -95,7 +99,7 @@ const IN_MEMORY_MAX_BYTES = 1024 * 1024;
  * buffer fills): such a file is copied instead.
  */
 function readIfSmall(file: string): Buffer | undefined {
-  // Synchronous on purpose: at most a megabyte, and the promise API's per-call cost dominated a
+  // Synchronous on purpose: at most 64 KiB, and the promise API's per-call cost dominated a
   // folder of thousands of small files.
   const fd = fs.openSync(file, "r");
   try {
