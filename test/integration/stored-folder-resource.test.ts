@@ -149,6 +149,18 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(Object.keys((again.outs as Record<string, object>).blobIds)).toHaveLength(3);
   });
 
+  it("a file rewritten between the preview and its upload: recorded under the bytes sent, so the next preview shows no change", async () => {
+    write({ "a.txt": "as previewed", "b.txt": "b" });
+    const plugin = await newPlugin();
+    const checked = await plugin.folder.check(URN, {}, { path: dir });
+    write({ "a.txt": "rewritten before the upload" });
+    const { outs } = await plugin.folder.create(URN, checked.inputs);
+    emu.clearRequests();
+    const again = await up(outs, { path: dir });
+    expect(again.diff?.changes).toBe(false);
+    expect(requests()).toEqual([]);
+  });
+
   it("refresh: an expired entry leaves the state and the manifest, so the next up uploads it again", async () => {
     write({ "a.txt": "a", "b.txt": "b" });
     const created = await up(undefined, { path: dir, files: { "a.txt": { retentionEpochs: 4 } } });
