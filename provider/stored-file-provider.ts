@@ -18,8 +18,8 @@ const URN_KEY = "__urn";
 const SECRETS_KEY = "__secretInputs";
 const PROVIDER_KEY = "__provider";
 
-/** The resource's own inputs and the request they make: the URN and secret names split off. */
-function requestOf(news: Props): StoredFileRequest & { carried: Props } {
+/** The resource's own inputs and the request they make: the URN and secret names split off (StoredFolder's front door too). */
+export function requestOf(news: Props): StoredFileRequest & { carried: Props } {
   const { [URN_KEY]: urn, [SECRETS_KEY]: secrets, [PROVIDER_KEY]: _provider, ...inputs } = news ?? {};
   const secretInputs = Array.isArray(secrets) ? secrets.filter((s): s is string => typeof s === "string") : [];
   const carried: Props = {};
@@ -28,11 +28,11 @@ function requestOf(news: Props): StoredFileRequest & { carried: Props } {
   return { inputs, urn: typeof urn === "string" ? urn : undefined, secretInputs, carried };
 }
 
-/** A partial failure records what the engine stores with a dynamic resource's state: its provider. */
-function withProvider(news: Props): (error: unknown) => never {
+/** A partial failure records what the engine stores with a dynamic resource's state (`shape`d as recorded): its provider. */
+export function withProvider(news: Props, shape: (properties: Props) => Props = hideBookkeeping): (error: unknown) => never {
   return (error) => {
     const e = error as { properties?: Props };
-    if (e && typeof e.properties === "object" && e.properties !== null) e.properties = { ...hideBookkeeping(e.properties), [PROVIDER_KEY]: news[PROVIDER_KEY] };
+    if (e && typeof e.properties === "object" && e.properties !== null) e.properties = { ...shape(e.properties), [PROVIDER_KEY]: news[PROVIDER_KEY] };
     throw error;
   };
 }

@@ -1,9 +1,9 @@
 import type * as pulumi from "@pulumi/pulumi";
-import { isPlainObject } from "../api";
 import type { TuskrClientOptions } from "./client/client";
 import type { ConfigSource } from "./settings";
 import { type ProviderLog, StoredFileCore } from "./stored-file-core";
-import { StoredFolderCore, type StoredFolderRequest } from "./stored-folder-core";
+import { requestOf, withProvider } from "./stored-file-provider";
+import { StoredFolderCore } from "./stored-folder-core";
 import { type StoredFolderState, StoredFolderStateSchema } from "./stored-folder-schema";
 
 /**
@@ -15,32 +15,11 @@ import { type StoredFolderState, StoredFolderStateSchema } from "./stored-folder
 
 type Props = Record<string, unknown>;
 
-const URN_KEY = "__urn";
-const SECRETS_KEY = "__secretInputs";
-const PROVIDER_KEY = "__provider";
-
-function requestOf(news: Props): StoredFolderRequest & { carried: Props } {
-  const { [URN_KEY]: urn, [SECRETS_KEY]: secrets, [PROVIDER_KEY]: _provider, ...inputs } = news ?? {};
-  const secretInputs = Array.isArray(secrets) ? secrets.filter((s): s is string => typeof s === "string") : [];
-  const carried: Props = {};
-  if (typeof urn === "string") carried[URN_KEY] = urn;
-  if (Array.isArray(secrets)) carried[SECRETS_KEY] = secrets;
-  return { inputs, urn: typeof urn === "string" ? urn : undefined, secretInputs, carried };
-}
-
 const stateOf = (props: Props): StoredFolderState => {
   const parsed = StoredFolderStateSchema.safeParse(props);
   return parsed.success ? parsed.data : {};
 };
-
-/** A partial failure records what the engine stores with a dynamic resource's state: its provider. */
-function withProvider(news: Props): (error: unknown) => never {
-  return (error) => {
-    const e = error as { properties?: Props };
-    if (e && isPlainObject(e.properties)) e.properties = { ...e.properties, [PROVIDER_KEY]: news[PROVIDER_KEY] };
-    throw error;
-  };
-}
+const asRecorded = (properties: Props): Props => properties;
 
 class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   private readonly files: StoredFileCore;
@@ -67,7 +46,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async create(news: Props): Promise<pulumi.dynamic.CreateResult> {
-    const { id, state } = await this.core.create(requestOf(news)).catch(withProvider(news));
+    const { id, state } = await this.core.create(requestOf(news)).catch(withProvider(news, asRecorded));
     return { id, outs: state };
   }
 
@@ -77,7 +56,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-    return { outs: await this.core.update(id, stateOf(olds), requestOf(news)).catch(withProvider(news)) };
+    return { outs: await this.core.update(id, stateOf(olds), requestOf(news)).catch(withProvider(news, asRecorded)) };
   }
 
   /** Blobs cannot be deleted through the API: the files keep their periods, and no request is sent. */
