@@ -206,6 +206,12 @@ export class StoredFolderCore {
 
   /** Refresh: each entry read (as a StoredFile's refresh); an entry gone leaves the state, its paths the manifest. */
   async read(id: string, before: StoredFolderState, urn?: string): Promise<{ id?: string; state?: StoredFolderState; inputs?: Props }> {
+    // No state at all: `pulumi import`. A folder's entries are learnt by uploading its files, which an import must not do.
+    if (before.path === undefined && before.entries === undefined) {
+      throw new Error(
+        `StoredFolder ${JSON.stringify(id)} cannot be imported: its files' entries are found by uploading them, which an import must not do. Declare the folder and run \`pulumi up\` (stored bytes are answered with their existing entries), or import its files one by one as tuskr:index:StoredFile by blobId`,
+      );
+    }
     const recorded = this.recordedEntries(before);
     const fresh = new Map<string, StoredFileState>();
     const failed = await eachLimited([...recorded], async ([hash, entry]) => {

@@ -178,6 +178,12 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(emu.files().find((f) => f.blobId === (again.outs as Record<string, Record<string, string>>).blobIds["b.txt"])?.expired).toBe(false);
   });
 
+  it("import (a read with no state) is refused, saying why and what to do; nothing sent", async () => {
+    const plugin = await newPlugin();
+    await expect(plugin.folder.read("./site", URN, {})).rejects.toThrow(/cannot be imported: its files' entries are found by uploading them/);
+    expect(emu.requests()).toEqual([]);
+  });
+
   it("check: bad values name the field (shared, or the file's own), a link is refused, unknown inputs are refused; nothing sent", async () => {
     write({ "a.txt": "a", "b.txt": "b" });
     fs.symlinkSync("/etc/passwd", path.join(dir, "link"));
