@@ -130,7 +130,27 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
         `a link out of itself; leave it out (exclude: [${JSON.stringify(entry.rel)}]) or put the file itself there`,
     );
   }
-  return globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false, followSymbolicLinks: false }).sort();
+  const matched = globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false, followSymbolicLinks: false }).sort();
+  // A glob that names a path through a linked directory (`etc/*` where `etc` links to /etc) is
+  // walked through it by the glob library: every directory on a matched path is checked too.
+  const checked = new Set<string>();
+  for (const rel of matched) {
+    const parts = rel.split("/");
+    for (let i = 1; i <= parts.length; i++) {
+      const prefix = parts.slice(0, i).join("/");
+      if (checked.has(prefix)) continue;
+      checked.add(prefix);
+      const stat = fs.lstatSync(path.join(dir, prefix));
+      if (stat.isSymbolicLink() || (i === parts.length && !stat.isFile())) {
+        const what = stat.isSymbolicLink() ? `a symbolic link (to ${JSON.stringify(fs.readlinkSync(path.join(dir, prefix)))})` : "not a regular file";
+        throw new Error(
+          `StoredFolder ${name}: ${path.join(dir, prefix)} is ${what}, and the globs match ${rel} through it: a folder uploads regular files only, ` +
+            `and never follows a link out of itself; leave it out (exclude: [${JSON.stringify(prefix)}]) or put the files themselves there`,
+        );
+      }
+    }
+  }
+  return matched;
 }
 
 /** Every entry under `dir` that is neither a regular file nor a directory, found without following links. */

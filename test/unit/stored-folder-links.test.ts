@@ -56,6 +56,14 @@ describe("StoredFolder: links and special files", () => {
     );
   });
 
+  it.each([["etc/passwd"], ["etc/*"], ["etc/**/*.txt"]])("a glob through a linked directory (%s, etc → outside) is refused, naming the link", (glob) => {
+    const dir = folder(`through-${glob.replace(/\W+/g, "-")}`, (d) => fs.symlinkSync(path.join(root, "outside"), path.join(d, "etc")));
+    fs.writeFileSync(path.join(root, "outside", "passwd"), "root:x:0:0");
+    expect(() => new StoredFolder("site", { path: dir, include: [glob] })).toThrow(
+      /StoredFolder site: .*etc is a symbolic link .*the globs match etc\/\S+ through it.*exclude: \["etc"\]/,
+    );
+  });
+
   it("a FIFO is refused, naming it", () => {
     const dir = folder("fifo", (d) => require("node:child_process").execFileSync("mkfifo", [path.join(d, "pipe")]));
     expect(() => new StoredFolder("site", { path: dir })).toThrow(/StoredFolder site: .*pipe is not a regular file/);
