@@ -35,6 +35,11 @@ export interface StoredFileRequest {
   urn?: string;
   /** The inputs the program declared secret (names only): their values never reach a message. */
   secretInputs: readonly string[];
+  /**
+   * Upload only the content the preview saw: content that changed since is not uploaded (a
+   * folder's entries, where it could turn into another entry's bytes and be bought twice).
+   */
+  onlyPreviewedContent?: boolean;
 }
 
 /** What a refresh (or an import, with no state) found: nothing when the file is gone. */
@@ -158,11 +163,16 @@ export class StoredFileCore {
     const content = hash ? `sha256:${hash}` : `blobId:${String(inputs.blobId)}`;
     const other = this.claims.get(content);
     if (other !== undefined && other !== urn) {
-      const name = (u: string) => JSON.stringify(u.split("::").pop());
+      // A folder's entry is named `<folder>/sha256:<hash>` under the folder's URN: said as the folder.
+      const name = (u: string) => {
+        const last = u.split("::").pop() ?? u;
+        const entry = /^(.*)\/sha256:[0-9a-f]{64}$/.exec(last);
+        return entry && u.includes("StoredFolder") ? `StoredFolder ${JSON.stringify(entry[1])} (one of its files)` : `StoredFile ${JSON.stringify(last)}`;
+      };
       return {
         property: field,
         reason:
-          `StoredFile ${name(urn)} declares the same ${hash ? "content" : "blobId"} as StoredFile ${name(other)}: the service keeps one entry per ` +
+          `${name(urn)} declares the same ${hash ? "content" : "blobId"} as ${name(other)}: the service keeps one entry per ` +
           "content (its blobId derives from the bytes), so two resources on it would each buy toward an end of their own and set each " +
           "other's name, tag and metadata. Declare it once (a StoredFolder shares identical files by itself)",
       };
@@ -217,6 +227,11 @@ export class StoredFileCore {
       if (asset) {
         const content = await snapshotContent(asset);
         try {
+          if (asset.hash && asset.hash !== content.hash && req.onlyPreviewedContent) {
+            throw new Error(
+              `${asset.path ?? "the content"} changed after the preview (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): not uploaded; run \`pulumi up\` again to keep what it holds now`,
+            );
+          }
           if (asset.hash && asset.hash !== content.hash) {
             log(
               `warning: StoredFile (upload of ${asset.path ?? "text"}): the content changed after the engine read it (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): the bytes read now are uploaded and recorded; the next preview compares against them`,

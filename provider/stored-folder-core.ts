@@ -121,10 +121,13 @@ export class StoredFolderCore {
       }
       const checked = this.files.check({}, this.entryInputs(withManifest, entry), this.entrySecrets(secretInputs), this.entryUrn(urn, entry));
       for (const failure of checked.failures) {
-        const first = entry.paths[0];
-        const field = failure.property;
-        const property = field && own[first]?.[field as keyof FileValues] !== undefined ? `${at("files", first)}.${field}` : field;
-        const reason = field === "source" ? failure.reason : `${first}: ${failure.reason}`;
+        const field = failure.property as keyof FileValues;
+        // The path whose own value the entry took (a later path may declare the latest end), else the shared field.
+        const owner = entry.paths.find((rel) => own[rel]?.[field] !== undefined && jsonEqual(own[rel]?.[field], entry.values[field])) ?? entry.paths[0];
+        const declaredOwn = own[owner]?.[field] !== undefined;
+        // The content itself (unreadable, or declared elsewhere in the stack): about the folder's files, under `path`.
+        const property = (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
+        const reason = `${owner}: ${failure.reason}`;
         if (!failures.some((f) => f.property === property && f.reason === reason)) failures.push({ property, reason });
       }
     }
@@ -239,7 +242,12 @@ export class StoredFolderCore {
     };
     const entries = this.entriesOf(news);
     const failed = await eachLimited(entries, async (entry) => {
-      const entryReq = { inputs: this.entryInputs(news, entry), urn: this.entryUrn(req.urn, entry), secretInputs: this.entrySecrets(req.secretInputs) };
+      const entryReq = {
+        inputs: this.entryInputs(news, entry),
+        urn: this.entryUrn(req.urn, entry),
+        secretInputs: this.entrySecrets(req.secretInputs),
+        onlyPreviewedContent: true,
+      };
       const old = recorded.get(entry.hash);
       try {
         const plan = old ? this.files.wouldChange(old, entryReq.inputs) : undefined;

@@ -149,16 +149,27 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(Object.keys((again.outs as Record<string, object>).blobIds)).toHaveLength(3);
   });
 
-  it("a file rewritten between the preview and its upload: recorded under the bytes sent, so the next preview shows no change", async () => {
-    write({ "a.txt": "as previewed", "b.txt": "b" });
+  it("a file rewritten between the preview and its upload is not uploaded (it could become another entry's bytes); the next up keeps it", async () => {
+    write({ "a.txt": "AAA", "b.txt": "BBB" });
     const plugin = await newPlugin();
-    const checked = await plugin.folder.check(URN, {}, { path: dir });
-    write({ "a.txt": "rewritten before the upload" });
-    const { outs } = await plugin.folder.create(URN, checked.inputs);
+    const checked = await plugin.folder.check(URN, {}, { path: dir, retentionEpochs: 3 });
+    // Rewritten to b.txt's bytes: uploading it too would buy b.txt's content twice (a service that sells on every upload).
+    write({ "a.txt": "BBB" });
+    const failed = (await plugin.folder.create(URN, checked.inputs).then(
+      () => undefined,
+      (e) => e,
+    )) as Error & { properties?: Record<string, unknown> };
+    expect(failed?.message).toMatch(/1 of 2 file\(s\) failed: a\.txt: .*a\.txt changed after the preview .*not uploaded/);
+    expect(requests()).toEqual(["upload"]);
     emu.clearRequests();
-    const again = await up(outs, { path: dir });
-    expect(again.diff?.changes).toBe(false);
-    expect(requests()).toEqual([]);
+    const again = await up(failed.properties, { path: dir, retentionEpochs: 3 });
+    // Now a.txt and b.txt are one content, stored once: nothing to upload, only the shared entry's name.
+    expect(requests().filter((r) => r === "upload")).toEqual([]);
+    const ids = (again.outs as Record<string, Record<string, string>>).blobIds;
+    expect(ids["a.txt"]).toBe(ids["b.txt"]);
+    expect(emu.files().find((f) => f.blobId === ids["a.txt"])?.endEpoch).toBe(emu.currentEpoch() + 3);
+    emu.clearRequests();
+    expect((await up(again.outs, { path: dir, retentionEpochs: 3 })).diff?.changes).toBe(false);
   });
 
   it("refresh: an expired entry leaves the state and the manifest, so the next up uploads it again", async () => {
@@ -199,6 +210,25 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
       { property: "colour", reason: expect.stringMatching(/colour is not an input of StoredFolder/) },
       { property: "tag", reason: expect.stringMatching(/tag must be at most 256/) },
       { property: 'files["b.txt"].contentType', reason: expect.stringMatching(/contentType must be a media type/) },
+    ]);
+    // A duplicate's own later end is blamed on that path and field; a content a StoredFile declares too, under `path`.
+    write({ "c.txt": "b" });
+    const far = new Date(Date.now() + 400 * 86_400_000).toISOString();
+    const dup = await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], files: { "c.txt": { retainUntil: far } } });
+    expect(dup.failures).toEqual([{ property: 'files["c.txt"].retainUntil', reason: expect.stringMatching(/^c\.txt: retainUntil .* is 400 epochs from now/) }]);
+    const hash = (await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"] })).inputs.manifest as Record<string, string>;
+    const fileUrn = "urn:pulumi:dev::proj::tuskr:index:StoredFile::one";
+    const source = { [SIG]: "c44067f5952c0a294b673a41bacd8c17", path: path.join(dir, "a.txt"), hash: hash["a.txt"] };
+    const file = await plugin.check(fileUrn, {}, { source });
+    expect(file.failures).toEqual([
+      { property: "source", reason: expect.stringMatching(/^StoredFile "one" declares the same content as StoredFolder "site" \(one of its files\)/) },
+    ]);
+    // The other order, in a run of its own.
+    const fresh = await newPlugin();
+    expect((await fresh.check(fileUrn, {}, { source })).failures).toEqual([]);
+    const both = await fresh.folder.check(URN, {}, { path: dir, exclude: ["link"] });
+    expect(both.failures).toEqual([
+      { property: "path", reason: expect.stringMatching(/^a\.txt: StoredFolder "site" \(one of its files\) declares the same content as StoredFile "one"/) },
     ]);
     expect(emu.requests()).toEqual([]);
   });
