@@ -135,6 +135,10 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
   // walked through it by the glob library: every directory on a matched path is checked too.
   const checked = new Set<string>();
   for (const rel of matched) {
+    // A glob can still reach out after the check above (braces: `..{,}/*` is `../*`): what it matched must be inside.
+    if (path.isAbsolute(rel) || rel.split("/").includes("..")) {
+      throw new Error(`StoredFolder ${name}: the globs match ${JSON.stringify(rel)}, outside the folder; globs are relative to ${dir} and stay inside it`);
+    }
     const parts = rel.split("/");
     for (let i = 1; i <= parts.length; i++) {
       const prefix = parts.slice(0, i).join("/");

@@ -38,7 +38,8 @@ export function withProvider(news: Props, shape: (properties: Props) => Props = 
 }
 
 export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
-  private readonly core: StoredFileCore;
+  /** Shared with the one-resource StoredFolder in the same provider process: one claim of each content across both. */
+  readonly core: StoredFileCore;
 
   /**
    * @param clientOptions added to what the settings give (tests inject retry counters here).

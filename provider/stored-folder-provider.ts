@@ -1,8 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
-import type { TuskrClientOptions } from "./client/client";
 import type { ConfigSource } from "./settings";
-import { type ProviderLog, StoredFileCore } from "./stored-file-core";
-import { requestOf, withProvider } from "./stored-file-provider";
+import type { ProviderLog, StoredFileCore } from "./stored-file-core";
+import { requestOf, storedFileProvider, withProvider } from "./stored-file-provider";
 import { StoredFolderCore } from "./stored-folder-core";
 import { type StoredFolderState, StoredFolderStateSchema } from "./stored-folder-schema";
 
@@ -25,8 +24,9 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   private readonly files: StoredFileCore;
   private readonly core: StoredFolderCore;
 
-  constructor(clientOptions: Partial<TuskrClientOptions> = {}, log: ProviderLog = (line) => console.log(line)) {
-    this.files = new StoredFileCore(clientOptions, log);
+  /** @param files the StoredFile core it shares (the dynamic StoredFile's, in the same provider process). */
+  constructor(files: StoredFileCore, log: ProviderLog = (line) => console.log(line)) {
+    this.files = files;
     this.core = new StoredFolderCore(this.files, log);
   }
 
@@ -64,4 +64,4 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
 }
 
 /** The provider the serialized stub loads (`pulumi-tuskr/folder-impl`): one per provider process. */
-export const storedFolderProvider = new StoredFolderProvider();
+export const storedFolderProvider = new StoredFolderProvider(storedFileProvider.core);

@@ -189,6 +189,30 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(emu.files().find((f) => f.blobId === (again.outs as Record<string, Record<string, string>>).blobIds["b.txt"])?.expired).toBe(false);
   });
 
+  it("TypeScript: a StoredFile and a one-resource StoredFolder on the same bytes are refused (one core in the provider process)", async () => {
+    write({ "same.txt": "same bytes in both\n" });
+    const { storedFileProvider } = await import("../../provider/stored-file-provider");
+    const { storedFolderProvider } = await import("../../provider/stored-folder-provider");
+    const config = { config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } };
+    await storedFileProvider.configure(config);
+    await storedFolderProvider.configure(config);
+    const text = "same bytes in both\n";
+    const hash = (await import("node:crypto")).createHash("sha256").update(text).digest("hex");
+    const file = await storedFileProvider.check(
+      {},
+      { source: { [SIG]: "c44067f5952c0a294b673a41bacd8c17", text, hash }, __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFile::lone" },
+    );
+    expect(file.failures).toEqual([]);
+    const folder = await storedFolderProvider.check({}, { path: dir, __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::site" });
+    expect(folder.failures).toEqual([
+      {
+        property: "path",
+        reason: expect.stringMatching(/^same\.txt: StoredFolder "site" \(one of its files\) declares the same content as StoredFile "lone"/),
+      },
+    ]);
+    expect(emu.requests()).toEqual([]);
+  });
+
   it("import (a read with no state) is refused, saying why and what to do; nothing sent", async () => {
     const plugin = await newPlugin();
     await expect(plugin.folder.read("./site", URN, {})).rejects.toThrow(/cannot be imported: its files' entries are found by uploading them/);

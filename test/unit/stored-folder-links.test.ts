@@ -64,6 +64,14 @@ describe("StoredFolder: links and special files", () => {
     );
   });
 
+  it.each([["..{,}/*"], ["..{,}/**/*"], ["..{,}/secret.txt"]])("a brace glob that reaches out (%s) is refused", (glob) => {
+    const dir = folder(`brace-${glob.replace(/\W+/g, "-")}`, () => undefined);
+    fs.writeFileSync(path.join(root, "secret.txt"), "one level up");
+    expect(() => new StoredFolder("site", { path: dir, include: ["**/*", glob] })).toThrow(
+      /StoredFolder site: the glob(s match "\.\.\/.*", outside the folder| .* leaves the folder)/,
+    );
+  });
+
   it("a FIFO is refused, naming it", () => {
     const dir = folder("fifo", (d) => require("node:child_process").execFileSync("mkfifo", [path.join(d, "pipe")]));
     expect(() => new StoredFolder("site", { path: dir })).toThrow(/StoredFolder site: .*pipe is not a regular file/);
