@@ -99,10 +99,10 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         expect(fileRequests().map((r) => [r.route, r.requestBody])).toEqual([["patch", { tag: "brand" }]]);
 
         // Import another file: a GET at the preview and one at the import, no write, and the
-        // YAML to declare it.
+        // YAML to declare it. (After `--`: a blobId may start with "-", which the CLI would read as a flag.)
         const report = (await emu.uploadFile({ content: `report ${Math.random()}`, filename: "report.csv", tag: "reports" })).blobId;
         emu.clearRequests();
-        const imported = await cli(["import", PLUGIN_TYPE, "report", report, "--yes", "--protect=false"]);
+        const imported = await cli(["import", "--yes", "--protect=false", "--", PLUGIN_TYPE, "report", report]);
         expect(imported.code, imported.stderr).toBe(0);
         expect(routes()).toEqual(["get", "get"]);
         expect(imported.stdout).toMatch(/type: tuskr:StoredFile/);
@@ -169,7 +169,7 @@ describe("moving a stack from the dynamic StoredFile to the plugin's", () => {
 
         // 1. Import the file as the plugin's resource: a GET at the preview, one at the import.
         emu.clearRequests();
-        const imported = await cli(["import", PLUGIN_TYPE, "logo", blobId, "--yes", "--generate-code=false", "--protect=false"]);
+        const imported = await cli(["import", "--yes", "--generate-code=false", "--protect=false", "--", PLUGIN_TYPE, "logo", blobId]);
         expect(imported.code, imported.stdout + imported.stderr).toBe(0);
         expect(routes()).toEqual(["get", "get"]);
         // 2. Remove the dynamic resource from state (its delete would send nothing anyway).

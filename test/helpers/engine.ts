@@ -198,7 +198,10 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
     new Promise((resolve) => {
       execFile(
         path.join(pulumiDir, "pulumi"),
-        [...args, "--stack", name, "--non-interactive"],
+        // The stack flags go before a `--` (after it everything is an argument: a blobId may start with "-").
+        args.includes("--")
+          ? [...args.slice(0, args.indexOf("--")), "--stack", name, "--non-interactive", ...args.slice(args.indexOf("--"))]
+          : [...args, "--stack", name, "--non-interactive"],
         { cwd: workDir, env: { ...process.env, ...envVars }, maxBuffer: 256 * 1024 * 1024 },
         (error, stdout, stderr) => {
           transcript.push(stdout, stderr);
