@@ -4,6 +4,7 @@ import * as path from "node:path";
 import picomatch from "picomatch";
 import { globSync } from "tinyglobby";
 import { retainUntilMs } from "./stored-file-schema";
+import { FILE_FIELDS } from "./stored-folder-schema";
 
 /**
  * A folder's files and the rule that makes them entries: one entry per content, named by its
@@ -13,18 +14,12 @@ import { retainUntilMs } from "./stored-file-schema";
  */
 
 /** The values a file of a folder may declare (shared ones, or a path's own). */
-export interface FileValues<V = unknown> {
-  name?: V;
-  tag?: V;
-  metadata?: V;
-  contentType?: V;
-  retentionEpochs?: V;
-  retainUntil?: V;
-  keepAlive?: V;
-}
+export type FileValues<V = unknown> = Partial<Record<(typeof FILE_FIELDS)[number], V>>;
 
+/** The values that set an entry's end: the latest any of its paths declares is taken. */
+const END_FIELDS: readonly string[] = ["retentionEpochs", "retainUntil"];
 /** The values that name and describe an entry: taken from its first path alone. */
-const FIRST_PATH_FIELDS = ["name", "tag", "metadata", "contentType", "keepAlive"] as const;
+const FIRST_PATH_FIELDS = FILE_FIELDS.filter((f) => !END_FIELDS.includes(f));
 
 /** One content of a folder: its SHA-256 (hex), its paths (sorted), the values its entry declares. */
 export interface FolderEntry<V> {
@@ -59,7 +54,7 @@ export function folderEntries<V>(groups: Map<string, string[]>, shared: FileValu
     if (until !== undefined) values.retainUntil = until;
     const notApplied = paths
       .slice(1)
-      .map((rel) => ({ path: rel, fields: FIRST_PATH_FIELDS.filter((f) => own[rel]?.[f] !== undefined) as string[] }))
+      .map((rel) => ({ path: rel, fields: FIRST_PATH_FIELDS.filter((f) => own[rel]?.[f] !== undefined) }))
       .filter((n) => n.fields.length > 0);
     entries.push({ hash, paths, values, notApplied });
   }

@@ -232,14 +232,9 @@ export class StoredFolderCore {
   private async converge(id: string, before: StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
     const news = req.inputs;
     const recorded = this.recordedEntries(before);
+    // Each entry kept, by the content `check` saw (an upload sends only that content: `onlyPreviewedContent`).
     const done = new Map<string, StoredFileState>();
-    // The content each entry holds: the hash `check` saw, unless the file changed before it was read for its upload.
-    const held = new Map<string, string>();
-    const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => {
-      const actual = state.sourceHash ?? entry.hash;
-      done.set(actual, state);
-      held.set(entry.hash, actual);
-    };
+    const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
     const entries = this.entriesOf(news);
     const failed = await eachLimited(entries, async (entry) => {
       const entryReq = {
@@ -261,11 +256,8 @@ export class StoredFolderCore {
         throw e;
       }
     });
-    const manifest: Record<string, string> = {};
-    for (const [rel, hash] of Object.entries(news.manifest as Record<string, string>)) {
-      const actual = held.get(hash);
-      if (actual !== undefined) manifest[rel] = actual;
-    }
+    // The paths of the entries kept (a failed new content is not recorded: the next `up` sends it).
+    const manifest = Object.fromEntries(Object.entries(news.manifest as Record<string, string>).filter(([, hash]) => done.has(hash)));
     const state = this.assemble({ ...news, secretInputs: req.secretInputs.length > 0 ? [...req.secretInputs] : undefined }, manifest, done);
     if (failed.length > 0) {
       const reasons = failed.map(({ item, error }) => `${item.paths[0]}: ${error instanceof Error ? error.message : String(error)}`);
