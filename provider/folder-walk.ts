@@ -80,10 +80,14 @@ export function byContent(dir: string, relatives: string[]): Map<string, string[
   return groups;
 }
 
+/** The chunk files are hashed through: one for the process (a walk is synchronous), not one per file. */
+let chunk: Buffer | undefined;
+
 /** A file's SHA-256 (hex), read in chunks (never held whole). */
 function hashFileSync(file: string): string {
   const hash = createHash("sha256");
-  const buffer = Buffer.allocUnsafe(1024 * 1024);
+  chunk ??= Buffer.allocUnsafe(1024 * 1024);
+  const buffer = chunk;
   const fd = fs.openSync(file, "r");
   try {
     for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) hash.update(buffer.subarray(0, n));

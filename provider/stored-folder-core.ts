@@ -1,11 +1,12 @@
 import * as path from "node:path";
 import { isPlainObject, jsonEqual } from "../api";
+import { packEntries, unpackEntries } from "./folder-entries";
 import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
 import type { PropertyDiff } from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, isUnknown } from "./stored-file-schema";
-import { hideBookkeeping, parseState } from "./stored-file-state";
+import { parseState } from "./stored-file-state";
 import { FILE_FIELDS, FOLDER_INPUT_FIELDS, SHARED_FIELDS, type StoredFolderState, StoredFolderInputsSchema } from "./stored-folder-schema";
 
 /**
@@ -288,29 +289,15 @@ export class StoredFolderCore {
     state.manifest = manifest;
     state.blobIds = blobIds;
     state.urls = urls;
-    // Without the asset (its hash is kept): the folder's manifest says where each content is, and an
-    // asset comes back from the engine with its contents elided, which a program cannot read back.
     // One JSON text, not a nested object: the engine carries, diffs and stores it as one value
     // (10,000 entries as nested properties cost it seconds on every step), and no one reads it but us.
-    state.entries = JSON.stringify(
-      Object.fromEntries([...entries].map(([hash, { source: _asset, remainingEpochs: _derived, ...entry }]) => [hash, hideBookkeeping(entry)])),
-    );
+    state.entries = packEntries(entries, { manifest, blobIds, urls });
     if (Array.isArray(from.secretInputs) && from.secretInputs.length > 0) state.secretInputs = from.secretInputs as string[];
     return state;
   }
 
   private recordedEntries(state: StoredFolderState): Map<string, StoredFileState> {
-    let entries: Record<string, Props> = {};
-    if (isPlainObject(state.entries)) entries = state.entries as Record<string, Props>;
-    else if (typeof state.entries === "string") {
-      try {
-        const parsed: unknown = JSON.parse(state.entries);
-        if (isPlainObject(parsed)) entries = parsed as Record<string, Props>;
-      } catch {
-        // Unreadable: as if nothing were recorded (each entry is then found again by its upload).
-      }
-    }
-    return new Map(Object.entries(entries).map(([hash, entry]) => [hash, parseState(entry)]));
+    return unpackEntries(state.entries, { manifest: state.manifest ?? {}, blobIds: state.blobIds ?? {}, urls: state.urls ?? {} });
   }
 
   /** The folder's entries, from the manifest `check` computed and the declared values. */

@@ -3,8 +3,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
+import { type EntryOutputs, unpackEntries } from "../../provider/folder-entries";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
 import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
+import { hideBookkeeping } from "../../provider/stored-file-state";
 
 /**
  * `tuskr:index:StoredFolder`, the folder as one resource, through the plugin's front door (the
@@ -112,6 +114,33 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(after.blobIds["home/index.html"]).toBe(outs.blobIds["index.html"]);
     expect(Object.keys(after.blobIds).sort()).toEqual(["a/LICENSE", "b/LICENSE", "css/site.css", "home/index.html", "new.svg"]);
     expect(emu.files().find((f) => f.blobId === after.blobIds["new.svg"])?.mimeType).toBe("image/svg+xml");
+  });
+
+  it("a state the previous release wrote (each entry whole, keyed by hash) upgrades in place: no change, nothing sent; the next write records each entry once", async () => {
+    write({ "index.html": "<p>home</p>", "a/LICENSE": "MIT", "b/LICENSE": "MIT" });
+    const program = { path: dir, tag: "site", retentionEpochs: 3 };
+    const created = (await up(undefined, program)).outs as Record<string, unknown>;
+    const outputs = created as unknown as EntryOutputs;
+    // The previous release's text: every entry whole (its bookkeeping under hidden keys), keyed by its content's hash.
+    const previous = {
+      ...created,
+      entries: JSON.stringify(Object.fromEntries([...unpackEntries(created.entries, outputs)].map(([hash, e]) => [hash, hideBookkeeping(e)]))),
+    };
+    emu.clearRequests();
+    const same = await up(previous, program);
+    expect(same.diff?.changes).toBe(false);
+    expect(requests()).toEqual([]);
+    // The next write (one file added) keeps each entry as it was, written once.
+    write({ "new.txt": "new" });
+    const next = (await up(previous, program)).outs as Record<string, unknown>;
+    expect(requests()).toEqual(["upload"]);
+    const text = String(next.entries);
+    for (const blobId of Object.values(next.blobIds as Record<string, string>)) expect(text).not.toContain(blobId);
+    expect(
+      new Map(
+        [...unpackEntries(next.entries, next as unknown as EntryOutputs)].filter(([hash]) => hash !== (next.manifest as Record<string, string>)["new.txt"]),
+      ),
+    ).toEqual(unpackEntries(created.entries, outputs));
   });
 
   it("retainUntil on the folder: files added at different times reach the same end, each buying its gap", async () => {

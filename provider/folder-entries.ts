@@ -1,0 +1,92 @@
+import { isPlainObject } from "../api";
+import type { StoredFileState } from "./stored-file-schema";
+import { parseState } from "./stored-file-state";
+
+/**
+ * How a folder's entries are recorded: one JSON text in its state, written small, because the
+ * engine carries, logs and (at every checkpoint) writes the whole state, so at 10,000 files
+ * every byte of an entry costs 10,000 times on every step. An entry records only what no other
+ * part of the state says:
+ *   - its content's hash is its key (`sourceHash`), and its blobId and url are the folder's
+ *     `blobIds` and `urls` outputs at its first path;
+ *   - a value every entry holds alike (tag, retentionEpochs, a common size or type, …) is
+ *     written once, under `shared`.
+ * Entries recorded by the release before this format (each entry whole, keyed by hash) are read
+ * as they are.
+ */
+
+type Props = Record<string, unknown>;
+
+/** The recorded text's format. */
+const FORMAT = 2;
+
+/** Where an entry's blobId and url are said once more: the folder's outputs at its first path. */
+export interface EntryOutputs {
+  manifest: Record<string, string>;
+  blobIds: Record<string, string>;
+  urls: Record<string, string>;
+}
+
+/** What the rest of the state says of the entry of `hash` (its first path's outputs, its content). */
+function derivedOf(outputs: EntryOutputs): (hash: string) => Props {
+  const firstPath = new Map<string, string>();
+  for (const rel of Object.keys(outputs.manifest).sort()) {
+    const hash = outputs.manifest[rel];
+    if (!firstPath.has(hash)) firstPath.set(hash, rel);
+  }
+  return (hash) => {
+    const rel = firstPath.get(hash);
+    return { sourceHash: hash, blobId: rel === undefined ? undefined : outputs.blobIds[rel], url: rel === undefined ? undefined : outputs.urls[rel] };
+  };
+}
+
+const same = (a: unknown, b: unknown) => a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));
+
+/** The entries as the recorded text (without the asset, which the manifest says, and without derived counts). */
+export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outputs: EntryOutputs): string {
+  const whole = [...entries].map(([hash, { source: _asset, remainingEpochs: _derived, ...entry }]) => [hash, entry as Props] as const);
+  // A value every entry holds alike (two entries at least: one alone has nothing to share).
+  const shared: Props = {};
+  if (whole.length > 1) {
+    for (const [field, value] of Object.entries(whole[0][1])) {
+      if (value !== undefined && whole.every(([, e]) => same(e[field], value))) shared[field] = value;
+    }
+  }
+  const derived = derivedOf(outputs);
+  const packed: Record<string, Props> = {};
+  for (const [hash, entry] of whole) {
+    const known = derived(hash);
+    const own: Props = {};
+    for (const [field, value] of Object.entries(entry)) {
+      if (value === undefined || field in shared) continue;
+      if (known[field] !== undefined && same(known[field], value)) continue;
+      own[field] = value;
+    }
+    packed[hash] = own;
+  }
+  return JSON.stringify({ format: FORMAT, shared, entries: packed });
+}
+
+/** The recorded entries, by content hash, each read leniently (an unreadable text: none recorded, each is found again by its upload). */
+export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<string, StoredFileState> {
+  let parsed: unknown = recorded;
+  if (typeof recorded === "string") {
+    try {
+      parsed = JSON.parse(recorded);
+    } catch {
+      parsed = undefined;
+    }
+  }
+  if (!isPlainObject(parsed)) return new Map();
+  // The release before: each entry whole, keyed by hash.
+  if (parsed.format === undefined) return new Map(Object.entries(parsed).map(([hash, entry]) => [hash, parseState(isPlainObject(entry) ? entry : {})]));
+  if (parsed.format !== FORMAT || !isPlainObject(parsed.entries)) return new Map();
+  const shared = isPlainObject(parsed.shared) ? parsed.shared : {};
+  const derived = derivedOf(outputs);
+  return new Map(
+    Object.entries(parsed.entries).map(([hash, own]) => {
+      const known = Object.fromEntries(Object.entries(derived(hash)).filter(([, v]) => v !== undefined));
+      return [hash, parseState({ ...known, ...shared, ...(isPlainObject(own) ? own : {}) })];
+    }),
+  );
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { type EntryOutputs, packEntries, unpackEntries } from "../../provider/folder-entries";
+import type { StoredFileState } from "../../provider/stored-file-schema";
+
+/**
+ * A folder's entries as its state records them: small (what the outputs already say, and what
+ * every entry holds alike, written once), read back exactly, and the previous release's format
+ * (each entry whole, keyed by hash) still read.
+ */
+
+const H = (c: string) => c.repeat(64);
+const entry = (c: string, extra: Partial<StoredFileState> = {}): StoredFileState => ({
+  blobId: `blob-${c}`,
+  url: `http://127.0.0.1:1/cdn/blob-${c}`,
+  size: 1024,
+  mimeType: "text/html",
+  createdAt: `2026-11-24T10:00:0${c.charCodeAt(0) % 10}.000Z`,
+  expiresAt: "2026-11-27T10:00:00.000Z",
+  name: `${c}.html`,
+  tag: "site",
+  retentionEpochs: 3,
+  retentionDeclared: true,
+  retentionStartAfterCreated: -100,
+  sourceHash: H(c),
+  ...extra,
+});
+
+/** The outputs a folder records for these entries: each path's blobId and url. */
+function outputsOf(manifest: Record<string, string>, entries: Map<string, StoredFileState>): EntryOutputs {
+  const blobIds: Record<string, string> = {};
+  const urls: Record<string, string> = {};
+  for (const [rel, hash] of Object.entries(manifest)) {
+    const e = entries.get(hash)!;
+    if (e.blobId) blobIds[rel] = e.blobId;
+    if (e.url) urls[rel] = e.url;
+  }
+  return { manifest, blobIds, urls };
+}
+
+describe("a folder's recorded entries", () => {
+  const entries = new Map<string, StoredFileState>([
+    [H("a"), entry("a")],
+    // Another type, its own metadata, no url reported.
+    [H("b"), entry("b", { mimeType: "text/css", metadata: { owner: "web" }, url: undefined })],
+    [H("c"), entry("c", { tag: "other", retainUntil: "2027-01-01T00:00:00Z" })],
+    // An entry no path names any more (a refresh keeps it until the next write).
+    [H("d"), entry("d")],
+  ]);
+  const manifest = { "a.html": H("a"), "z/a-copy.html": H("a"), "b.css": H("b"), "c.html": H("c") };
+  const outputs = outputsOf(manifest, entries);
+
+  it("are read back as they were written", () => {
+    const text = packEntries(entries, outputs);
+    expect(unpackEntries(text, outputs)).toEqual(entries);
+  });
+
+  it("say each blobId, url and content hash only where the outputs do not, and a value every entry holds once", () => {
+    const text = packEntries(entries, outputs);
+    // Said by the outputs (blobIds, urls at the first path; the key): not repeated.
+    for (const c of ["a", "b", "c"]) expect(text.split(`blob-${c}`).length - 1).toBe(0);
+    expect(text.split(H("a")).length - 1).toBe(1);
+    // Not in the outputs (no path names it): kept with the entry.
+    expect(text).toContain('"blobId":"blob-d"');
+    // Held alike by every entry: once.
+    expect(text.split('"expiresAt"').length - 1).toBe(1);
+    expect(text.split('"retentionStartAfterCreated"').length - 1).toBe(1);
+    // Not alike: with each entry.
+    expect(text.split('"createdAt"').length - 1).toBe(4);
+  });
+
+  it("written by the previous release (each entry whole, keyed by hash) are read as they are", () => {
+    const previous = JSON.stringify(
+      Object.fromEntries(
+        [...entries].map(([hash, { sourceHash, retentionDeclared, retentionStartAfterCreated, ...e }]) => [
+          hash,
+          { ...e, __sourceHash: sourceHash, __retentionDeclared: retentionDeclared, __retentionStartAfterCreated: retentionStartAfterCreated },
+        ]),
+      ),
+    );
+    expect(unpackEntries(previous, outputs)).toEqual(entries);
+    expect(unpackEntries(JSON.parse(previous), outputs)).toEqual(entries);
+  });
+
+  it("unreadable: none recorded (each content is then found again by its upload)", () => {
+    expect(unpackEntries("{not json", outputs).size).toBe(0);
+    expect(unpackEntries(JSON.stringify({ format: 99, entries: {} }), outputs).size).toBe(0);
+    expect(unpackEntries(undefined, outputs).size).toBe(0);
+  });
+});
