@@ -19,6 +19,7 @@ import {
 } from "../../api";
 import { USER_AGENT } from "../version";
 import { TuskrApiError, isTuskrApiError, redactString, redactValue } from "./errors";
+import { type MultipartBody, multipartBody } from "./multipart";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";
 
 export const DEFAULT_BASE_URL = "https://api.tuskr.dev";
@@ -205,8 +206,8 @@ interface SendOptions<S extends z.ZodType> {
   body?: unknown;
   /** The file the request is about: only a 404/410 naming it says that it is gone. */
   about?: string;
-  /** A multipart body instead of JSON: a fresh form for each attempt (its file streams once). */
-  form?: () => Promise<FormData>;
+  /** A multipart body instead of JSON: a fresh one for each attempt (its file streams once). */
+  form?: () => Promise<MultipartBody>;
   /** More time for this request than `timeoutMs` (an upload's body takes time to send). */
   extraMs?: number;
   headers?: Record<string, string>;
@@ -313,20 +314,19 @@ export class TuskrClient {
         : source.text !== undefined
           ? Buffer.byteLength(source.text, "utf8")
           : (await fs.promises.stat(source.path!)).size;
-    const form = async () => {
-      const data = new FormData();
-      const type = fields.contentType ?? "";
-      const blob =
+    const fieldsSent: Array<[string, string]> = [];
+    if (fields.tag !== undefined) fieldsSent.push(["tag", fields.tag]);
+    if (fields.epochs !== undefined) fieldsSent.push(["epochs", String(fields.epochs)]);
+    const part = { filename: source.filename, type: fields.contentType ?? "" };
+    const form = async () =>
+      multipartBody(
         source.bytes !== undefined
-          ? new Blob([source.bytes], { type })
+          ? { ...part, bytes: source.bytes }
           : source.text !== undefined
-            ? new Blob([source.text], { type })
-            : await fs.openAsBlob(source.path!, { type });
-      data.append("file", blob, source.filename);
-      if (fields.tag !== undefined) data.append("tag", fields.tag);
-      if (fields.epochs !== undefined) data.append("epochs", String(fields.epochs));
-      return data;
-    };
+            ? { ...part, bytes: Buffer.from(source.text, "utf8") }
+            : { ...part, path: source.path!, size },
+        fieldsSent,
+      );
     const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
     const deadline = this.deadline();
     const extraMs = Math.ceil(size / (1024 * 1024)) * 1000;
@@ -594,12 +594,13 @@ export class TuskrClient {
     const own = this.timeoutMs + (opts.extraMs ?? 0);
     const limit = Math.min(own, remaining);
     const signal = AbortSignal.timeout(limit);
+    const form = opts.form ? await opts.form() : undefined;
     try {
       return await this.http.request({
         method,
         url: path,
-        data: opts.form ? await opts.form() : opts.body === undefined ? undefined : JSON.stringify(opts.body),
-        headers: opts.form ? { ...opts.headers, "Content-Type": "multipart/form-data" } : opts.headers,
+        data: form ? form.body : opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        headers: form ? { ...opts.headers, "Content-Type": form.contentType, "Content-Length": String(form.length) } : opts.headers,
         signal,
       });
     } catch (e) {
