@@ -100,7 +100,8 @@ const retainUntil = z
 const CONTENT_TYPE_MAX_LENGTH = 255;
 const TOKEN = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*";
 /** `type/subtype`, optionally with parameters (`text/html; charset=utf-8`), as RFC 6838/9110 write it. */
-const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:\\s*;\\s*${TOKEN}=(?:${TOKEN}|"[^"\\r\\n]*"))*$`);
+// Visible ASCII, spaces and tabs only (a line break would end the upload part's header there).
+const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[ \\t!#-~]*"))*$`);
 const contentType = z
   .string({ error: "contentType must be a string: a media type such as text/html" })
   .max(CONTENT_TYPE_MAX_LENGTH, {

@@ -26,6 +26,8 @@ const CRLF = "\r\n";
 const escapeName = (name: string) => name.replace(/[\r\n"]/g, (c) => (c === "\r" ? "%0D" : c === "\n" ? "%0A" : "%22"));
 
 export function multipartBody(file: MultipartFile, fields: ReadonlyArray<readonly [string, string]>): MultipartBody {
+  // A header value is one line of visible ASCII: anything else would end the part's header early.
+  if (!/^[\t\x20-\x7e]*$/.test(file.type)) throw new Error(`the content type ${JSON.stringify(file.type.slice(0, 64))} is not one line of visible ASCII`);
   const boundary = `tuskr-${randomBytes(16).toString("hex")}`;
   const head = Buffer.from(
     `--${boundary}${CRLF}Content-Disposition: form-data; name="file"; filename="${escapeName(file.filename)}"${CRLF}` +

@@ -114,6 +114,10 @@ describe("content types", () => {
     for (const [news, reason] of [
       [{ source: text, contentType: "html" }, /contentType must be a media type, type\/subtype/],
       [{ source: text, contentType: "text/html\r\nX-Injected: 1" }, /contentType must be a media type/],
+      // A line break (or a character no header may carry) before a parameter, or inside a quoted one.
+      [{ source: text, contentType: "text/html\r\n\r\n; a=b" }, /contentType must be a media type/],
+      [{ source: text, contentType: 'text/html; a="x\u0000y"' }, /contentType must be a media type/],
+      [{ source: text, contentType: 'text/html; a="é"' }, /contentType must be a media type/],
       [{ source: text, contentType: `text/${"x".repeat(300)}` }, /contentType must be at most 255 characters/],
       [{ blobId, contentType: "text/html" }, /contentType goes with source/],
     ] as const) {

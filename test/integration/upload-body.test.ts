@@ -65,6 +65,13 @@ describe("the upload's body", () => {
     expect((await served(stored.url)).bytes.equals(bytes)).toBe(true);
   });
 
+  it("a type that would end the part's header early is refused before anything is sent", async () => {
+    for (const type of ["text/html\r\n\r\n;a=b", "text/html\n", "text/é"]) {
+      expect(() => multipartBody({ bytes: Buffer.from("x"), filename: "x.html", type }, [])).toThrow(/is not one line of visible ASCII/);
+    }
+    expect(multipartBody({ bytes: Buffer.from("x"), filename: "x.html", type: "text/html;\tcharset=utf-8" }, []).length).toBeGreaterThan(0);
+  });
+
   it("a file that is not the size the upload began with is not streamed as something else", async () => {
     const at = path.join(dir, "grew.bin");
     fs.writeFileSync(at, Buffer.alloc(5000, 1));
