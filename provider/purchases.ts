@@ -108,7 +108,7 @@ export async function adopt(client: TuskrClient, blobId: string, clock: PlanCloc
  */
 export async function upload(
   client: TuskrClient,
-  asset: { path?: string; text?: string; bytes?: Buffer; hash: string; size: number },
+  asset: { path?: string; text?: string; bytes?: Buffer; hash: string; size: number; unverified?: boolean },
   upload: { filename: string; tag?: string; contentType: string; declaredEpochs: number; source: unknown },
   clock: PlanClock,
   log: Log,
@@ -119,7 +119,8 @@ export async function upload(
   const epochs = upload.declaredEpochs >= 1 ? upload.declaredEpochs : undefined;
   const send = (key: string) =>
     client.uploadFile(
-      { path: asset.path, text: asset.text, bytes: asset.bytes, filename },
+      // A file sent from where it is must be read as the content its key names.
+      { path: asset.path, text: asset.text, bytes: asset.bytes, sha256: asset.unverified ? hash : undefined, filename },
       { tag, epochs, contentType },
       { idempotencyKey: key, epochMs: clock.epochMs },
     );

@@ -16,7 +16,7 @@ import {
   uploadEpochs,
 } from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, validateInputs } from "./stored-file-schema";
-import { snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./stored-file-source";
+import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./stored-file-source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
 
 /**
@@ -225,13 +225,12 @@ export class StoredFileCore {
     let start: Start;
     try {
       if (asset) {
-        const content = await snapshotContent(asset);
-        try {
-          if (asset.hash && asset.hash !== content.hash && req.onlyPreviewedContent) {
-            throw new Error(
-              `${asset.path ?? "the content"} changed after the preview (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): not uploaded; run \`pulumi up\` again to keep what it holds now`,
-            );
-          }
+        const changedAfterPreview = (now: string) =>
+          new Error(
+            `${asset.path ?? "the content"} changed after the preview (sha256 ${asset.hash?.slice(0, 12)}… → ${now}): not uploaded; run \`pulumi up\` again to keep what it holds now`,
+          );
+        const send = (content: ContentSnapshot) => {
+          if (asset.hash && asset.hash !== content.hash && req.onlyPreviewedContent) throw changedAfterPreview(`${content.hash.slice(0, 12)}…`);
           if (asset.hash && asset.hash !== content.hash) {
             log(
               `warning: StoredFile (upload of ${asset.path ?? "text"}): the content changed after the engine read it (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): the bytes read now are uploaded and recorded; the next preview compares against them`,
@@ -241,7 +240,21 @@ export class StoredFileCore {
           const declaredEpochs = uploadEpochs(inputs, clock);
           const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
           const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
-          start = await upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);
+          return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);
+        };
+        let content = await snapshotContent(asset);
+        try {
+          try {
+            start = await send(content);
+          } catch (e) {
+            // Sent from the file itself, which turned out not to be the content the engine hashed:
+            // the upload stopped before its end (nothing stored). The file as it is now is copied and sent.
+            if (!(content.unverified && isTuskrApiError(e) && e.code === "CONTENT_CHANGED")) throw e;
+            if (req.onlyPreviewedContent) throw changedAfterPreview("other bytes");
+            await content.release();
+            content = await snapshotContent(asset, { copy: true });
+            start = await send(content);
+          }
         } finally {
           await content.release();
         }

@@ -124,16 +124,21 @@ export interface ContentSnapshot {
   bytes?: Buffer;
   hash: string;
   size: number;
+  /** `path` is the file itself, not a copy: the upload must check that it reads `hash` (else CONTENT_CHANGED, nothing stored). */
+  unverified?: boolean;
   release(): Promise<void>;
 }
 
 /**
- * The content, fixed for one upload: a file is copied (streamed, never held whole) into a private
- * temporary file while it is hashed and counted, and the upload reads the copy. So the hash and
- * size recorded are those of the bytes sent, even when the file is rewritten while `up` runs
- * (the engine hashed it earlier, when the program registered it).
+ * The content, fixed for one upload, so that the hash and size recorded are those of the bytes
+ * sent even when the file is rewritten while `up` runs (the engine hashed it earlier, when the
+ * program registered it): a text or a small file is held (its bytes are what is sent); a larger
+ * file whose hash the engine gave is sent from where it is, streamed, the upload checking as it
+ * reads that it is that content (else it stops before its end: nothing stored); otherwise, or
+ * when asked (`copy`), it is copied into a private temporary file while it is hashed and
+ * counted (streamed, never held whole), and the upload reads the copy.
  */
-export async function snapshotContent(asset: WireAsset): Promise<ContentSnapshot> {
+export async function snapshotContent(asset: WireAsset, options: { copy?: boolean } = {}): Promise<ContentSnapshot> {
   const hash = createHash("sha256");
   if (asset.text !== undefined) {
     return { text: asset.text, hash: hash.update(asset.text, "utf8").digest("hex"), size: Buffer.byteLength(asset.text, "utf8"), release: async () => {} };
@@ -141,6 +146,13 @@ export async function snapshotContent(asset: WireAsset): Promise<ContentSnapshot
   // A small file is read whole, once: the bytes hashed are the bytes sent (no copy on disk).
   const small = readIfSmall(asset.path!);
   if (small) return { bytes: small, hash: hash.update(small).digest("hex"), size: small.length, release: async () => {} };
+  // A larger one whose content is known (the engine hashed it): sent from where it is, the upload
+  // checking as it reads that it is that content (one read, nothing written), unless a copy is asked for.
+  if (asset.hash && !options.copy) {
+    const { size } = await fs.promises.stat(asset.path!);
+    if (size > LIMITS.uploadMaxBytes) throw new Error(`source file ${asset.path} grew past ${LIMITS.uploadMaxBytes} bytes, the most an upload can be`);
+    return { path: asset.path, hash: asset.hash, size, unverified: true, release: async () => {} };
+  }
   const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), "tuskr-upload-"));
   const copy = path.join(dir, "content");
   const release = () => fs.promises.rm(dir, { recursive: true, force: true });

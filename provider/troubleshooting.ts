@@ -58,6 +58,10 @@ export const TROUBLESHOOTING = {
     means: "An upload was sent and its answer lost: it may or may not have been stored.",
     run: "`pulumi up` again: the same upload reuses its Idempotency-Key, and a stored content is found by the service (one content, one entry).",
   },
+  CONTENT_CHANGED: {
+    means: "A file was rewritten while it was read for its upload: the upload stopped before its end, so nothing was stored or bought.",
+    run: "`pulumi up` again once the file is no longer being written: it uploads what the file then holds.",
+  },
   ALREADY_STORED: {
     means: "The service refused an upload of bytes it already stores, naming the entry: the provider takes that entry as the content's.",
     run: "Nothing: seen only if the service's answer did not name a valid entry; then report it to the service's operator.",

@@ -101,6 +101,8 @@ export interface UploadSource {
   text?: string;
   /** The bytes themselves (a small file read once). */
   bytes?: Buffer;
+  /** The SHA-256 (hex) the file at `path` must have: read otherwise, the upload fails with CONTENT_CHANGED and nothing is stored. */
+  sha256?: string;
   filename: string;
 }
 
@@ -324,7 +326,7 @@ export class TuskrClient {
           ? { ...part, bytes: source.bytes }
           : source.text !== undefined
             ? { ...part, bytes: Buffer.from(source.text, "utf8") }
-            : { ...part, path: source.path!, size },
+            : { ...part, path: source.path!, size, sha256: source.sha256 },
         fieldsSent,
       );
     const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
@@ -604,6 +606,16 @@ export class TuskrClient {
         signal,
       });
     } catch (e) {
+      // The body stopped itself before its end: the request never completed, so nothing was stored.
+      const refused = form?.refused();
+      if (refused)
+        throw new TuskrApiError({
+          code: "CONTENT_CHANGED",
+          message: this.redact(`${method} ${path}: ${refused}; not sent whole`),
+          method,
+          path,
+          retryable: false,
+        });
       if (signal.aborted) {
         const why =
           limit < own

@@ -18,6 +18,7 @@ export type TuskrErrorCode =
   | "INVALID_RESPONSE"
   | "RENEW_OUTCOME_UNKNOWN"
   | "UPLOAD_OUTCOME_UNKNOWN"
+  | "CONTENT_CHANGED"
   | "CONFIG_ERROR";
 
 export interface TuskrApiErrorInit {

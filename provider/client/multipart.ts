@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { Readable } from "node:stream";
 
@@ -6,19 +6,29 @@ import { Readable } from "node:stream";
  * An upload's multipart/form-data body (RFC 7578), written directly: the file part first, then
  * the text fields, names and filenames escaped and line breaks in values written as CRLF, as a
  * browser's form encodes them. A small file is one buffer; a file on disk is streamed between
- * its part's head and the body's tail, with its length said up front and checked as it is read.
+ * its part's head and the body's tail, with its length said up front and checked as it is read
+ * (and its content, when it is known): a file that is not what it was said to be ends the
+ * request before the body's end, so the service stores nothing.
  * (Going through FormData, Blob and web streams cost more CPU per upload than the upload itself
  * at 10,000 small files.)
  */
 
-/** The file part: its bytes (or text), or a file on disk of a known size. */
-export type MultipartFile = { filename: string; type: string } & ({ bytes: Buffer } | { path: string; size: number });
+/**
+ * The file part: its bytes, or a file on disk of a known size and, when given, a known SHA-256
+ * (hex): the body is then completed only if the bytes read are that content.
+ */
+export type MultipartFile = { filename: string; type: string } & ({ bytes: Buffer } | { path: string; size: number; sha256?: string });
 
 export interface MultipartBody {
   body: Buffer | Readable;
   /** The body's length in bytes (its Content-Length). */
   length: number;
   contentType: string;
+  /**
+   * Why the body stopped itself before its end (the file was not the content or size it was
+   * said to be), if it did: the request then never completed, so nothing was stored.
+   */
+  refused(): string | undefined;
 }
 
 const CRLF = "\r\n";
@@ -41,20 +51,31 @@ export function multipartBody(file: MultipartFile, fields: ReadonlyArray<readonl
   const contentType = `multipart/form-data; boundary=${boundary}`;
   if ("bytes" in file) {
     const body = Buffer.concat([head, file.bytes, tail]);
-    return { body, length: body.length, contentType };
+    return { body, length: body.length, contentType, refused: () => undefined };
   }
-  const { path, size } = file;
+  const { path, size, sha256 } = file;
+  let refusal: string | undefined;
+  const refuse = (why: string) => {
+    refusal = why;
+    return new Error(why);
+  };
   async function* parts() {
     yield head;
+    const hash = sha256 === undefined ? undefined : createHash("sha256");
     let read = 0;
     for await (const chunk of fs.createReadStream(path)) {
       read += (chunk as Buffer).length;
       if (read > size) break;
+      hash?.update(chunk as Buffer);
       yield chunk as Buffer;
     }
     // The length was said up front: a file that changed size is not sent as something else.
-    if (read !== size) throw new Error(`${path} changed size while it was uploaded (${size} bytes when the upload began)`);
+    if (read !== size) throw refuse(`${path} changed size while it was read for its upload (${size} bytes when the upload began)`);
+    // Nor a file rewritten to other bytes of the same size: the body ends only once they are known to be the content.
+    const actual = hash?.digest("hex");
+    if (actual !== undefined && actual !== sha256)
+      throw refuse(`${path} changed while it was read for its upload (sha256 ${sha256?.slice(0, 12)}… → ${actual.slice(0, 12)}…)`);
     yield tail;
   }
-  return { body: Readable.from(parts(), { objectMode: false }), length: head.length + size + tail.length, contentType };
+  return { body: Readable.from(parts(), { objectMode: false }), length: head.length + size + tail.length, contentType, refused: () => refusal };
 }

@@ -82,7 +82,7 @@ describe("the upload's body", () => {
         for await (const chunk of body as AsyncIterable<Buffer>) sent += chunk.length;
         return sent;
       };
-      await expect(read()).rejects.toThrow(`${at} changed size while it was uploaded (${size} bytes when the upload began)`);
+      await expect(read()).rejects.toThrow(`${at} changed size while it was read for its upload (${size} bytes when the upload began)`);
       expect(length).toBeGreaterThan(size);
     }
   });
