@@ -149,7 +149,9 @@ export async function snapshotContent(asset: WireAsset, options: { copy?: boolea
   // A larger one whose content is known (the engine hashed it): sent from where it is, the upload
   // checking as it reads that it is that content (one read, nothing written), unless a copy is asked for.
   if (asset.hash && !options.copy) {
-    const { size } = await fs.promises.stat(asset.path!);
+    const stat = await fs.promises.stat(asset.path!);
+    if (!stat.isFile()) throw new Error(`source ${asset.path} is not a regular file`);
+    const { size } = stat;
     if (size > LIMITS.uploadMaxBytes) throw new Error(`source file ${asset.path} grew past ${LIMITS.uploadMaxBytes} bytes, the most an upload can be`);
     return { path: asset.path, hash: asset.hash, size, unverified: true, release: async () => {} };
   }

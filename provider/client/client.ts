@@ -596,7 +596,14 @@ export class TuskrClient {
     const own = this.timeoutMs + (opts.extraMs ?? 0);
     const limit = Math.min(own, remaining);
     const signal = AbortSignal.timeout(limit);
-    const form = opts.form ? await opts.form() : undefined;
+    let form: MultipartBody | undefined;
+    try {
+      form = opts.form ? await opts.form() : undefined;
+    } catch (e) {
+      // The body could not be written (a content type no header may carry): nothing was sent.
+      const why = e instanceof Error ? e.message : String(e);
+      throw new TuskrApiError({ code: "BAD_REQUEST", message: this.redact(`${method} ${path}: ${why}; nothing sent`), method, path, retryable: false });
+    }
     try {
       return await this.http.request({
         method,

@@ -63,11 +63,16 @@ export function multipartBody(file: MultipartFile, fields: ReadonlyArray<readonl
     yield head;
     const hash = sha256 === undefined ? undefined : createHash("sha256");
     let read = 0;
-    for await (const chunk of fs.createReadStream(path)) {
-      read += (chunk as Buffer).length;
-      if (read > size) break;
-      hash?.update(chunk as Buffer);
-      yield chunk as Buffer;
+    try {
+      for await (const chunk of fs.createReadStream(path)) {
+        read += (chunk as Buffer).length;
+        if (read > size) break;
+        hash?.update(chunk as Buffer);
+        yield chunk as Buffer;
+      }
+    } catch (e) {
+      // Gone, or no longer a file (a directory in its place): the body stops here, unfinished.
+      throw refuse(`${path} could not be read for its upload (${e instanceof Error ? e.message : String(e)})`);
     }
     // The length was said up front: a file that changed size is not sent as something else.
     if (read !== size) throw refuse(`${path} changed size while it was read for its upload (${size} bytes when the upload began)`);

@@ -72,6 +72,34 @@ describe("the upload's body", () => {
     expect(multipartBody({ bytes: Buffer.from("x"), filename: "x.html", type: "text/html;\tcharset=utf-8" }, []).length).toBeGreaterThan(0);
   });
 
+  it("a file that cannot be read once the upload began (a directory in its place) stops the body: a definite failure, sent once, nothing stored", async () => {
+    const at = path.join(dir, "was-a-file");
+    fs.mkdirSync(at);
+    emu.clearRequests();
+    const keyed = new TuskrClient({ baseUrl: emu.url, apiKey: EMULATOR_DEFAULT_API_KEY, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const e = await keyed
+      .uploadFile({ path: at, sha256: "0".repeat(64), filename: "x" }, { epochs: 1 }, { idempotencyKey: "body-dir", keyHonoured: true })
+      .then(
+        () => undefined,
+        (error: unknown) => error as { code?: string; message?: string },
+      );
+    expect(e).toMatchObject({ code: "CONTENT_CHANGED", message: expect.stringMatching(/could not be read for its upload \(EISDIR/) });
+    expect(emu.requests().filter((r) => r.route === "upload").length).toBeLessThanOrEqual(1);
+    expect(emu.files().filter((f) => f.name === "x")).toEqual([]);
+  });
+
+  it("a body that cannot be written (a type no header may carry) is a definite failure: nothing sent", async () => {
+    emu.clearRequests();
+    const e = await client()
+      .uploadFile({ bytes: Buffer.from("x"), filename: "f" }, { epochs: 1, contentType: "text/html\r\nX: y" }, { idempotencyKey: "body-type" })
+      .then(
+        () => undefined,
+        (error: unknown) => error as { code?: string; message?: string },
+      );
+    expect(e).toMatchObject({ code: "BAD_REQUEST", message: expect.stringMatching(/is not one line of visible ASCII; nothing sent/) });
+    expect(emu.requests()).toEqual([]);
+  });
+
   it("a file that is not the size the upload began with is not streamed as something else", async () => {
     const at = path.join(dir, "grew.bin");
     fs.writeFileSync(at, Buffer.alloc(5000, 1));
