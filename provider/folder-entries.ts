@@ -13,6 +13,12 @@ import { parseState } from "./stored-file-state";
  *     written once, under `shared`.
  * Entries recorded by the release before this format (each entry whole, keyed by hash) are read
  * as they are.
+ *
+ * The manifest (each path → its content's sha256) is recorded among the outputs the same way, as
+ * one text (`manifestText`), not as a map: the inputs hold the map the preview compares, and a
+ * second map of 10,000 keys among the outputs cost an unchanged preview of 10,000 files more
+ * than a third of its time in the engine (bench/FINDINGS.md). The first one-resource folders'
+ * map (`manifest` among the outputs) is still read.
  */
 
 type Props = Record<string, unknown>;
@@ -38,6 +44,32 @@ function derivedOf(outputs: EntryOutputs): (hash: string) => Props {
     const rel = firstPath.get(hash);
     return { sourceHash: hash, blobId: rel === undefined ? undefined : outputs.blobIds[rel], url: rel === undefined ? undefined : outputs.urls[rel] };
   };
+}
+
+/** The manifest as the outputs record it: a JSON object, one path per line (a refresh that drops a path shows that line). */
+export function packManifest(manifest: Readonly<Record<string, string>>): string {
+  const lines = Object.keys(manifest)
+    .sort()
+    .map((rel) => `${JSON.stringify(rel)}:${JSON.stringify(manifest[rel])}`);
+  return lines.length === 0 ? "{}" : `{\n${lines.join(",\n")}\n}`;
+}
+
+const isManifest = (value: unknown): value is Record<string, string> => isPlainObject(value) && Object.values(value).every((v) => typeof v === "string");
+
+/**
+ * The manifest a state records: its text, else the map the first one-resource folders recorded;
+ * anything unreadable is nothing recorded (each path is then a file to send, answered with its entry).
+ */
+export function recordedManifest(state: { manifestText?: unknown; manifest?: unknown }): Record<string, string> {
+  if (typeof state.manifestText === "string") {
+    try {
+      const parsed: unknown = JSON.parse(state.manifestText);
+      return isManifest(parsed) ? parsed : {};
+    } catch {
+      return {};
+    }
+  }
+  return isManifest(state.manifest) ? state.manifest : {};
 }
 
 const same = (a: unknown, b: unknown) => a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));

@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { isPlainObject, jsonEqual } from "../api";
-import { packEntries, unpackEntries } from "./folder-entries";
+import { packEntries, packManifest, recordedManifest, unpackEntries } from "./folder-entries";
 import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
@@ -144,7 +144,7 @@ export class StoredFolderCore {
     const news = req.inputs;
     if (!isPlainObject(news.manifest)) return { changes: true, replaces: [], deleteBeforeReplace: false, detailedDiff: {} };
     const recorded = this.recordedEntries(state);
-    const oldManifest = (isPlainObject(state.manifest) ? state.manifest : {}) as Record<string, string>;
+    const oldManifest = recordedManifest(state);
     const newManifest = news.manifest as Record<string, string>;
     const detailedDiff: Record<string, PropertyDiff> = {};
     let entriesChange = false;
@@ -223,7 +223,7 @@ export class StoredFolderCore {
       if (read.state) fresh.set(hash, read.state);
     });
     if (failed.length > 0) throw failed[0].error;
-    const manifest = Object.fromEntries(Object.entries((before.manifest ?? {}) as Record<string, string>).filter(([, hash]) => fresh.has(hash)));
+    const manifest = Object.fromEntries(Object.entries(recordedManifest(before)).filter(([, hash]) => fresh.has(hash)));
     const state = this.assemble(before, manifest, fresh);
     const inputs: Props = { manifest };
     for (const field of FOLDER_INPUT_FIELDS) if (before[field] !== undefined && before[field] !== null) inputs[field] = before[field];
@@ -275,7 +275,7 @@ export class StoredFolderCore {
     return state;
   }
 
-  /** The folder's state: its declared inputs, the manifest of what is stored, outputs by path, and each entry. */
+  /** The folder's state: its declared inputs, the manifest of what is stored (as one text), outputs by path, and each entry. */
   private assemble(from: Props, manifest: Record<string, string>, entries: Map<string, StoredFileState>): StoredFolderState {
     const state: StoredFolderState = {};
     for (const field of FOLDER_INPUT_FIELDS) if (from[field] !== undefined && from[field] !== null) state[field] = from[field];
@@ -286,7 +286,7 @@ export class StoredFolderCore {
       if (entry.blobId) blobIds[rel] = entry.blobId;
       if (entry.url) urls[rel] = entry.url;
     }
-    state.manifest = manifest;
+    state.manifestText = packManifest(manifest);
     state.blobIds = blobIds;
     state.urls = urls;
     // One JSON text, not a nested object: the engine carries, diffs and stores it as one value
@@ -297,7 +297,7 @@ export class StoredFolderCore {
   }
 
   private recordedEntries(state: StoredFolderState): Map<string, StoredFileState> {
-    return unpackEntries(state.entries, { manifest: state.manifest ?? {}, blobIds: state.blobIds ?? {}, urls: state.urls ?? {} });
+    return unpackEntries(state.entries, { manifest: recordedManifest(state), blobIds: state.blobIds ?? {}, urls: state.urls ?? {} });
   }
 
   /** The folder's entries, from the manifest `check` computed and the declared values. */

@@ -43,16 +43,12 @@ export const StoredFolderInputsSchema = z.object({
 
 export const FOLDER_INPUT_FIELDS = StoredFolderInputsSchema.keyof().options;
 
-/** What the provider computes from the folder at `check`, and reports. */
-const computedShape = {
-  manifest: z
-    .record(z.string(), z.string())
-    .nullish()
-    .meta({ description: "Each kept file's content (sha256, hex), by path relative to the folder: what a preview compares." }),
+/** What the folder reports, by path. */
+const outputShape = {
   blobIds: z.record(z.string(), z.string()).nullish().meta({ description: "Each file's blobId, by path relative to the folder (identical files share one)." }),
   urls: z.record(z.string(), z.string()).nullish().meta({ description: "Where each file is served, by path relative to the folder." }),
 };
-export const FOLDER_COMPUTED_SCHEMAS: Readonly<Record<keyof typeof computedShape, z.ZodType>> = computedShape;
+export const FOLDER_OUTPUT_SCHEMAS: Readonly<Record<keyof typeof outputShape, z.ZodType>> = outputShape;
 
 /**
  * A folder's recorded state, read leniently (every field optional, unknown ones kept): the
@@ -61,7 +57,14 @@ export const FOLDER_COMPUTED_SCHEMAS: Readonly<Record<keyof typeof computedShape
 export const StoredFolderStateSchema = z
   .object({
     ...Object.fromEntries(FOLDER_INPUT_FIELDS.map((f) => [f, z.unknown().optional()])),
-    ...computedShape,
+    ...outputShape,
+    /**
+     * The manifest (each path → its content's sha256) as recorded: one text among the outputs
+     * (`recordedManifest`, folder-entries.ts). `manifest`, the map `check` adds to the inputs for
+     * the preview, is also read here: the first one-resource folders recorded it among the outputs.
+     */
+    manifestText: z.string().nullish(),
+    manifest: z.unknown().optional(),
     /** Each content's entry (by sha256), as a StoredFile records its state, as one JSON text (each read leniently on its own). */
     entries: z.union([z.string(), z.record(z.string(), z.record(z.string(), z.unknown()))]).nullish(),
     secretInputs: z.array(z.string()).nullish(),

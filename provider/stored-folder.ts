@@ -80,7 +80,9 @@ export class StoredFolder extends pulumi.ComponentResource {
       this.files = {};
       this.blobIds = folder.blobIds;
       this.urls = folder.urls;
-      this.registerOutputs({ blobIds: this.blobIds, urls: this.urls });
+      // The outputs are the folder resource's: recorded on the component too, its per-path maps
+      // would be two more maps of every path for the engine to carry, log and write at each step.
+      this.registerOutputs({});
       return;
     }
     const relatives = folderFiles(name, dir, include, exclude);

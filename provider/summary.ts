@@ -4,6 +4,7 @@ import { PATCH_FIELDS, isPlainObject, jsonEqual } from "../api";
 import { planChange, uploadEpochs } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
+import { recordedManifest } from "./folder-entries";
 import { STORED_FOLDER_TYPES, isStoredFileType } from "./resource-types";
 import type { StoredFileState } from "./stored-file-schema";
 import { parseState } from "./stored-file-state";
@@ -91,14 +92,18 @@ const FOLDER_PATHS_LISTED = 10;
 function folderLine(step: {
   op: string;
   urn: string;
-  oldState?: { outputs?: Record<string, unknown> };
+  oldState?: { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
   newState?: { inputs?: Record<string, unknown> };
 }): FileLine | undefined {
   const name = step.urn.split("::").pop() ?? step.urn;
   if (step.op === "delete") {
     return { name, op: "delete", changes: ["folder no longer managed; no request, its files keep their periods"], epochs: 0, keepAlive: 0, patch: false };
   }
-  const before = (isPlainObject(step.oldState?.outputs?.manifest) ? step.oldState?.outputs?.manifest : {}) as Record<string, string>;
+  // The manifest the last run compared (its inputs), else the one its outputs record.
+  const before = (isPlainObject(step.oldState?.inputs?.manifest) ? step.oldState.inputs.manifest : recordedManifest(step.oldState?.outputs ?? {})) as Record<
+    string,
+    string
+  >;
   const after = (isPlainObject(step.newState?.inputs?.manifest) ? step.newState?.inputs?.manifest : {}) as Record<string, string>;
   const marks: string[] = [];
   for (const rel of Object.keys(after).sort()) if (before[rel] === undefined) marks.push(`+${code(rel)}`);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { CONFIG_NAMESPACE, ProviderConfigSchema, settingDoc, type SettingName } from "../settings";
 import { KeepAliveSchema, REPLACE_FIELDS, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc, type InputField } from "../stored-file-schema";
 import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../resource-types";
-import { FILE_FIELDS, FOLDER_COMPUTED_SCHEMAS, SHARED_FIELDS, StoredFolderInputsSchema } from "../stored-folder-schema";
+import { FILE_FIELDS, FOLDER_OUTPUT_SCHEMAS, SHARED_FIELDS, StoredFolderInputsSchema } from "../stored-folder-schema";
 import { GetFileResultSchema } from "../get-file";
 import { PACKAGE_VERSION } from "../version";
 
@@ -113,7 +113,7 @@ export function packageSchema(): Record<string, unknown> {
     },
   };
   const folderOutputs: Record<string, SchemaProperty> = { ...folderInputs };
-  for (const [field, schema] of Object.entries(FOLDER_COMPUTED_SCHEMAS)) {
+  for (const [field, schema] of Object.entries(FOLDER_OUTPUT_SCHEMAS)) {
     folderOutputs[field] = { type: "object", additionalProperties: { type: "string" }, description: describedBy(schema) };
   }
   const config = configProperties();
@@ -157,7 +157,7 @@ export function packageSchema(): Record<string, unknown> {
         inputProperties: folderInputs,
         requiredInputs: ["path"],
         properties: folderOutputs,
-        required: ["path", "manifest", "blobIds", "urls"],
+        required: ["path", "blobIds", "urls"],
       },
     },
     functions: {

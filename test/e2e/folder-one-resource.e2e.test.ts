@@ -58,9 +58,21 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       expect(after["pages/p39.html"]).toBeUndefined();
 
       const exported = (await cli(["stack", "export"])).stdout;
-      const resource = JSON.parse(exported).deployment.resources.find((r: { type: string }) => r.type === STORED_FOLDER_TYPES.dynamic);
-      expect(String(resource.inputs.__provider)).toMatch(/pulumi-tuskr\/folder-(provider|impl)/);
-      expect(String(resource.inputs.__provider).length).toBeLessThan(4000);
+      const resources = JSON.parse(exported).deployment.resources as Array<{
+        type: string;
+        inputs?: Record<string, unknown>;
+        outputs?: Record<string, unknown>;
+      }>;
+      const resource = resources.find((r) => r.type === STORED_FOLDER_TYPES.dynamic)!;
+      // The paths are recorded once among the outputs: as one text (the inputs hold the map a
+      // preview compares), and not again on the component, whose outputs are its resource's.
+      expect(Object.keys(resource.inputs?.manifest as object)).toHaveLength(41);
+      expect(resource.outputs?.manifest).toBeUndefined();
+      expect(Object.keys(JSON.parse(String(resource.outputs?.manifestText)))).toHaveLength(41);
+      const component = resources.find((r) => r.type === "tuskr:index:StoredFolder")!;
+      expect(component.outputs ?? {}).toEqual({});
+      expect(String(resource.inputs?.__provider)).toMatch(/pulumi-tuskr\/folder-(provider|impl)/);
+      expect(String(resource.inputs?.__provider).length).toBeLessThan(4000);
       expect(exported).not.toContain("tsk_test_emulator_local_key");
 
       emu.clearRequests();

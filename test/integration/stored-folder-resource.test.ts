@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
-import { type EntryOutputs, unpackEntries } from "../../provider/folder-entries";
+import { type EntryOutputs, recordedManifest, unpackEntries } from "../../provider/folder-entries";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
 import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
 import { hideBookkeeping } from "../../provider/stored-file-state";
@@ -51,6 +51,12 @@ function write(files: Record<string, string | null>): void {
 }
 
 const requests = () => emu.requests().map((r) => r.route);
+
+/** The outputs as the first one-resource folders recorded them: the manifest a map among them, not a text. */
+function withManifestMap(outs: Record<string, unknown>): Record<string, unknown> {
+  const { manifestText: _text, ...rest } = outs;
+  return { ...rest, manifest: recordedManifest(outs) };
+}
 
 /** check → diff → update (or create), as the engine calls them; what the diff said, and the new outputs. */
 async function up(olds: Record<string, unknown> | undefined, program: Record<string, unknown>) {
@@ -116,14 +122,37 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(emu.files().find((f) => f.blobId === after.blobIds["new.svg"])?.mimeType).toBe("image/svg+xml");
   });
 
-  it("a state the previous release wrote (each entry whole, keyed by hash) upgrades in place: no change, nothing sent; the next write records each entry once", async () => {
+  it("the outputs record the manifest as one text, a path per line, not as a map of paths (the inputs hold the map a preview compares)", async () => {
+    write({ "index.html": "<p>home</p>", "a/LICENSE": "MIT", "b/LICENSE": "MIT" });
+    const plugin = await newPlugin();
+    const checked = await plugin.folder.check(URN, {}, { path: dir });
+    const manifest = checked.inputs.manifest as Record<string, string>;
+    expect(Object.keys(manifest).sort()).toEqual(["a/LICENSE", "b/LICENSE", "index.html"]);
+    const { outs } = await plugin.folder.create(URN, checked.inputs);
+    expect(outs.manifest).toBeUndefined();
+    expect(typeof outs.manifestText).toBe("string");
+    expect(String(outs.manifestText).split("\n")).toEqual([
+      "{",
+      `"a/LICENSE":"${manifest["a/LICENSE"]}",`,
+      `"b/LICENSE":"${manifest["b/LICENSE"]}",`,
+      `"index.html":"${manifest["index.html"]}"`,
+      "}",
+    ]);
+    expect(JSON.parse(String(outs.manifestText))).toEqual(manifest);
+    // What a refresh reads back from it: every path still stored, nothing sent but the reads.
+    const read = await plugin.folder.read(String(outs.path), URN, outs);
+    expect(read.inputs?.manifest).toEqual(manifest);
+    expect(read.props?.manifestText).toBe(outs.manifestText);
+  });
+
+  it("a state the previous release wrote (each entry whole, keyed by hash; the manifest a map) upgrades in place: no change, nothing sent; the next write records each entry once", async () => {
     write({ "index.html": "<p>home</p>", "a/LICENSE": "MIT", "b/LICENSE": "MIT" });
     const program = { path: dir, tag: "site", retentionEpochs: 3 };
     const created = (await up(undefined, program)).outs as Record<string, unknown>;
-    const outputs = created as unknown as EntryOutputs;
+    const outputs = { ...created, manifest: recordedManifest(created) } as unknown as EntryOutputs;
     // The previous release's text: every entry whole (its bookkeeping under hidden keys), keyed by its content's hash.
     const previous = {
-      ...created,
+      ...withManifestMap(created),
       entries: JSON.stringify(Object.fromEntries([...unpackEntries(created.entries, outputs)].map(([hash, e]) => [hash, hideBookkeeping(e)]))),
     };
     emu.clearRequests();
@@ -136,11 +165,27 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(requests()).toEqual(["upload"]);
     const text = String(next.entries);
     for (const blobId of Object.values(next.blobIds as Record<string, string>)) expect(text).not.toContain(blobId);
-    expect(
-      new Map(
-        [...unpackEntries(next.entries, next as unknown as EntryOutputs)].filter(([hash]) => hash !== (next.manifest as Record<string, string>)["new.txt"]),
-      ),
-    ).toEqual(unpackEntries(created.entries, outputs));
+    const nextOutputs = { ...next, manifest: recordedManifest(next) } as unknown as EntryOutputs;
+    expect(new Map([...unpackEntries(next.entries, nextOutputs)].filter(([hash]) => hash !== nextOutputs.manifest["new.txt"]))).toEqual(
+      unpackEntries(created.entries, outputs),
+    );
+  });
+
+  it("a state the first one-resource folders wrote (the manifest a map among the outputs) upgrades in place: no change, nothing sent, a move still a rename", async () => {
+    write({ "index.html": "<p>home</p>", "a/LICENSE": "MIT", "b/LICENSE": "MIT" });
+    const program = { path: dir, tag: "site" };
+    const created = (await up(undefined, program)).outs as Record<string, unknown>;
+    const previous = withManifestMap(created);
+    emu.clearRequests();
+    const same = await up(previous, program);
+    expect(same.diff?.changes).toBe(false);
+    expect(requests()).toEqual([]);
+    // A file moved: its entry is known from the map (a rename, no upload), and the manifest is then recorded as text.
+    write({ "index.html": null, "home.html": "<p>home</p>" });
+    const moved = (await up(previous, program)).outs as Record<string, unknown>;
+    expect(requests()).toEqual(["patch"]);
+    expect(moved.manifest).toBeUndefined();
+    expect(Object.keys(recordedManifest(moved)).sort()).toEqual(["a/LICENSE", "b/LICENSE", "home.html"]);
   });
 
   it("retainUntil on the folder: files added at different times reach the same end, each buying its gap", async () => {

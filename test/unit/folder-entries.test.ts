@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type EntryOutputs, packEntries, unpackEntries } from "../../provider/folder-entries";
+import { type EntryOutputs, packEntries, packManifest, recordedManifest, unpackEntries } from "../../provider/folder-entries";
 import type { StoredFileState } from "../../provider/stored-file-schema";
 
 /**
@@ -85,5 +85,26 @@ describe("a folder's recorded entries", () => {
     expect(unpackEntries("{not json", outputs).size).toBe(0);
     expect(unpackEntries(JSON.stringify({ format: 99, entries: {} }), outputs).size).toBe(0);
     expect(unpackEntries(undefined, outputs).size).toBe(0);
+  });
+});
+
+describe("a folder's manifest as its outputs record it", () => {
+  const manifest = { "b.css": H("b"), "a.html": H("a"), 'odd\nname "q".txt': H("c") };
+
+  it("one text, a path per line in sorted order (a path with a line break stays on its line), read back exactly", () => {
+    const text = packManifest(manifest);
+    expect(text.split("\n")).toEqual(["{", `"a.html":"${H("a")}",`, `"b.css":"${H("b")}",`, `"odd\\nname \\"q\\".txt":"${H("c")}"`, "}"]);
+    expect(recordedManifest({ manifestText: text })).toEqual(manifest);
+    expect(recordedManifest({ manifestText: packManifest({}) })).toEqual({});
+  });
+
+  it("the map the first one-resource folders recorded is read; the text wins over it; anything unreadable is nothing recorded", () => {
+    expect(recordedManifest({ manifest })).toEqual(manifest);
+    expect(recordedManifest({ manifestText: packManifest({ "a.html": H("a") }), manifest })).toEqual({ "a.html": H("a") });
+    expect(recordedManifest({ manifestText: "{not json", manifest })).toEqual({});
+    expect(recordedManifest({ manifestText: JSON.stringify({ "a.html": 1 }) })).toEqual({});
+    expect(recordedManifest({ manifestText: "[]" })).toEqual({});
+    expect(recordedManifest({ manifest: { "a.html": null } })).toEqual({});
+    expect(recordedManifest({})).toEqual({});
   });
 });

@@ -40,7 +40,12 @@ describe("summarizePreview", () => {
     expect(md).toMatch(/1 updated.*1 no longer managed; 1 PATCH on existing files, 1 renew\(s\), \*\*3 epoch\(s\) to buy\*\*/);
   });
 
-  it("a one-resource folder's row lists the files added, changed and removed, and its uploads", () => {
+  const before = { "a.html": "h1", "b.css": "h2", "old.js": "h3", "moved.txt": "h4" };
+  it.each([
+    ["its inputs (what the last run compared)", { inputs: { manifest: before }, outputs: {} }],
+    ["the text its outputs record", { outputs: { manifestText: JSON.stringify(before) } }],
+    ["the map the first one-resource folders' outputs recorded", { outputs: { manifest: before } }],
+  ])("a one-resource folder's row lists the files added, changed and removed, and its uploads (the old manifest from %s)", (_, oldState) => {
     const FOLDER = "tuskr:index:StoredFolder";
     const md = summarizePreview(
       {
@@ -48,7 +53,7 @@ describe("summarizePreview", () => {
           {
             op: "update",
             urn: `urn:pulumi:dev::p::${FOLDER}::site`,
-            oldState: { type: FOLDER, outputs: { manifest: { "a.html": "h1", "b.css": "h2", "old.js": "h3", "moved.txt": "h4" } } },
+            oldState: { type: FOLDER, ...oldState },
             newState: { type: FOLDER, inputs: { manifest: { "a.html": "h1", "b.css": "h5", "new.svg": "h6", "docs/moved.txt": "h4" } } },
           },
         ],
