@@ -143,8 +143,8 @@ export class StoredFolderCore {
   diff(_id: string, state: StoredFolderState, req: StoredFolderRequest): StoredFileDiff {
     const news = req.inputs;
     if (!isPlainObject(news.manifest)) return { changes: true, replaces: [], deleteBeforeReplace: false, detailedDiff: {} };
-    const recorded = this.recordedEntries(state);
     const oldManifest = recordedManifest(state);
+    const recorded = this.recordedEntries(state, oldManifest);
     const newManifest = news.manifest as Record<string, string>;
     const detailedDiff: Record<string, PropertyDiff> = {};
     let entriesChange = false;
@@ -216,14 +216,15 @@ export class StoredFolderCore {
         `StoredFolder ${JSON.stringify(id)} cannot be imported: its files' entries are found by uploading them, which an import must not do. Declare the folder and run \`pulumi up\` (stored bytes are answered with their existing entries), or import its files one by one as tuskr:index:StoredFile by blobId`,
       );
     }
-    const recorded = this.recordedEntries(before);
+    const recordedPaths = recordedManifest(before);
+    const recorded = this.recordedEntries(before, recordedPaths);
     const fresh = new Map<string, StoredFileState>();
     const failed = await eachLimited([...recorded], async ([hash, entry]) => {
       const read = await this.files.read(entry.blobId ?? hash, entry, urn);
       if (read.state) fresh.set(hash, read.state);
     });
     if (failed.length > 0) throw failed[0].error;
-    const manifest = Object.fromEntries(Object.entries(recordedManifest(before)).filter(([, hash]) => fresh.has(hash)));
+    const manifest = Object.fromEntries(Object.entries(recordedPaths).filter(([, hash]) => fresh.has(hash)));
     const state = this.assemble(before, manifest, fresh);
     const inputs: Props = { manifest };
     for (const field of FOLDER_INPUT_FIELDS) if (before[field] !== undefined && before[field] !== null) inputs[field] = before[field];
@@ -296,8 +297,9 @@ export class StoredFolderCore {
     return state;
   }
 
-  private recordedEntries(state: StoredFolderState): Map<string, StoredFileState> {
-    return unpackEntries(state.entries, { manifest: recordedManifest(state), blobIds: state.blobIds ?? {}, urls: state.urls ?? {} });
+  /** The recorded entries (`manifest`: the state's recorded manifest, when the caller has read it already). */
+  private recordedEntries(state: StoredFolderState, manifest = recordedManifest(state)): Map<string, StoredFileState> {
+    return unpackEntries(state.entries, { manifest, blobIds: state.blobIds ?? {}, urls: state.urls ?? {} });
   }
 
   /** The folder's entries, from the manifest `check` computed and the declared values. */

@@ -100,10 +100,8 @@ function folderLine(step: {
     return { name, op: "delete", changes: ["folder no longer managed; no request, its files keep their periods"], epochs: 0, keepAlive: 0, patch: false };
   }
   // The manifest the last run compared (its inputs), else the one its outputs record.
-  const before = (isPlainObject(step.oldState?.inputs?.manifest) ? step.oldState.inputs.manifest : recordedManifest(step.oldState?.outputs ?? {})) as Record<
-    string,
-    string
-  >;
+  const compared = step.oldState?.inputs?.manifest;
+  const before = isPlainObject(compared) ? (compared as Record<string, string>) : recordedManifest(step.oldState?.outputs ?? {});
   const after = (isPlainObject(step.newState?.inputs?.manifest) ? step.newState?.inputs?.manifest : {}) as Record<string, string>;
   const marks: string[] = [];
   for (const rel of Object.keys(after).sort()) if (before[rel] === undefined) marks.push(`+${code(rel)}`);
