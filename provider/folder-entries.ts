@@ -46,30 +46,35 @@ function derivedOf(outputs: EntryOutputs): (hash: string) => Props {
   };
 }
 
-/** The manifest as the outputs record it: a JSON object, one path per line (a refresh that drops a path shows that line). */
-export function packManifest(manifest: Readonly<Record<string, string>>): string {
-  const lines = Object.keys(manifest)
+/** A map of paths as the outputs record it: one JSON text, one path per line (a refresh that drops a path shows that line). */
+export function pathText(byPath: Readonly<Record<string, string>>): string {
+  const lines = Object.keys(byPath)
     .sort()
-    .map((rel) => `${JSON.stringify(rel)}:${JSON.stringify(manifest[rel])}`);
+    .map((rel) => `${JSON.stringify(rel)}:${JSON.stringify(byPath[rel])}`);
   return lines.length === 0 ? "{}" : `{\n${lines.join(",\n")}\n}`;
 }
 
-const isManifest = (value: unknown): value is Record<string, string> => isPlainObject(value) && Object.values(value).every((v) => typeof v === "string");
+const isPathMap = (value: unknown): value is Record<string, string> => isPlainObject(value) && Object.values(value).every((v) => typeof v === "string");
+
+/** A recorded map of paths: its text read back, else the map itself; anything unreadable is nothing recorded. */
+export function pathMap(recorded: unknown): Record<string, string> {
+  let parsed: unknown = recorded;
+  if (typeof recorded === "string") {
+    try {
+      parsed = JSON.parse(recorded);
+    } catch {
+      return {};
+    }
+  }
+  return isPathMap(parsed) ? parsed : {};
+}
 
 /**
  * The manifest a state records: its text, else the map the first one-resource folders recorded;
  * anything unreadable is nothing recorded (each path is then a file to send, answered with its entry).
  */
 export function recordedManifest(state: { manifestText?: unknown; manifest?: unknown }): Record<string, string> {
-  if (typeof state.manifestText === "string") {
-    try {
-      const parsed: unknown = JSON.parse(state.manifestText);
-      return isManifest(parsed) ? parsed : {};
-    } catch {
-      return {};
-    }
-  }
-  return isManifest(state.manifest) ? state.manifest : {};
+  return pathMap(typeof state.manifestText === "string" ? state.manifestText : state.manifest);
 }
 
 const same = (a: unknown, b: unknown) => a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));
@@ -121,4 +126,34 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
       return [hash, parseState({ ...known, ...shared, ...(isPlainObject(own) ? own : {}) })];
     }),
   );
+}
+
+/**
+ * The dynamic resource's outputs by path, `blobIds` and `urls`, are recorded as two texts
+ * (`blobIdsText`, `urlsText`: JSON objects, one path per line) rather than two maps: the engine
+ * hands a dynamic resource's outputs back to the program whole at every step, and the Node.js
+ * SDK also prints that answer into a debug message, so at 10,000 files the two maps cost an
+ * unchanged preview about a second (bench/FINDINGS.md). The TypeScript `StoredFolder` parses
+ * them into its `blobIds` and `urls` outputs. The plugin's resource keeps the maps its schema
+ * declares, for every language.
+ */
+export const OUTPUT_TEXTS = { blobIds: "blobIdsText", urls: "urlsText" } as const;
+
+/** A state as the dynamic resource records it: the outputs by path as texts. */
+export function withOutputTexts(state: Props): Props {
+  const { blobIds, urls, ...out } = state;
+  if (isPlainObject(blobIds)) out[OUTPUT_TEXTS.blobIds] = pathText(blobIds as Record<string, string>);
+  if (isPlainObject(urls)) out[OUTPUT_TEXTS.urls] = pathText(urls as Record<string, string>);
+  return out;
+}
+
+/**
+ * The recorded state from what the dynamic resource's outputs hold: its texts read back into the
+ * maps the core keeps; the maps of the release before (no texts) read as they are.
+ */
+export function fromOutputTexts(props: Props): Props {
+  const { [OUTPUT_TEXTS.blobIds]: blobIdsText, [OUTPUT_TEXTS.urls]: urlsText, ...rest } = props;
+  if (typeof blobIdsText === "string") rest.blobIds = pathMap(blobIdsText);
+  if (typeof urlsText === "string") rest.urls = pathMap(urlsText);
+  return rest;
 }

@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { isPlainObject, jsonEqual } from "../api";
-import { packEntries, packManifest, recordedManifest, unpackEntries } from "./folder-entries";
+import { packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
 import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
@@ -287,7 +287,7 @@ export class StoredFolderCore {
       if (entry.blobId) blobIds[rel] = entry.blobId;
       if (entry.url) urls[rel] = entry.url;
     }
-    state.manifestText = packManifest(manifest);
+    state.manifestText = pathText(manifest);
     state.blobIds = blobIds;
     state.urls = urls;
     // One JSON text, not a nested object: the engine carries, diffs and stores it as one value

@@ -1,4 +1,5 @@
 import type * as pulumi from "@pulumi/pulumi";
+import { fromOutputTexts, withOutputTexts } from "./folder-entries";
 import type { ConfigSource } from "./settings";
 import type { ProviderLog, StoredFileCore } from "./stored-file-core";
 import { requestOf, storedFileProvider, withProvider } from "./stored-file-provider";
@@ -14,11 +15,13 @@ import { type StoredFolderState, StoredFolderStateSchema } from "./stored-folder
 
 type Props = Record<string, unknown>;
 
+/** The recorded state, from the outputs (their texts read back into the maps the core keeps). */
 const stateOf = (props: Props): StoredFolderState => {
-  const parsed = StoredFolderStateSchema.safeParse(props);
+  const parsed = StoredFolderStateSchema.safeParse(fromOutputTexts(props));
   return parsed.success ? parsed.data : {};
 };
-const asRecorded = (properties: Props): Props => properties;
+/** The outputs this resource records: the core's state, its maps by path as texts (folder-entries.ts). */
+const asRecorded = (properties: Props): Props => withOutputTexts(properties);
 
 class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   private readonly files: StoredFileCore;
@@ -47,16 +50,16 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
 
   async create(news: Props): Promise<pulumi.dynamic.CreateResult> {
     const { id, state } = await this.core.create(requestOf(news)).catch(withProvider(news, asRecorded));
-    return { id, outs: state };
+    return { id, outs: asRecorded(state) };
   }
 
   async read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
     const { id: found, state, inputs } = await this.core.read(id, stateOf(props));
-    return found === undefined || state === undefined ? {} : { id: found, props: state, inputs };
+    return found === undefined || state === undefined ? {} : { id: found, props: asRecorded(state), inputs };
   }
 
   async update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-    return { outs: await this.core.update(id, stateOf(olds), requestOf(news)).catch(withProvider(news, asRecorded)) };
+    return { outs: asRecorded(await this.core.update(id, stateOf(olds), requestOf(news)).catch(withProvider(news, asRecorded))) };
   }
 
   /** Blobs cannot be deleted through the API: the files keep their periods, and no request is sent. */

@@ -1,5 +1,6 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import { OUTPUT_TEXTS, pathMap } from "./folder-entries";
 import { byContent, folderEntries, folderFiles } from "./folder-walk";
 import { STORED_FOLDER_TYPES } from "./resource-types";
 import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
@@ -27,10 +28,20 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
   oneResource?: boolean;
 }
 
-/** The folder's one resource (`oneResource: true`): its outputs by path. */
+/**
+ * The folder's one resource (`oneResource: true`): its outputs by path, recorded as texts
+ * (folder-entries.ts, `withOutputTexts`); the maps are what the release before recorded.
+ */
 class StoredFolderResource extends pulumi.dynamic.Resource {
-  declare readonly blobIds: pulumi.Output<Record<string, string>>;
-  declare readonly urls: pulumi.Output<Record<string, string>>;
+  declare readonly blobIdsText: pulumi.Output<string | undefined>;
+  declare readonly urlsText: pulumi.Output<string | undefined>;
+  declare readonly blobIds: pulumi.Output<Record<string, string> | undefined>;
+  declare readonly urls: pulumi.Output<Record<string, string> | undefined>;
+
+  /** An output by path: its text read back, else the map the release before recorded (until the next change rewrites it). */
+  byPath(field: keyof typeof OUTPUT_TEXTS): pulumi.Output<Record<string, string>> {
+    return pulumi.all([this[OUTPUT_TEXTS[field]], this[field]]).apply(([text, map]) => pathMap(text ?? map));
+  }
 }
 
 /**
@@ -67,6 +78,8 @@ export class StoredFolder extends pulumi.ComponentResource {
         {
           ...declared,
           manifest: undefined,
+          [OUTPUT_TEXTS.blobIds]: undefined,
+          [OUTPUT_TEXTS.urls]: undefined,
           blobIds: undefined,
           urls: undefined,
           __urn: identityOf(name, this, STORED_FOLDER_TYPES.dynamic),
@@ -78,8 +91,8 @@ export class StoredFolder extends pulumi.ComponentResource {
         "StoredFolder",
       );
       this.files = {};
-      this.blobIds = folder.blobIds;
-      this.urls = folder.urls;
+      this.blobIds = folder.byPath("blobIds");
+      this.urls = folder.byPath("urls");
       // The outputs are the folder resource's: recorded on the component too, its per-path maps
       // would be two more maps of every path for the engine to carry, log and write at each step.
       this.registerOutputs({});

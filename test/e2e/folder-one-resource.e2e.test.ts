@@ -69,11 +69,32 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       expect(Object.keys(resource.inputs?.manifest as object)).toHaveLength(41);
       expect(resource.outputs?.manifest).toBeUndefined();
       expect(Object.keys(JSON.parse(String(resource.outputs?.manifestText)))).toHaveLength(41);
+      // The outputs by path, too, are texts on the resource (the program reads them as maps).
+      expect(resource.outputs?.blobIds).toBeUndefined();
+      expect(resource.outputs?.urls).toBeUndefined();
+      expect(JSON.parse(String(resource.outputs?.blobIdsText))).toEqual(after);
+      expect(Object.keys(JSON.parse(String(resource.outputs?.urlsText)))).toHaveLength(41);
       const component = resources.find((r) => r.type === "tuskr:index:StoredFolder")!;
       expect(component.outputs ?? {}).toEqual({});
       expect(String(resource.inputs?.__provider)).toMatch(/pulumi-tuskr\/folder-(provider|impl)/);
       expect(String(resource.inputs?.__provider).length).toBeLessThan(4000);
       expect(exported).not.toContain("tsk_test_emulator_local_key");
+
+      // A state the release before wrote (blobIds and urls maps among the outputs) upgrades in
+      // place: nothing to change, nothing sent, the same outputs by path.
+      const state = JSON.parse(exported);
+      const recorded = state.deployment.resources.find((r: { type: string }) => r.type === STORED_FOLDER_TYPES.dynamic);
+      const { blobIdsText, urlsText, ...outputs } = recorded.outputs;
+      recorded.outputs = { ...outputs, blobIds: JSON.parse(blobIdsText), urls: JSON.parse(urlsText) };
+      const file = path.join(workDir, "previous-release.json");
+      fs.writeFileSync(file, JSON.stringify(state));
+      expect((await cli(["stack", "import", "--file", file])).code).toBe(0);
+      emu.clearRequests();
+      expect((await stack.preview()).changeSummary).toEqual({ same: 3 });
+      const upgraded = await stack.up();
+      expect(upgraded.summary.resourceChanges).toEqual({ same: 3 });
+      expect(emu.requests()).toEqual([]);
+      expect(upgraded.outputs.folderBlobIds.value.site).toEqual(after);
 
       emu.clearRequests();
       await stack.destroy();

@@ -287,6 +287,41 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(emu.requests()).toEqual([]);
   });
 
+  it("TypeScript: the dynamic resource records blobIds and urls as texts (a path per line); a state with the maps (the release before) upgrades in place", async () => {
+    write({ "index.html": "<p>home</p>", "a/LICENSE": "MIT", "b/LICENSE": "MIT" });
+    const { storedFolderProvider: provider } = await import("../../provider/stored-folder-provider");
+    await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+    const program = { path: dir, tag: "site", __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::texts" };
+    const checked = await provider.check({}, program);
+    expect(checked.failures).toEqual([]);
+    const { outs } = await provider.create(checked.inputs);
+    expect(outs.blobIds).toBeUndefined();
+    expect(outs.urls).toBeUndefined();
+    const blobIds = JSON.parse(outs.blobIdsText);
+    expect(Object.keys(blobIds)).toEqual(["a/LICENSE", "b/LICENSE", "index.html"]);
+    expect(blobIds["a/LICENSE"]).toBe(blobIds["b/LICENSE"]);
+    expect(String(outs.urlsText).split("\n")).toHaveLength(5);
+    expect(JSON.parse(outs.urlsText)["index.html"]).toMatch(new RegExp(`${blobIds["index.html"]}$`));
+    // The release before recorded the maps: read as they are, nothing to change, nothing sent.
+    const { blobIdsText: _b, urlsText: _u, ...rest } = outs;
+    const previous = { ...rest, blobIds, urls: JSON.parse(outs.urlsText) };
+    emu.clearRequests();
+    const again = await provider.check(previous, program);
+    expect((await provider.diff(outs.path, previous, again.inputs)).changes).toBe(false);
+    // A file moved: one rename, and the outputs are written as texts from then on.
+    write({ "index.html": null, "home.html": "<p>home</p>" });
+    const moved = await provider.check(previous, program);
+    expect((await provider.diff(outs.path, previous, moved.inputs)).changes).toBe(true);
+    const updated = (await provider.update!(outs.path, previous, moved.inputs)).outs as Record<string, string>;
+    expect(requests()).toEqual(["patch"]);
+    expect(updated.blobIds).toBeUndefined();
+    expect(JSON.parse(updated.blobIdsText)["home.html"]).toBe(blobIds["index.html"]);
+    // A refresh reads the texts back and records them as texts.
+    const read = await provider.read!(outs.path, updated);
+    expect(read.props?.blobIdsText).toBe(updated.blobIdsText);
+    expect(read.props?.urlsText).toBe(updated.urlsText);
+  });
+
   it("import (a read with no state) is refused, saying why and what to do; nothing sent", async () => {
     const plugin = await newPlugin();
     await expect(plugin.folder.read("./site", URN, {})).rejects.toThrow(/cannot be imported: its files' entries are found by uploading them/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type EntryOutputs, packEntries, packManifest, recordedManifest, unpackEntries } from "../../provider/folder-entries";
+import { type EntryOutputs, fromOutputTexts, packEntries, pathText, recordedManifest, unpackEntries, withOutputTexts } from "../../provider/folder-entries";
 import type { StoredFileState } from "../../provider/stored-file-schema";
 
 /**
@@ -92,19 +92,37 @@ describe("a folder's manifest as its outputs record it", () => {
   const manifest = { "b.css": H("b"), "a.html": H("a"), 'odd\nname "q".txt': H("c") };
 
   it("one text, a path per line in sorted order (a path with a line break stays on its line), read back exactly", () => {
-    const text = packManifest(manifest);
+    const text = pathText(manifest);
     expect(text.split("\n")).toEqual(["{", `"a.html":"${H("a")}",`, `"b.css":"${H("b")}",`, `"odd\\nname \\"q\\".txt":"${H("c")}"`, "}"]);
     expect(recordedManifest({ manifestText: text })).toEqual(manifest);
-    expect(recordedManifest({ manifestText: packManifest({}) })).toEqual({});
+    expect(recordedManifest({ manifestText: pathText({}) })).toEqual({});
   });
 
   it("the map the first one-resource folders recorded is read; the text wins over it; anything unreadable is nothing recorded", () => {
     expect(recordedManifest({ manifest })).toEqual(manifest);
-    expect(recordedManifest({ manifestText: packManifest({ "a.html": H("a") }), manifest })).toEqual({ "a.html": H("a") });
+    expect(recordedManifest({ manifestText: pathText({ "a.html": H("a") }), manifest })).toEqual({ "a.html": H("a") });
     expect(recordedManifest({ manifestText: "{not json", manifest })).toEqual({});
     expect(recordedManifest({ manifestText: JSON.stringify({ "a.html": 1 }) })).toEqual({});
     expect(recordedManifest({ manifestText: "[]" })).toEqual({});
     expect(recordedManifest({ manifest: { "a.html": null } })).toEqual({});
     expect(recordedManifest({})).toEqual({});
+  });
+});
+
+describe("the dynamic resource's outputs by path, recorded as texts", () => {
+  const blobIds = { "b.css": "blob-b", "a.html": "blob-a" };
+  const urls = { "b.css": "https://cdn/blob-b", "a.html": "https://cdn/blob-a" };
+
+  it("blobIds and urls become one text each (a path per line), and read back into the same maps; the rest is kept as it is", () => {
+    const recorded = withOutputTexts({ path: "site", blobIds, urls, manifestText: "{}" });
+    expect(recorded).toEqual({ path: "site", manifestText: "{}", blobIdsText: pathText(blobIds), urlsText: pathText(urls) });
+    expect(String(recorded.blobIdsText).split("\n")).toEqual(["{", '"a.html":"blob-a",', '"b.css":"blob-b"', "}"]);
+    expect(fromOutputTexts(recorded)).toEqual({ path: "site", manifestText: "{}", blobIds, urls });
+  });
+
+  it("the maps the release before recorded are read as they are; an unreadable text is nothing recorded", () => {
+    expect(fromOutputTexts({ path: "site", blobIds, urls })).toEqual({ path: "site", blobIds, urls });
+    expect(fromOutputTexts({ blobIdsText: "{not json", urlsText: JSON.stringify({ "a.html": 1 }) })).toEqual({ blobIds: {}, urls: {} });
+    expect(withOutputTexts({ path: "site" })).toEqual({ path: "site" });
   });
 });
