@@ -68,33 +68,52 @@ function latest<V>(values: ReadonlyArray<V | undefined>, at: (v: unknown) => num
   return given.reduce((a, b) => (at(b)! > at(a)! ? b : a));
 }
 
-/** The folder's files grouped by content (SHA-256, hex), each group's paths sorted, groups in order of their first path. */
-export function byContent(dir: string, relatives: string[]): Map<string, string[]> {
+/**
+ * The folder's files grouped by content (SHA-256, hex), each group's paths sorted, groups in order
+ * of their first path. With `maxBytes`, a file longer than that fails the walk, naming each such
+ * file and the limit (its reading stops there).
+ */
+export function byContent(dir: string, relatives: string[], maxBytes?: number): Map<string, string[]> {
   const groups = new Map<string, string[]>();
+  const tooLong: string[] = [];
   for (const rel of [...relatives].sort()) {
-    const hash = hashFileSync(path.join(dir, rel));
+    const file = path.join(dir, rel);
+    const { hash, bytes } = hashFileSync(file, maxBytes);
+    if (hash === undefined) {
+      tooLong.push(`${rel}: source file ${file} is ${bytes} bytes; an upload is at most ${maxBytes} bytes`);
+      continue;
+    }
     const paths = groups.get(hash);
     if (paths) paths.push(rel);
     else groups.set(hash, [rel]);
   }
+  if (tooLong.length > 0) throw new Error(tooLong.length > 3 ? `${tooLong.slice(0, 3).join("; ")} (and ${tooLong.length - 3} more)` : tooLong.join("; "));
   return groups;
 }
 
 /** The chunk files are hashed through: one for the process (a walk is synchronous), not one per file. */
 let chunk: Buffer | undefined;
 
-/** A file's SHA-256 (hex), read in chunks (never held whole). */
-function hashFileSync(file: string): string {
+/**
+ * A file's SHA-256 (hex) and length, read in chunks (never held whole); past `maxBytes` the
+ * reading stops and there is no hash (the length is then the file's size, from its descriptor).
+ */
+function hashFileSync(file: string, maxBytes = Number.POSITIVE_INFINITY): { hash?: string; bytes: number } {
   const hash = createHash("sha256");
   chunk ??= Buffer.allocUnsafe(1024 * 1024);
   const buffer = chunk;
   const fd = fs.openSync(file, "r");
   try {
-    for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) hash.update(buffer.subarray(0, n));
+    let bytes = 0;
+    for (let n = fs.readSync(fd, buffer); n > 0; n = fs.readSync(fd, buffer)) {
+      bytes += n;
+      if (bytes > maxBytes) return { bytes: Math.max(bytes, fs.fstatSync(fd).size) };
+      hash.update(buffer.subarray(0, n));
+    }
+    return { hash: hash.digest("hex"), bytes };
   } finally {
     fs.closeSync(fd);
   }
-  return hash.digest("hex");
 }
 
 /**

@@ -41,8 +41,20 @@ export function wireAsset(value: unknown): WireAsset | undefined {
 const SOURCE_PROBLEM_KEY = "tuskrSourceProblem";
 export const sourceProblemMarker = (problem: string): Record<string, string> => ({ [SOURCE_PROBLEM_KEY]: problem });
 
+/**
+ * The sources a folder's walk has just checked: each a regular file inside the folder, reached
+ * without a link, read whole for its hash and within the upload limit (folder-walk.ts). Kept by
+ * identity, so only the folder core that built the value can mark it; not checked once more.
+ */
+const walkedSources = new WeakSet<object>();
+export function walkedSource<T extends object>(source: T): T {
+  walkedSources.add(source);
+  return source;
+}
+
 /** What is wrong with a `source` value, naming the path and the limit; undefined when it can be uploaded. */
 export function sourceProblem(value: unknown): string | undefined {
+  if (typeof value === "object" && value !== null && walkedSources.has(value)) return undefined;
   const found = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[SOURCE_PROBLEM_KEY] : undefined;
   if (typeof found === "string") return found;
   if (typeof value === "object" && value !== null && (value as Record<string, unknown>)[SIG_KEY] === ARCHIVE_SIG) {

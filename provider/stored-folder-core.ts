@@ -1,11 +1,12 @@
 import * as path from "node:path";
-import { isPlainObject, jsonEqual } from "../api";
+import { LIMITS, isPlainObject, jsonEqual } from "../api";
 import { packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
 import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
 import type { PropertyDiff } from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, isUnknown } from "./stored-file-schema";
+import { walkedSource } from "./stored-file-source";
 import { parseState } from "./stored-file-state";
 import { FILE_FIELDS, FOLDER_INPUT_FIELDS, SHARED_FIELDS, type StoredFolderState, StoredFolderInputsSchema } from "./stored-folder-schema";
 
@@ -101,7 +102,7 @@ export class StoredFolderCore {
     const label = folderName(urn, inputs);
     let groups: Map<string, string[]>;
     try {
-      groups = byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined));
+      groups = byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined), LIMITS.uploadMaxBytes);
     } catch (e) {
       return { inputs, failures: [{ property: "path", reason: e instanceof Error ? e.message : String(e) }] };
     }
@@ -120,7 +121,8 @@ export class StoredFolderCore {
           urn,
         );
       }
-      const checked = this.files.check({}, this.entryInputs(withManifest, entry), this.entrySecrets(secretInputs), this.entryUrn(urn, entry));
+      // The walk has just found each file regular, inside the folder, readable and within the limit: not looked at again.
+      const checked = this.files.check({}, this.entryInputs(withManifest, entry, true), this.entrySecrets(secretInputs), this.entryUrn(urn, entry));
       for (const failure of checked.failures) {
         const field = failure.property as keyof FileValues;
         // The path whose own value the entry took (a later path may declare the latest end), else the shared field.
@@ -315,11 +317,12 @@ export class StoredFolderCore {
     return folderEntries(groups, shared, (isPlainObject(inputs.files) ? inputs.files : {}) as Record<string, FileValues>);
   }
 
-  /** An entry's inputs, as a StoredFile declares them: its values, and its first path's content as the source. */
-  private entryInputs(inputs: Props, entry: FolderEntry<unknown>): DeclaredInputs {
+  /** An entry's inputs, as a StoredFile declares them: its values, and its first path's content as the source (`walked`: as the walk just found it). */
+  private entryInputs(inputs: Props, entry: FolderEntry<unknown>, walked = false): DeclaredInputs {
     const out: Props = {};
     for (const field of FILE_FIELDS) if (entry.values[field] !== undefined && entry.values[field] !== null) out[field] = entry.values[field];
-    out.source = { [SIG_KEY]: ASSET_SIG, path: path.join(String(inputs.path), entry.paths[0]), hash: entry.hash };
+    const source = { [SIG_KEY]: ASSET_SIG, path: path.join(String(inputs.path), entry.paths[0]), hash: entry.hash };
+    out.source = walked ? walkedSource(source) : source;
     return out as DeclaredInputs;
   }
 

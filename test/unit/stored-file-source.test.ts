@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../../api";
 import { planChange } from "../../provider/stored-file-plan";
 import { validateInputs } from "../../provider/stored-file-schema";
+import { walkedSource } from "../../provider/stored-file-source";
 
 /** `source`: what check refuses before any request, and what the planner makes of a content change. */
 const SIG = "4dabf18193072939515e22adb298388d";
@@ -33,6 +34,13 @@ describe("check of source", () => {
     expect(failuresFor({ source: asset({ path: big }) })).toEqual([
       `source: source file ${big} is ${LIMITS.uploadMaxBytes + 1} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes`,
     ]);
+  });
+
+  it("a source the folder's walk has just checked is not looked at again; a copy of it is (the mark is the object, not its fields)", () => {
+    const gone = path.join(dir, "walked-then-gone.txt");
+    const walked = walkedSource(asset({ path: gone, hash: "h" }));
+    expect(failuresFor({ source: walked })).toEqual([]);
+    expect(failuresFor({ source: { ...walked } })).toEqual([expect.stringMatching(new RegExp(`^source: source file ${gone} does not exist`))]);
   });
 
   it("refuses an archive, a remote asset and anything that is not an asset", () => {
