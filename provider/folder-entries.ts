@@ -9,10 +9,11 @@ import { parseState } from "./stored-file-state";
  * part of the state says:
  *   - its content's hash is its key (`sourceHash`), and its blobId and url are the folder's
  *     `blobIds` and `urls` outputs at its first path;
+ *   - its name, when it is that first path (the folder's rule; format 3 on);
  *   - a value every entry holds alike (tag, retentionEpochs, a common size or type, …) is
  *     written once, under `shared`.
- * Entries recorded by the release before this format (each entry whole, keyed by hash) are read
- * as they are.
+ * Entries recorded by the release before these formats (each entry whole, keyed by hash) are read
+ * as they are, and format 2 (every name written) as it is.
  *
  * The manifest (each path → its content's sha256) is recorded among the outputs the same way, as
  * one text (`manifestText`), not as a map: the inputs hold the map the preview compares, and a
@@ -23,8 +24,8 @@ import { parseState } from "./stored-file-state";
 
 type Props = Record<string, unknown>;
 
-/** The recorded text's format. */
-const FORMAT = 2;
+/** The recorded text's format (2: each name written; 3: a name that is the entry's first path left out). */
+const FORMAT = 3;
 
 /** Where an entry's blobId and url are said once more: the folder's outputs at its first path. */
 export interface EntryOutputs {
@@ -34,15 +35,21 @@ export interface EntryOutputs {
 }
 
 /** What the rest of the state says of the entry of `hash` (its first path's outputs, its content). */
-function derivedOf(outputs: EntryOutputs): (hash: string) => Props {
+function derivedOf(outputs: EntryOutputs, format = FORMAT): (hash: string) => Props {
   const firstPath = new Map<string, string>();
   for (const rel of Object.keys(outputs.manifest).sort()) {
     const hash = outputs.manifest[rel];
     if (!firstPath.has(hash)) firstPath.set(hash, rel);
   }
+  // Only what the outputs hold (an undefined value would hide a shared or own one when spread).
   return (hash) => {
+    const known: Props = { sourceHash: hash };
     const rel = firstPath.get(hash);
-    return { sourceHash: hash, blobId: rel === undefined ? undefined : outputs.blobIds[rel], url: rel === undefined ? undefined : outputs.urls[rel] };
+    if (rel === undefined) return known;
+    if (format >= 3) known.name = rel;
+    if (outputs.blobIds[rel] !== undefined) known.blobId = outputs.blobIds[rel];
+    if (outputs.urls[rel] !== undefined) known.url = outputs.urls[rel];
+    return known;
   };
 }
 
@@ -99,6 +106,8 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
       if (known[field] !== undefined && same(known[field], value)) continue;
       own[field] = value;
     }
+    // What the rest of the state would say and the entry does not hold: written as null, read back as absent.
+    for (const field of Object.keys(known)) if (entry[field] === undefined && !(field in shared)) own[field] = null;
     packed[hash] = own;
   }
   return JSON.stringify({ format: FORMAT, shared, entries: packed });
@@ -117,33 +126,47 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
   if (!isPlainObject(parsed)) return new Map();
   // The release before: each entry whole, keyed by hash.
   if (parsed.format === undefined) return new Map(Object.entries(parsed).map(([hash, entry]) => [hash, parseState(isPlainObject(entry) ? entry : {})]));
-  if (parsed.format !== FORMAT || !isPlainObject(parsed.entries)) return new Map();
+  if ((parsed.format !== 2 && parsed.format !== FORMAT) || !isPlainObject(parsed.entries)) return new Map();
   const shared = isPlainObject(parsed.shared) ? parsed.shared : {};
-  const derived = derivedOf(outputs);
-  return new Map(
-    Object.entries(parsed.entries).map(([hash, own]) => {
-      const known = Object.fromEntries(Object.entries(derived(hash)).filter(([, v]) => v !== undefined));
-      return [hash, parseState({ ...known, ...shared, ...(isPlainObject(own) ? own : {}) })];
-    }),
-  );
+  const derived = derivedOf(outputs, parsed.format);
+  const entries = new Map<string, StoredFileState>();
+  for (const [hash, own] of Object.entries(parsed.entries)) {
+    const known = derived(hash);
+    const props = Object.assign({}, known, shared, isPlainObject(own) ? own : {});
+    for (const field of Object.keys(known)) if (props[field] === null) delete props[field];
+    entries.set(hash, parseState(props));
+  }
+  return entries;
 }
 
 /**
- * The dynamic resource's outputs by path, `blobIds` and `urls`, are recorded as two texts
- * (`blobIdsText`, `urlsText`: JSON objects, one path per line) rather than two maps: the engine
- * hands a dynamic resource's outputs back to the program whole at every step, and the Node.js
- * SDK also prints that answer into a debug message, so at 10,000 files the two maps cost an
- * unchanged preview about a second (bench/FINDINGS.md). The TypeScript `StoredFolder` parses
- * them into its `blobIds` and `urls` outputs. The plugin's resource keeps the maps its schema
+ * The dynamic resource's outputs by path, `blobIds` and `urls`, are recorded as texts rather than
+ * maps: the engine hands a dynamic resource's outputs back to the program whole at every step,
+ * the Node.js SDK decodes them byte by byte and prints that answer into a debug message, so at
+ * 10,000 files every byte of them costs an unchanged preview (bench/FINDINGS.md). So
+ * `blobIdsText` is the map of blobIds (a JSON object, one path per line), and a url that is
+ * `urlBase` followed by its path's blobId (the service serves each blob under one address) is
+ * not written again: `urlsText` holds only the others. The TypeScript `StoredFolder` reads them
+ * back into its `blobIds` and `urls` outputs; the plugin's resource keeps the maps its schema
  * declares, for every language.
  */
-export const OUTPUT_TEXTS = { blobIds: "blobIdsText", urls: "urlsText" } as const;
+export const OUTPUT_TEXTS = ["blobIdsText", "urlsText", "urlBase"] as const;
 
 /** A state as the dynamic resource records it: the outputs by path as texts. */
 export function withOutputTexts(state: Props): Props {
   const { blobIds, urls, ...out } = state;
-  if (isPlainObject(blobIds)) out[OUTPUT_TEXTS.blobIds] = pathText(blobIds as Record<string, string>);
-  if (isPlainObject(urls)) out[OUTPUT_TEXTS.urls] = pathText(urls as Record<string, string>);
+  const ids = pathMap(blobIds);
+  if (isPlainObject(blobIds)) out.blobIdsText = pathText(ids);
+  if (isPlainObject(urls)) {
+    const all = pathMap(urls);
+    // A base only when every path with a blobId has a url (else a url would be made up for it when read).
+    const first = Object.keys(ids).every((rel) => all[rel] !== undefined) ? Object.keys(ids).find((rel) => all[rel].endsWith(ids[rel])) : undefined;
+    const base = first === undefined ? undefined : all[first].slice(0, all[first].length - ids[first].length);
+    const apart: Record<string, string> = {};
+    for (const [rel, url] of Object.entries(all)) if (base === undefined || ids[rel] === undefined || url !== base + ids[rel]) apart[rel] = url;
+    if (base !== undefined) out.urlBase = base;
+    out.urlsText = pathText(apart);
+  }
   return out;
 }
 
@@ -152,8 +175,12 @@ export function withOutputTexts(state: Props): Props {
  * maps the core keeps; the maps of the release before (no texts) read as they are.
  */
 export function fromOutputTexts(props: Props): Props {
-  const { [OUTPUT_TEXTS.blobIds]: blobIdsText, [OUTPUT_TEXTS.urls]: urlsText, ...rest } = props;
+  const { blobIdsText, urlsText, urlBase, ...rest } = props;
   if (typeof blobIdsText === "string") rest.blobIds = pathMap(blobIdsText);
-  if (typeof urlsText === "string") rest.urls = pathMap(urlsText);
+  if (typeof urlsText === "string") {
+    const urls: Record<string, string> = {};
+    if (typeof urlBase === "string") for (const [rel, blobId] of Object.entries(pathMap(rest.blobIds))) urls[rel] = urlBase + blobId;
+    rest.urls = Object.assign(urls, pathMap(urlsText));
+  }
   return rest;
 }

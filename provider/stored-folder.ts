@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { OUTPUT_TEXTS, pathMap } from "./folder-entries";
+import { fromOutputTexts, OUTPUT_TEXTS, pathMap } from "./folder-entries";
 import { byContent, folderEntries, folderFiles } from "./folder-walk";
 import { STORED_FOLDER_TYPES } from "./resource-types";
 import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
@@ -30,17 +30,23 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
 
 /**
  * The folder's one resource (`oneResource: true`): its outputs by path, recorded as texts
- * (folder-entries.ts, `withOutputTexts`); the maps are what the release before recorded.
+ * (folder-entries.ts, `withOutputTexts`); the maps are what the releases before recorded.
  */
 class StoredFolderResource extends pulumi.dynamic.Resource {
   declare readonly blobIdsText: pulumi.Output<string | undefined>;
   declare readonly urlsText: pulumi.Output<string | undefined>;
+  declare readonly urlBase: pulumi.Output<string | undefined>;
   declare readonly blobIds: pulumi.Output<Record<string, string> | undefined>;
   declare readonly urls: pulumi.Output<Record<string, string> | undefined>;
 
-  /** An output by path: its text read back, else the map the release before recorded (until the next change rewrites it). */
-  byPath(field: keyof typeof OUTPUT_TEXTS): pulumi.Output<Record<string, string>> {
-    return pulumi.all([this[OUTPUT_TEXTS[field]], this[field]]).apply(([text, map]) => pathMap(text ?? map));
+  /** The outputs by path: the texts read back, else the maps a release before recorded (until the next change rewrites them). */
+  byPath(): pulumi.Output<{ blobIds: Record<string, string>; urls: Record<string, string> }> {
+    const { blobIdsText, urlsText, urlBase, blobIds, urls } = this;
+    const recorded: Record<string, pulumi.Output<unknown>> = { blobIdsText, urlsText, urlBase, blobIds, urls };
+    return pulumi.all(recorded).apply((values) => {
+      const read = fromOutputTexts(values);
+      return { blobIds: pathMap(read.blobIds), urls: pathMap(read.urls) };
+    });
   }
 }
 
@@ -78,8 +84,7 @@ export class StoredFolder extends pulumi.ComponentResource {
         {
           ...declared,
           manifest: undefined,
-          [OUTPUT_TEXTS.blobIds]: undefined,
-          [OUTPUT_TEXTS.urls]: undefined,
+          ...Object.fromEntries(OUTPUT_TEXTS.map((name) => [name, undefined])),
           blobIds: undefined,
           urls: undefined,
           __urn: identityOf(name, this, STORED_FOLDER_TYPES.dynamic),
@@ -91,8 +96,9 @@ export class StoredFolder extends pulumi.ComponentResource {
         "StoredFolder",
       );
       this.files = {};
-      this.blobIds = folder.byPath("blobIds");
-      this.urls = folder.byPath("urls");
+      const byPath = folder.byPath();
+      this.blobIds = byPath.blobIds;
+      this.urls = byPath.urls;
       // The outputs are the folder resource's: recorded on the component too, its per-path maps
       // would be two more maps of every path for the engine to carry, log and write at each step.
       this.registerOutputs({});

@@ -2,8 +2,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LIMITS } from "../../api";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
-import { type EntryOutputs, recordedManifest, unpackEntries } from "../../provider/folder-entries";
+import { type EntryOutputs, fromOutputTexts, recordedManifest, unpackEntries } from "../../provider/folder-entries";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
 import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
 import { hideBookkeeping } from "../../provider/stored-file-state";
@@ -300,11 +301,15 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const blobIds = JSON.parse(outs.blobIdsText);
     expect(Object.keys(blobIds)).toEqual(["a/LICENSE", "b/LICENSE", "index.html"]);
     expect(blobIds["a/LICENSE"]).toBe(blobIds["b/LICENSE"]);
-    expect(String(outs.urlsText).split("\n")).toHaveLength(5);
-    expect(JSON.parse(outs.urlsText)["index.html"]).toMatch(new RegExp(`${blobIds["index.html"]}$`));
+    // Every url is the service's address of its blob: said once, as the base, not once per path.
+    expect(outs.urlsText).toBe("{}");
+    const urls = fromOutputTexts(outs).urls as Record<string, string>;
+    expect(Object.keys(urls)).toEqual(Object.keys(blobIds));
+    for (const rel of Object.keys(blobIds)) expect(urls[rel]).toBe(`${outs.urlBase}${blobIds[rel]}`);
+    expect(emu.files().find((f) => f.blobId === blobIds["index.html"])?.url).toBe(urls["index.html"]);
     // The release before recorded the maps: read as they are, nothing to change, nothing sent.
-    const { blobIdsText: _b, urlsText: _u, ...rest } = outs;
-    const previous = { ...rest, blobIds, urls: JSON.parse(outs.urlsText) };
+    const { blobIdsText: _b, urlsText: _u, urlBase: _base, ...rest } = outs;
+    const previous = { ...rest, blobIds, urls };
     emu.clearRequests();
     const again = await provider.check(previous, program);
     expect((await provider.diff(outs.path, previous, again.inputs)).changes).toBe(false);
@@ -320,6 +325,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const read = await provider.read!(outs.path, updated);
     expect(read.props?.blobIdsText).toBe(updated.blobIdsText);
     expect(read.props?.urlsText).toBe(updated.urlsText);
+    expect(read.props?.urlBase).toBe(updated.urlBase);
   });
 
   it("import (a read with no state) is refused, saying why and what to do; nothing sent", async () => {
@@ -344,6 +350,21 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
       { property: "tag", reason: expect.stringMatching(/tag must be at most 256/) },
       { property: 'files["b.txt"].contentType', reason: expect.stringMatching(/contentType must be a media type/) },
     ]);
+    // Files over the upload limit: each named with its size and the limit, under `path` (a sparse file: nothing written).
+    for (const big of ["big-1.bin", "big-2.bin"]) {
+      fs.writeFileSync(path.join(dir, big), "");
+      fs.truncateSync(path.join(dir, big), LIMITS.uploadMaxBytes + 1);
+    }
+    const tooBig = await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"] });
+    expect(tooBig.failures).toEqual([
+      {
+        property: "path",
+        reason: [1, 2]
+          .map((i) => `big-${i}.bin: source file ${path.join(dir, `big-${i}.bin`)} is ${LIMITS.uploadMaxBytes + 1} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes`)
+          .join("; "),
+      },
+    ]);
+    for (const big of ["big-1.bin", "big-2.bin"]) fs.rmSync(path.join(dir, big));
     // A duplicate's own later end is blamed on that path and field; a content a StoredFile declares too, under `path`.
     write({ "c.txt": "b" });
     const far = new Date(Date.now() + 400 * 86_400_000).toISOString();

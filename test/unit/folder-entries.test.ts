@@ -68,6 +68,28 @@ describe("a folder's recorded entries", () => {
     expect(text.split('"createdAt"').length - 1).toBe(4);
   });
 
+  it("say a name only where it is not the entry's first path; an entry without a name stays without one", () => {
+    const unnamed = new Map([...entries, [H("e"), entry("e", { name: undefined })]]);
+    const withE = outputsOf({ ...manifest, "e.txt": H("e") }, unnamed);
+    const text = packEntries(unnamed, withE);
+    expect(text).not.toContain('"a.html"');
+    expect(text).not.toContain('"c.html"');
+    expect(text).toContain('"name":"b.html"');
+    expect(unpackEntries(text, withE)).toEqual(unnamed);
+    expect(unpackEntries(text, withE).get(H("e"))?.name).toBeUndefined();
+  });
+
+  it("written in format 2 (every name written) are read as they are: no name is derived", () => {
+    const { a, e } = { a: entry("a"), e: entry("e", { name: undefined }) };
+    const strip = ({ blobId: _b, url: _u, sourceHash: _h, ...rest }: StoredFileState) => rest;
+    const format2 = JSON.stringify({ format: 2, shared: {}, entries: { [H("a")]: strip(a), [H("e")]: strip(e) } });
+    const two = new Map([
+      [H("a"), a],
+      [H("e"), e],
+    ]);
+    expect(unpackEntries(format2, outputsOf({ "a.html": H("a"), "e.txt": H("e") }, two))).toEqual(two);
+  });
+
   it("written by the previous release (each entry whole, keyed by hash) are read as they are", () => {
     const previous = JSON.stringify(
       Object.fromEntries(
@@ -110,19 +132,33 @@ describe("a folder's manifest as its outputs record it", () => {
 });
 
 describe("the dynamic resource's outputs by path, recorded as texts", () => {
-  const blobIds = { "b.css": "blob-b", "a.html": "blob-a" };
-  const urls = { "b.css": "https://cdn/blob-b", "a.html": "https://cdn/blob-a" };
+  const blobIds = { "b.css": "blob-b", "a.html": "blob-a", "c.js": "blob-c" };
+  const urls = { "b.css": "https://cdn/blob-b", "a.html": "https://cdn/blob-a", "c.js": "https://elsewhere/c" };
 
-  it("blobIds and urls become one text each (a path per line), and read back into the same maps; the rest is kept as it is", () => {
+  it("blobIds become one text (a path per line); a url that is the base and its blobId is not written again; both read back into the same maps", () => {
     const recorded = withOutputTexts({ path: "site", blobIds, urls, manifestText: "{}" });
-    expect(recorded).toEqual({ path: "site", manifestText: "{}", blobIdsText: pathText(blobIds), urlsText: pathText(urls) });
-    expect(String(recorded.blobIdsText).split("\n")).toEqual(["{", '"a.html":"blob-a",', '"b.css":"blob-b"', "}"]);
+    expect(recorded).toEqual({
+      path: "site",
+      manifestText: "{}",
+      blobIdsText: pathText(blobIds),
+      urlBase: "https://cdn/",
+      urlsText: pathText({ "c.js": "https://elsewhere/c" }),
+    });
+    expect(String(recorded.blobIdsText).split("\n")).toEqual(["{", '"a.html":"blob-a",', '"b.css":"blob-b",', '"c.js":"blob-c"', "}"]);
     expect(fromOutputTexts(recorded)).toEqual({ path: "site", manifestText: "{}", blobIds, urls });
   });
 
-  it("the maps the release before recorded are read as they are; an unreadable text is nothing recorded", () => {
+  it("no url is made up: a path with a blobId and no url leaves every url written out", () => {
+    const partial = { "a.html": "https://cdn/blob-a" };
+    const recorded = withOutputTexts({ blobIds, urls: partial });
+    expect(recorded).toEqual({ blobIdsText: pathText(blobIds), urlsText: pathText(partial) });
+    expect(fromOutputTexts(recorded)).toEqual({ blobIds, urls: partial });
+    expect(fromOutputTexts(withOutputTexts({ blobIds: {}, urls: {} }))).toEqual({ blobIds: {}, urls: {} });
+  });
+
+  it("the maps the releases before recorded are read as they are; an unreadable text is nothing recorded", () => {
     expect(fromOutputTexts({ path: "site", blobIds, urls })).toEqual({ path: "site", blobIds, urls });
-    expect(fromOutputTexts({ blobIdsText: "{not json", urlsText: JSON.stringify({ "a.html": 1 }) })).toEqual({ blobIds: {}, urls: {} });
+    expect(fromOutputTexts({ blobIdsText: "{not json", urlsText: JSON.stringify({ "a.html": 1 }), urlBase: "https://cdn/" })).toEqual({ blobIds: {}, urls: {} });
     expect(withOutputTexts({ path: "site" })).toEqual({ path: "site" });
   });
 });
