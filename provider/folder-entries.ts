@@ -7,13 +7,14 @@ import { parseState } from "./stored-file-state";
  * engine carries, logs and (at every checkpoint) writes the whole state, so at 10,000 files
  * every byte of an entry costs 10,000 times on every step. An entry records only what no other
  * part of the state says:
- *   - its content's hash is its key (`sourceHash`), and its blobId and url are the folder's
- *     `blobIds` and `urls` outputs at its first path;
- *   - its name, when it is that first path (the folder's rule; format 3 on);
- *   - a value every entry holds alike (tag, retentionEpochs, a common size or type, …) is
- *     written once, under `shared`.
+ *   - it is recorded under its first path, where the manifest says its content's hash
+ *     (`sourceHash`; under the hash when no path names it), and its blobId and url are the
+ *     folder's `blobIds` and `urls` outputs at that path;
+ *   - its name, when it is that first path (the folder's rule);
+ *   - a value every entry holds alike (tag, retentionEpochs, a common size or type, the start
+ *     of the epoch the files were uploaded in, …) is written once, under `shared`.
  * Entries recorded by the release before these formats (each entry whole, keyed by hash) are read
- * as they are, and format 2 (every name written) as it is.
+ * as they are, and format 2 (keyed by hash, every name written) as it is.
  *
  * The manifest (each path → its content's sha256) is recorded among the outputs the same way, as
  * one text (`manifestText`), not as a map: the inputs hold the map the preview compares, and a
@@ -24,7 +25,7 @@ import { parseState } from "./stored-file-state";
 
 type Props = Record<string, unknown>;
 
-/** The recorded text's format (2: each name written; 3: a name that is the entry's first path left out). */
+/** The recorded text's format (2: by hash, each name written; 3: by first path, a name that is that path left out, the retention start as a time). */
 const FORMAT = 3;
 
 /** Where an entry's blobId and url are said once more: the folder's outputs at its first path. */
@@ -34,13 +35,18 @@ export interface EntryOutputs {
   urls: Record<string, string>;
 }
 
-/** What the rest of the state says of the entry of `hash` (its first path's outputs, its content). */
-function derivedOf(outputs: EntryOutputs, format = FORMAT): (hash: string) => Props {
-  const firstPath = new Map<string, string>();
-  for (const rel of Object.keys(outputs.manifest).sort()) {
-    const hash = outputs.manifest[rel];
-    if (!firstPath.has(hash)) firstPath.set(hash, rel);
+/** Each content's first path in sorted order (the path that names its entry), by hash. */
+function firstPaths(manifest: Record<string, string>): Map<string, string> {
+  const first = new Map<string, string>();
+  for (const rel of Object.keys(manifest).sort()) {
+    const hash = manifest[rel];
+    if (!first.has(hash)) first.set(hash, rel);
   }
+  return first;
+}
+
+/** What the rest of the state says of the entry of `hash` (its first path's outputs, its content; from format 3 its name). */
+function derivedOf(outputs: EntryOutputs, firstPath: Map<string, string>, format = FORMAT): (hash: string) => Props {
   // Only what the outputs hold (an undefined value would hide a shared or own one when spread).
   return (hash) => {
     const known: Props = { sourceHash: hash };
@@ -51,6 +57,26 @@ function derivedOf(outputs: EntryOutputs, format = FORMAT): (hash: string) => Pr
     if (outputs.urls[rel] !== undefined) known.url = outputs.urls[rel];
     return known;
   };
+}
+
+/**
+ * Format 3 records an entry's retention start as a time (`retentionStartMs`) rather than as its
+ * distance from the entry's createdAt: the files uploaded in one epoch share it, so it is written
+ * once, under `shared`. Exact both ways (whole milliseconds); otherwise left as it is.
+ */
+function startAsTime(entry: Props): Props {
+  const created = typeof entry.createdAt === "string" ? Date.parse(entry.createdAt) : Number.NaN;
+  const after = entry.retentionStartAfterCreated;
+  if (!Number.isInteger(created) || typeof after !== "number" || !Number.isInteger(after)) return entry;
+  const { retentionStartAfterCreated: _after, ...rest } = entry;
+  return { ...rest, retentionStartMs: created + after };
+}
+function startAfterCreated(props: Props): Props {
+  if (typeof props.retentionStartMs !== "number") return props;
+  const { retentionStartMs: start, ...rest } = props;
+  const created = typeof rest.createdAt === "string" ? Date.parse(rest.createdAt) : Number.NaN;
+  if (Number.isInteger(created)) rest.retentionStartAfterCreated = start - created;
+  return rest;
 }
 
 /** A map of paths as the outputs record it: one JSON text, one path per line (a refresh that drops a path shows that line). */
@@ -86,9 +112,13 @@ export function recordedManifest(state: { manifestText?: unknown; manifest?: unk
 
 const same = (a: unknown, b: unknown) => a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));
 
-/** The entries as the recorded text (without the asset, which the manifest says, and without derived counts). */
+/**
+ * The entries as the recorded text (without the asset, which the manifest says, and without
+ * derived counts): `{format: 3, shared, byPath, byHash}`, each entry under its first path (its
+ * hash is the manifest's there), or under its hash when no path names it.
+ */
 export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outputs: EntryOutputs): string {
-  const whole = [...entries].map(([hash, { source: _asset, remainingEpochs: _derived, ...entry }]) => [hash, entry as Props] as const);
+  const whole = [...entries].map(([hash, { source: _asset, remainingEpochs: _derived, ...entry }]) => [hash, startAsTime(entry as Props)] as const);
   // A value every entry holds alike (two entries at least: one alone has nothing to share).
   const shared: Props = {};
   if (whole.length > 1) {
@@ -96,8 +126,10 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
       if (value !== undefined && whole.every(([, e]) => same(e[field], value))) shared[field] = value;
     }
   }
-  const derived = derivedOf(outputs);
-  const packed: Record<string, Props> = {};
+  const firstPath = firstPaths(outputs.manifest);
+  const derived = derivedOf(outputs, firstPath);
+  const byPath: Record<string, Props> = {};
+  const byHash: Record<string, Props> = {};
   for (const [hash, entry] of whole) {
     const known = derived(hash);
     const own: Props = {};
@@ -108,9 +140,11 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
     }
     // What the rest of the state would say and the entry does not hold: written as null, read back as absent.
     for (const field of Object.keys(known)) if (entry[field] === undefined && !(field in shared)) own[field] = null;
-    packed[hash] = own;
+    const rel = firstPath.get(hash);
+    if (rel === undefined) byHash[hash] = own;
+    else byPath[rel] = own;
   }
-  return JSON.stringify({ format: FORMAT, shared, entries: packed });
+  return JSON.stringify({ format: FORMAT, shared, byPath, byHash });
 }
 
 /** The recorded entries, by content hash, each read leniently (an unreadable text: none recorded, each is found again by its upload). */
@@ -126,16 +160,30 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
   if (!isPlainObject(parsed)) return new Map();
   // The release before: each entry whole, keyed by hash.
   if (parsed.format === undefined) return new Map(Object.entries(parsed).map(([hash, entry]) => [hash, parseState(isPlainObject(entry) ? entry : {})]));
-  if ((parsed.format !== 2 && parsed.format !== FORMAT) || !isPlainObject(parsed.entries)) return new Map();
   const shared = isPlainObject(parsed.shared) ? parsed.shared : {};
-  const derived = derivedOf(outputs, parsed.format);
+  const firstPath = firstPaths(outputs.manifest);
   const entries = new Map<string, StoredFileState>();
-  for (const [hash, own] of Object.entries(parsed.entries)) {
+  if (parsed.format === 2 && isPlainObject(parsed.entries)) {
+    // Format 2: keyed by hash, every name written.
+    const derived = derivedOf(outputs, firstPath, 2);
+    for (const [hash, own] of Object.entries(parsed.entries))
+      entries.set(hash, parseState({ ...derived(hash), ...shared, ...(isPlainObject(own) ? own : {}) }));
+    return entries;
+  }
+  if (parsed.format !== FORMAT) return entries;
+  const derived = derivedOf(outputs, firstPath);
+  const read = (hash: string, own: unknown) => {
     const known = derived(hash);
-    const props = Object.assign({}, known, shared, isPlainObject(own) ? own : {});
+    const props = startAfterCreated(Object.assign({}, known, shared, isPlainObject(own) ? own : {}));
     for (const field of Object.keys(known)) if (props[field] === null) delete props[field];
     entries.set(hash, parseState(props));
+  };
+  // An entry under a path the manifest does not name is not read (its content is found again by its upload).
+  for (const [rel, own] of Object.entries(isPlainObject(parsed.byPath) ? parsed.byPath : {})) {
+    const hash = outputs.manifest[rel];
+    if (typeof hash === "string" && firstPath.get(hash) === rel) read(hash, own);
   }
+  for (const [hash, own] of Object.entries(isPlainObject(parsed.byHash) ? parsed.byHash : {})) if (!entries.has(hash)) read(hash, own);
   return entries;
 }
 

@@ -20,7 +20,8 @@ const entry = (c: string, extra: Partial<StoredFileState> = {}): StoredFileState
   tag: "site",
   retentionEpochs: 3,
   retentionDeclared: true,
-  retentionStartAfterCreated: -100,
+  // Created in the epoch that began at 10:00:00: the start is that, whatever the second of the upload.
+  retentionStartAfterCreated: 0 - (c.charCodeAt(0) % 10) * 1000,
   sourceHash: H(c),
   ...extra,
 });
@@ -56,14 +57,17 @@ describe("a folder's recorded entries", () => {
 
   it("say each blobId, url and content hash only where the outputs do not, and a value every entry holds once", () => {
     const text = packEntries(entries, outputs);
-    // Said by the outputs (blobIds, urls at the first path; the key): not repeated.
+    // Said by the outputs (blobIds, urls and the hash at the first path, under which the entry is): not repeated.
     for (const c of ["a", "b", "c"]) expect(text.split(`blob-${c}`).length - 1).toBe(0);
-    expect(text.split(H("a")).length - 1).toBe(1);
-    // Not in the outputs (no path names it): kept with the entry.
+    for (const c of ["a", "b", "c"]) expect(text).not.toContain(H(c));
+    expect(JSON.parse(text).byPath).toHaveProperty(["a.html"]);
+    // Not in the outputs (no path names it): kept with the entry, under its hash.
     expect(text).toContain('"blobId":"blob-d"');
-    // Held alike by every entry: once.
+    expect(text.split(H("d")).length - 1).toBe(1);
+    // Held alike by every entry: once (the retention start, as a time, too).
     expect(text.split('"expiresAt"').length - 1).toBe(1);
-    expect(text.split('"retentionStartAfterCreated"').length - 1).toBe(1);
+    expect(text.split('"retentionStartMs"').length - 1).toBe(1);
+    expect(text).not.toContain('"retentionStartAfterCreated"');
     // Not alike: with each entry.
     expect(text.split('"createdAt"').length - 1).toBe(4);
   });
@@ -72,11 +76,30 @@ describe("a folder's recorded entries", () => {
     const unnamed = new Map([...entries, [H("e"), entry("e", { name: undefined })]]);
     const withE = outputsOf({ ...manifest, "e.txt": H("e") }, unnamed);
     const text = packEntries(unnamed, withE);
-    expect(text).not.toContain('"a.html"');
-    expect(text).not.toContain('"c.html"');
+    expect(text).not.toContain('"name":"a.html"');
+    expect(text).not.toContain('"name":"c.html"');
     expect(text).toContain('"name":"b.html"');
     expect(unpackEntries(text, withE)).toEqual(unnamed);
     expect(unpackEntries(text, withE).get(H("e"))?.name).toBeUndefined();
+  });
+
+  it("an entry under a path that is not its content's first path, or not in the manifest, is not read (found again by its upload)", () => {
+    const text = JSON.parse(packEntries(entries, outputs));
+    text.byPath["z/a-copy.html"] = text.byPath["a.html"];
+    delete text.byPath["a.html"];
+    text.byPath["gone.html"] = {};
+    const read = unpackEntries(JSON.stringify(text), outputs);
+    expect([...read.keys()].sort()).toEqual([H("b"), H("c"), H("d")]);
+  });
+
+  it("a retention start that is not a whole millisecond from createdAt, or an entry without createdAt, is written as it is", () => {
+    const odd = new Map([
+      [H("a"), entry("a", { retentionStartAfterCreated: -100.5 })],
+      [H("c"), entry("c", { createdAt: undefined })],
+    ]);
+    const text = packEntries(odd, outputs);
+    expect(text.split('"retentionStartAfterCreated"').length - 1).toBe(2);
+    expect(unpackEntries(text, outputs)).toEqual(odd);
   });
 
   it("written in format 2 (every name written) are read as they are: no name is derived", () => {
@@ -158,7 +181,10 @@ describe("the dynamic resource's outputs by path, recorded as texts", () => {
 
   it("the maps the releases before recorded are read as they are; an unreadable text is nothing recorded", () => {
     expect(fromOutputTexts({ path: "site", blobIds, urls })).toEqual({ path: "site", blobIds, urls });
-    expect(fromOutputTexts({ blobIdsText: "{not json", urlsText: JSON.stringify({ "a.html": 1 }), urlBase: "https://cdn/" })).toEqual({ blobIds: {}, urls: {} });
+    expect(fromOutputTexts({ blobIdsText: "{not json", urlsText: JSON.stringify({ "a.html": 1 }), urlBase: "https://cdn/" })).toEqual({
+      blobIds: {},
+      urls: {},
+    });
     expect(withOutputTexts({ path: "site" })).toEqual({ path: "site" });
   });
 });
