@@ -122,6 +122,25 @@ async function plainUpload(emu, dir) {
   return performance.now() - t0;
 }
 
+/**
+ * The same preview run as `pulumi preview` on the command line (what a pipeline runs), `reps`
+ * times: the Automation API call adds its event log (every event, debug messages included,
+ * written as JSON and read back), which grows with the state; both are reported.
+ */
+function cliPreviewSamples(stack, reps) {
+  const samplesMs = [];
+  for (let rep = 0; rep < reps; rep++) {
+    const t0 = performance.now();
+    execFileSync(path.join(pulumiDir, "pulumi"), ["preview", "--stack", stack.name, "--non-interactive"], {
+      cwd: projectDir,
+      env: { ...process.env, ...stack.workspace.envVars },
+      stdio: "ignore",
+    });
+    samplesMs.push(Math.round(performance.now() - t0));
+  }
+  return samplesMs;
+}
+
 async function openStack(emu, variant, dir) {
   const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-`));
   const stackName = `folders-${variant}-${Math.random().toString(36).slice(2, 8)}`;
@@ -187,6 +206,8 @@ async function runSteps(emu, variant, dir, n) {
         peakMiB = Math.max(peakMiB, run.peakMiB);
       }
       const ms = median(samplesMs);
+      // And from the command line (none of it profiled: the profiles are of the API's runs).
+      const cliSamplesMs = step.op === "preview" && !ci && !cli.profile ? cliPreviewSamples(stack, previewReps) : [];
       const requests = Object.fromEntries(KINDS.map((k) => [k, 0]));
       let other = 0;
       for (const r of emu.requests().filter((x) => x.path.startsWith("/v1/"))) {
@@ -195,9 +216,19 @@ async function runSteps(emu, variant, dir, n) {
       }
       const min = step.min(n);
       const exact = other === 0 && KINDS.every((k) => requests[k] === (min[k] ?? 0));
-      steps.push({ step: step.key, ms, ...(samplesMs.length > 1 ? { samplesMs } : {}), requests, other, min, exact, providerPeakMiB: Math.round(peakMiB) });
+      steps.push({
+        step: step.key,
+        ms,
+        ...(samplesMs.length > 1 ? { samplesMs } : {}),
+        ...(cliSamplesMs.length > 0 ? { cliMs: median(cliSamplesMs), cliSamplesMs } : {}),
+        requests,
+        other,
+        min,
+        exact,
+        providerPeakMiB: Math.round(peakMiB),
+      });
       log(
-        `${variant} N=${n} ${step.key.padEnd(8)} ${ms} ms${samplesMs.length > 1 ? ` (median of ${samplesMs.join(", ")})` : ""}  ${KINDS.map((k) => `${k} ${requests[k]}`).join(" ")}${other ? ` other ${other}` : ""}  provider peak ${Math.round(peakMiB)} MiB${exact ? "" : "  NOT AT MINIMUM"}`,
+        `${variant} N=${n} ${step.key.padEnd(8)} ${ms} ms${samplesMs.length > 1 ? ` (median of ${samplesMs.join(", ")})` : ""}${cliSamplesMs.length > 0 ? `, CLI ${cliSamplesMs.join(", ")}` : ""}  ${KINDS.map((k) => `${k} ${requests[k]}`).join(" ")}${other ? ` other ${other}` : ""}  provider peak ${Math.round(peakMiB)} MiB${exact ? "" : "  NOT AT MINIMUM"}`,
       );
     }
   } finally {
@@ -218,7 +249,8 @@ async function emptyPreviewMs(emu) {
       await stack.preview();
       samplesMs.push(Math.round(performance.now() - t0));
     }
-    return { ms: median(samplesMs), samplesMs };
+    const cliSamplesMs = !ci && !cli.profile ? cliPreviewSamples(stack, previewReps) : [];
+    return { ms: median(samplesMs), samplesMs, ...(cliSamplesMs.length > 0 ? { cliMs: median(cliSamplesMs), cliSamplesMs } : {}) };
   } finally {
     await stack.destroy().catch(() => undefined);
     await close();
@@ -239,7 +271,9 @@ const problems = [];
 try {
   const empty = await emptyPreviewMs(emu);
   const emptyMs = empty.ms;
-  log(`preview over an empty folder: ${emptyMs} ms${previewReps > 1 ? ` (median of ${empty.samplesMs.join(", ")})` : ""}`);
+  log(
+    `preview over an empty folder: ${emptyMs} ms${previewReps > 1 ? ` (median of ${empty.samplesMs.join(", ")})` : ""}${empty.cliSamplesMs ? `, CLI ${empty.cliSamplesMs.join(", ")}` : ""}`,
+  );
   for (const { n, bytes } of scenarios) {
     const dir = path.join(tmpRoot, `folder-${n}x${bytes}`);
     writeFolder(dir, n, bytes);
@@ -259,6 +293,7 @@ try {
       plainMs,
       emptyPreviewMs: emptyMs,
       ...(previewReps > 1 ? { emptyPreviewSamplesMs: empty.samplesMs } : {}),
+      ...(empty.cliSamplesMs ? { emptyPreviewCliMs: empty.cliMs, emptyPreviewCliSamplesMs: empty.cliSamplesMs } : {}),
       hashMs,
       steps,
     });

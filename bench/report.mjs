@@ -615,6 +615,11 @@ export function renderFolders(f) {
       "",
       `- First \`up\` / plain script: ${seconds(create)} / ${seconds(sc.plainMs)} = **${ratio(create, sc.plainMs)}** (target ≤ 1.5).`,
       `- Unchanged \`preview\` / the same program's preview over an empty folder: ${seconds(preview)}${runs(step("preview")?.samplesMs)} / ${seconds(sc.emptyPreviewMs)}${runs(sc.emptyPreviewSamplesMs)} = **${ratio(preview, sc.emptyPreviewMs)}** (target ≤ 2).`,
+      ...(step("preview")?.cliMs !== undefined && sc.emptyPreviewCliMs !== undefined
+        ? [
+            `- The same two previews as \`pulumi preview\` on the command line (no event log for the API to read back): ${seconds(step("preview").cliMs)}${runs(step("preview").cliSamplesMs)} / ${seconds(sc.emptyPreviewCliMs)}${runs(sc.emptyPreviewCliSamplesMs)} = **${ratio(step("preview").cliMs, sc.emptyPreviewCliMs)}**.`,
+          ]
+        : []),
       `- Hashing the folder: ${seconds(sc.hashMs)}, ${preview ? Math.round((100 * sc.hashMs) / preview) : "—"}% of the unchanged preview.`,
       "",
     );
