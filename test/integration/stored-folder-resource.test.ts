@@ -360,7 +360,10 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
       {
         property: "path",
         reason: [1, 2]
-          .map((i) => `big-${i}.bin: source file ${path.join(dir, `big-${i}.bin`)} is ${LIMITS.uploadMaxBytes + 1} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes`)
+          .map(
+            (i) =>
+              `big-${i}.bin: source file ${path.join(dir, `big-${i}.bin`)} is ${LIMITS.uploadMaxBytes + 1} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes`,
+          )
           .join("; "),
       },
     ]);
