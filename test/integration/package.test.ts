@@ -1,7 +1,8 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -16,21 +17,27 @@ const sdkVersion = JSON.parse(fs.readFileSync(path.join(repoRoot, "node_modules/
 let tmp: string;
 let tarball: string;
 let project: string;
-const npm = (args: string[], cwd: string) =>
-  execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * npm runs asynchronously: installs take tens of seconds, and a vitest worker blocked past 60 s
+ * without reaching its event loop fails the run ("Timeout calling onTaskUpdate") though every
+ * test passed — seen in CI on a slower machine, where this file's synchronous calls added up to 61 s.
+ */
+const npm = async (args: string[], cwd: string) =>
+  (await promisify(execFile)("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })).stdout;
 
-beforeAll(() => {
+beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-pack-"));
-  const packed = JSON.parse(npm(["pack", "--json", "--pack-destination", tmp], repoRoot))[0];
+  const packed = JSON.parse(await npm(["pack", "--json", "--pack-destination", tmp], repoRoot))[0];
   tarball = path.join(tmp, packed.filename);
   project = path.join(tmp, "project");
   fs.mkdirSync(project);
   fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "empty-project", private: true }));
-  npm(["install", "--prefer-offline", tarball, `@pulumi/pulumi@${sdkVersion}`], project);
+  await npm(["install", "--prefer-offline", tarball, `@pulumi/pulumi@${sdkVersion}`], project);
 }, 300_000);
-afterAll(() => {
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+afterAll(async () => {
+  // Several installed projects: seconds to remove on a busy machine.
+  await fs.promises.rm(tmp, { recursive: true, force: true });
+}, 300_000);
 
 describe("the packed package", () => {
   it("ships dist/, the README, the CHANGELOG, the LICENSE and PulumiPlugin.yaml, and no sources or tests", () => {
@@ -96,7 +103,7 @@ describe("the packed package", () => {
 });
 
 describe("installed from a git URL, as the README says until the package is published", () => {
-  it("npm install git+file://…#<commit> builds it (prepare) and it loads", () => {
+  it("npm install git+file://…#<commit> builds it (prepare) and it loads", async () => {
     // A repository of the checkout as it is (CI's second leg runs from a copy without .git).
     const repo = path.join(tmp, "repo");
     fs.mkdirSync(repo);
@@ -113,7 +120,7 @@ describe("installed from a git URL, as the README says until the package is publ
     const fromGit = path.join(tmp, "from-git");
     fs.mkdirSync(fromGit);
     fs.writeFileSync(path.join(fromGit, "package.json"), JSON.stringify({ name: "from-git", private: true }));
-    npm(["install", "--prefer-offline", `git+file://${repo}#${commit}`, `@pulumi/pulumi@${sdkVersion}`], fromGit);
+    await npm(["install", "--prefer-offline", `git+file://${repo}#${commit}`, `@pulumi/pulumi@${sdkVersion}`], fromGit);
     const out = execFileSync(process.execPath, ["-e", 'const t = require("pulumi-tuskr"); console.log(typeof t.StoredFile, typeof t.StoredFolder)'], {
       cwd: fromGit,
       encoding: "utf8",
@@ -134,10 +141,10 @@ describe("an example copied out of the repository", () => {
     }
   });
 
-  it("examples/basic installs with the tarball (as its README says) and type-checks against it", () => {
+  it("examples/basic installs with the tarball (as its README says) and type-checks against it", async () => {
     const copy = path.join(tmp, "basic-copy");
     fs.cpSync(path.join(repoRoot, "examples/basic"), copy, { recursive: true, filter: (src) => path.basename(src) !== "node_modules" });
-    npm(["install", "--prefer-offline", tarball], copy);
+    await npm(["install", "--prefer-offline", tarball], copy);
     const tsc = spawnSync(path.join(copy, "node_modules/.bin/tsc"), ["--noEmit", "-p", copy], { encoding: "utf8" });
     expect(tsc.stdout + tsc.stderr).toBe("");
     expect(tsc.status).toBe(0);
