@@ -9,8 +9,6 @@ const engine = {
   // Every step drives the real engine (CLI, language host, provider process): seconds each.
   testTimeout: 600_000,
   hookTimeout: 900_000,
-  // The engine is CPU-heavy; on 2 cores, files run one at a time.
-  fileParallelism: false,
 };
 
 /**
@@ -43,8 +41,13 @@ const RELIABILITY = [
 
 export default defineConfig({
   test: {
-    // Child processes, not threads: the engine tier spawns the Pulumi CLI.
+    // Child processes, not threads: the engine tier spawns the Pulumi CLI (and Pulumi's closure
+    // serialization needs the inspector, which worker threads do not have).
     pool: "forks",
+    // One file at a time in each vitest process: the engine is CPU-heavy, and the pool is shared
+    // by every project of a process (a project's own setting does not limit it). `npm test` runs
+    // the engine tier and the other two as two processes side by side (scripts/test.mjs).
+    fileParallelism: false,
     projects: [
       { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
       { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000 } },
