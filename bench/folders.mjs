@@ -63,7 +63,7 @@ execFileSync("npm", ["run", "--silent", "build"], { cwd: repoRoot, stdio: ["igno
 const pulumiDir = sh("bash", [path.join(repoRoot, "scripts", "ensure-pulumi")]);
 if (!cli["skip-install"] || !fs.existsSync(path.join(projectDir, "node_modules", "pulumi-tuskr"))) {
   log("installing bench/project (pulumi-tuskr packed from this checkout)");
-  installProject(projectDir, repoRoot);
+  await installProject(projectDir, repoRoot);
 }
 const requireFromProject = createRequire(path.join(projectDir, "package.json"));
 const { LocalWorkspace, PulumiCommand } = requireFromProject("@pulumi/pulumi/automation");

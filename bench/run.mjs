@@ -157,7 +157,7 @@ execFileSync("npm", ["run", "--silent", "build"], { cwd: repoRoot, stdio: ["igno
 const pulumiDir = sh("bash", [path.join(repoRoot, "scripts", "ensure-pulumi")]);
 if (!cli["skip-install"] || !fs.existsSync(path.join(projectDir, "node_modules", "pulumi-tuskr"))) {
   log("installing bench/project (pulumi-tuskr packed from this checkout, --install-links)");
-  installProject(projectDir, repoRoot);
+  await installProject(projectDir, repoRoot);
 }
 phaseDone("install");
 

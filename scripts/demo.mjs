@@ -24,7 +24,7 @@ const pulumiDir = execFileSync("bash", [path.join(repoRoot, "scripts/ensure-pulu
 console.log(pulumiDir);
 
 say("Installing examples/basic's dependencies (pulumi-tuskr packed from this checkout)");
-installProject(example, repoRoot);
+await installProject(example, repoRoot);
 
 say("Starting the emulator");
 const dataDir = path.join(tmp, "emulator-data");

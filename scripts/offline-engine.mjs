@@ -2,7 +2,7 @@
 // (the e2e harness, the reliability stacks, the demo, the benchmark): the environment for the
 // Automation API / CLI, a Pulumi project installed as a user's would be, and a copy of it whose
 // node_modules is linked, not copied.
-import { execFileSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
@@ -54,27 +54,29 @@ export function copyProject(source, dest) {
  *
  * @param {string} dir the project
  * @param {string} repoRoot this checkout
+ * @returns {Promise<void>} settled when npm has finished
  */
 export function installProject(dir, repoRoot) {
   const sdk = JSON.parse(fs.readFileSync(path.join(repoRoot, "node_modules/@pulumi/pulumi/package.json"), "utf8")).version;
   // npm sees the same version as "up to date" and would keep a stale copy of the package.
   fs.rmSync(path.join(dir, "node_modules", "pulumi-tuskr"), { recursive: true, force: true });
-  execFileSync(
-    "npm",
-    [
-      "install",
-      "--install-links",
-      "--no-package-lock",
-      "--no-save",
-      "--prefer-offline",
-      "--no-audit",
-      "--no-fund",
-      "--loglevel=error",
-      // Named here, not by the project: examples declare pulumi-tuskr as a user would (a version),
-      // so that they still install once copied out of this repository.
-      repoRoot,
-      `@pulumi/pulumi@${sdk}`,
-    ],
-    { cwd: dir, stdio: ["ignore", "inherit", "inherit"] },
-  );
+  const args = [
+    "install",
+    "--install-links",
+    "--no-package-lock",
+    "--no-save",
+    "--prefer-offline",
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=error",
+    // Named here, not by the project: examples declare pulumi-tuskr as a user would (a version),
+    // so that they still install once copied out of this repository.
+    repoRoot,
+    `@pulumi/pulumi@${sdk}`,
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn("npm", args, { cwd: dir, stdio: ["ignore", "inherit", "inherit"] });
+    child.on("error", reject);
+    child.on("close", (code, signal) => (code === 0 ? resolve() : reject(new Error(`npm install in ${dir} failed (${signal ?? `exit ${code}`})`))));
+  });
 }
