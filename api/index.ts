@@ -24,4 +24,4 @@ export {
   type UpdateFileBody,
   type UploadRecord,
 } from "./files";
-export { applyMergePatch, isPlainObject, jsonEqual, mergePatchBetween, type JsonObject, type JsonValue } from "./json";
+export { applyMergePatch, isPlainObject, jsonEqual, mergePatchBetween, ownValue, type JsonObject, type JsonValue } from "./json";

@@ -15,6 +15,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** `record[key]` when the record holds that key itself: a path named "constructor" or "toString" is not a value every object has. */
+export function ownValue<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
 /** Structural JSON equality; key order does not matter, array order does. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

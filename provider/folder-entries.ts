@@ -1,4 +1,4 @@
-import { isPlainObject } from "../api";
+import { isPlainObject, ownValue } from "../api";
 import type { StoredFileState } from "./stored-file-schema";
 import { parseState } from "./stored-file-state";
 
@@ -53,19 +53,26 @@ function derivedOf(outputs: EntryOutputs, firstPath: Map<string, string>, format
     const rel = firstPath.get(hash);
     if (rel === undefined) return known;
     if (format >= 3) known.name = rel;
-    if (outputs.blobIds[rel] !== undefined) known.blobId = outputs.blobIds[rel];
-    if (outputs.urls[rel] !== undefined) known.url = outputs.urls[rel];
+    const blobId = ownValue(outputs.blobIds, rel);
+    const url = ownValue(outputs.urls, rel);
+    if (blobId !== undefined) known.blobId = blobId;
+    if (url !== undefined) known.url = url;
     return known;
   };
 }
 
+/** A createdAt that names its time zone (`Z` or an offset): read alike on every machine. */
+const ZONED = /(?:Z|[+-]\d{2}:?\d{2})$/i;
+
 /**
  * Format 3 records an entry's retention start as a time (`retentionStartMs`) rather than as its
  * distance from the entry's createdAt: the files uploaded in one epoch share it, so it is written
- * once, under `shared`. Exact both ways (whole milliseconds); otherwise left as it is.
+ * once, under `shared`. Exact both ways (whole milliseconds), and only from a createdAt that names
+ * its zone (one without is read in the local zone of each machine that reads it); otherwise left
+ * as it is.
  */
 function startAsTime(entry: Props): Props {
-  const created = typeof entry.createdAt === "string" ? Date.parse(entry.createdAt) : Number.NaN;
+  const created = typeof entry.createdAt === "string" && ZONED.test(entry.createdAt) ? Date.parse(entry.createdAt) : Number.NaN;
   const after = entry.retentionStartAfterCreated;
   if (!Number.isInteger(created) || typeof after !== "number" || !Number.isInteger(after)) return entry;
   const { retentionStartAfterCreated: _after, ...rest } = entry;
@@ -87,9 +94,10 @@ export function pathText(byPath: Readonly<Record<string, string>>): string {
   return lines.length === 0 ? "{}" : `{\n${lines.join(",\n")}\n}`;
 }
 
-const isPathMap = (value: unknown): value is Record<string, string> => isPlainObject(value) && Object.values(value).every((v) => typeof v === "string");
-
-/** A recorded map of paths: its text read back, else the map itself; anything unreadable is nothing recorded. */
+/**
+ * A recorded map of paths: its text read back, else the map itself; anything unreadable is nothing
+ * recorded, and a path whose value is not a text is that path unrecorded (not the whole map).
+ */
 export function pathMap(recorded: unknown): Record<string, string> {
   let parsed: unknown = recorded;
   if (typeof recorded === "string") {
@@ -99,7 +107,8 @@ export function pathMap(recorded: unknown): Record<string, string> {
       return {};
     }
   }
-  return isPathMap(parsed) ? parsed : {};
+  if (!isPlainObject(parsed)) return {};
+  return Object.fromEntries(Object.entries(parsed).filter((pair): pair is [string, string] => typeof pair[1] === "string"));
 }
 
 /**
@@ -158,16 +167,24 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
     }
   }
   if (!isPlainObject(parsed)) return new Map();
+  const entries = new Map<string, StoredFileState>();
+  // An entry is recorded once its file is stored, so with its blobId: one without (the blobIds
+  // output unreadable, say) is not read, and its content is found again by its upload, rather
+  // than its requests going to a blobId made up for it.
+  const keep = (hash: string, entry: StoredFileState) => {
+    if (typeof entry.blobId === "string" && entry.blobId !== "") entries.set(hash, entry);
+  };
   // The release before: each entry whole, keyed by hash.
-  if (parsed.format === undefined) return new Map(Object.entries(parsed).map(([hash, entry]) => [hash, parseState(isPlainObject(entry) ? entry : {})]));
+  if (parsed.format === undefined) {
+    for (const [hash, entry] of Object.entries(parsed)) keep(hash, parseState(isPlainObject(entry) ? entry : {}));
+    return entries;
+  }
   const shared = isPlainObject(parsed.shared) ? parsed.shared : {};
   const firstPath = firstPaths(outputs.manifest);
-  const entries = new Map<string, StoredFileState>();
   if (parsed.format === 2 && isPlainObject(parsed.entries)) {
     // Format 2: keyed by hash, every name written.
     const derived = derivedOf(outputs, firstPath, 2);
-    for (const [hash, own] of Object.entries(parsed.entries))
-      entries.set(hash, parseState({ ...derived(hash), ...shared, ...(isPlainObject(own) ? own : {}) }));
+    for (const [hash, own] of Object.entries(parsed.entries)) keep(hash, parseState({ ...derived(hash), ...shared, ...(isPlainObject(own) ? own : {}) }));
     return entries;
   }
   if (parsed.format !== FORMAT) return entries;
@@ -176,11 +193,11 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
     const known = derived(hash);
     const props = startAfterCreated(Object.assign({}, known, shared, isPlainObject(own) ? own : {}));
     for (const field of Object.keys(known)) if (props[field] === null) delete props[field];
-    entries.set(hash, parseState(props));
+    keep(hash, parseState(props));
   };
   // An entry under a path the manifest does not name is not read (its content is found again by its upload).
   for (const [rel, own] of Object.entries(isPlainObject(parsed.byPath) ? parsed.byPath : {})) {
-    const hash = outputs.manifest[rel];
+    const hash = ownValue(outputs.manifest, rel);
     if (typeof hash === "string" && firstPath.get(hash) === rel) read(hash, own);
   }
   for (const [hash, own] of Object.entries(isPlainObject(parsed.byHash) ? parsed.byHash : {})) if (!entries.has(hash)) read(hash, own);
@@ -208,10 +225,11 @@ export function withOutputTexts(state: Props): Props {
   if (isPlainObject(urls)) {
     const all = pathMap(urls);
     // A base only when every path with a blobId has a url (else a url would be made up for it when read).
-    const first = Object.keys(ids).every((rel) => all[rel] !== undefined) ? Object.keys(ids).find((rel) => all[rel].endsWith(ids[rel])) : undefined;
+    const urlOf = (rel: string) => ownValue(all, rel);
+    const first = Object.keys(ids).every((rel) => urlOf(rel) !== undefined) ? Object.keys(ids).find((rel) => urlOf(rel)!.endsWith(ids[rel])) : undefined;
     const base = first === undefined ? undefined : all[first].slice(0, all[first].length - ids[first].length);
     const apart: Record<string, string> = {};
-    for (const [rel, url] of Object.entries(all)) if (base === undefined || ids[rel] === undefined || url !== base + ids[rel]) apart[rel] = url;
+    for (const [rel, url] of Object.entries(all)) if (base === undefined || ownValue(ids, rel) === undefined || url !== base + ids[rel]) apart[rel] = url;
     if (base !== undefined) out.urlBase = base;
     out.urlsText = pathText(apart);
   }

@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import picomatch from "picomatch";
 import { globSync } from "tinyglobby";
+import { ownValue } from "../api";
 import { retainUntilMs } from "./stored-file-schema";
 import { FILE_FIELDS } from "./stored-folder-schema";
 
@@ -40,8 +41,9 @@ export function folderEntries<V>(groups: Map<string, string[]>, shared: FileValu
   const entries: Array<FolderEntry<V>> = [];
   for (const [hash, paths] of groups) {
     const first = paths[0];
-    const values: FileValues<V> = { name: first as V, ...shared, ...own[first] };
-    const declared = paths.map((rel) => ({ ...shared, ...own[rel] }));
+    const ownOf = (rel: string) => ownValue(own, rel);
+    const values: FileValues<V> = { name: first as V, ...shared, ...ownOf(first) };
+    const declared = paths.map((rel) => ({ ...shared, ...ownOf(rel) }));
     const epochs = latest(
       declared.map((v) => v.retentionEpochs),
       (e) => (typeof e === "number" ? e : undefined),
@@ -54,7 +56,7 @@ export function folderEntries<V>(groups: Map<string, string[]>, shared: FileValu
     if (until !== undefined) values.retainUntil = until;
     const notApplied = paths
       .slice(1)
-      .map((rel) => ({ path: rel, fields: FIRST_PATH_FIELDS.filter((f) => own[rel]?.[f] !== undefined) }))
+      .map((rel) => ({ path: rel, fields: FIRST_PATH_FIELDS.filter((f) => ownOf(rel)?.[f] !== undefined) }))
       .filter((n) => n.fields.length > 0);
     entries.push({ hash, paths, values, notApplied });
   }
@@ -171,6 +173,14 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
         );
       }
     }
+  }
+  // The folder's paths are keys of maps (the manifest, blobIds, urls): a JavaScript object, and so
+  // Pulumi's SDK decoding a property map, takes this one key as its prototype and drops it.
+  if (matched.includes("__proto__")) {
+    throw new Error(
+      `StoredFolder ${name}: ${path.join(dir, "__proto__")}: a file named "__proto__" at the top of the folder cannot be a key of its maps ` +
+        `(JavaScript objects, and Pulumi's property maps with them, drop that key); leave it out (exclude: ["__proto__"]) or rename it`,
+    );
   }
   return matched;
 }

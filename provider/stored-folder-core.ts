@@ -1,5 +1,5 @@
 import * as path from "node:path";
-import { LIMITS, isPlainObject, jsonEqual } from "../api";
+import { LIMITS, isPlainObject, jsonEqual, ownValue } from "../api";
 import { packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
 import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
@@ -126,8 +126,9 @@ export class StoredFolderCore {
       for (const failure of checked.failures) {
         const field = failure.property as keyof FileValues;
         // The path whose own value the entry took (a later path may declare the latest end), else the shared field.
-        const owner = entry.paths.find((rel) => own[rel]?.[field] !== undefined && jsonEqual(own[rel]?.[field], entry.values[field])) ?? entry.paths[0];
-        const declaredOwn = own[owner]?.[field] !== undefined;
+        const ownOf = (rel: string) => ownValue(own, rel)?.[field];
+        const owner = entry.paths.find((rel) => ownOf(rel) !== undefined && jsonEqual(ownOf(rel), entry.values[field])) ?? entry.paths[0];
+        const declaredOwn = ownOf(owner) !== undefined;
         // The content itself (unreadable, or declared elsewhere in the stack): about the folder's files, under `path`.
         const property = (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
         const reason = `${owner}: ${failure.reason}`;
@@ -170,13 +171,13 @@ export class StoredFolderCore {
     }
     const lines: string[] = [];
     for (const rel of [...new Set([...Object.keys(oldManifest), ...Object.keys(newManifest)])].sort()) {
-      const was = oldManifest[rel];
-      const now = newManifest[rel];
-      if (was === now && recorded.has(now)) continue;
+      const was = ownValue(oldManifest, rel);
+      const now = ownValue(newManifest, rel);
+      if (was === now && now !== undefined && recorded.has(now)) continue;
       const kind = was === undefined || !recorded.has(was) ? (now === undefined ? undefined : "add") : now === undefined ? "delete" : "update";
       if (kind === undefined) continue;
       detailedDiff[at("manifest", rel)] = { kind, inputDiff: true };
-      const shared = recorded.has(now) ? " (its content is stored already: no upload)" : "";
+      const shared = now !== undefined && recorded.has(now) ? " (its content is stored already: no upload)" : "";
       lines.push(
         kind === "add"
           ? `+ ${rel}${shared || " (upload)"}`

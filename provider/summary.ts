@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { settingsFrom } from "./settings";
-import { PATCH_FIELDS, isPlainObject, jsonEqual } from "../api";
+import { PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api";
 import { planChange, uploadEpochs } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
@@ -104,9 +104,9 @@ function folderLine(step: {
   const before = isPlainObject(compared) ? (compared as Record<string, string>) : recordedManifest(step.oldState?.outputs ?? {});
   const after = (isPlainObject(step.newState?.inputs?.manifest) ? step.newState?.inputs?.manifest : {}) as Record<string, string>;
   const marks: string[] = [];
-  for (const rel of Object.keys(after).sort()) if (before[rel] === undefined) marks.push(`+${code(rel)}`);
-  for (const rel of Object.keys(after).sort()) if (before[rel] !== undefined && before[rel] !== after[rel]) marks.push(`~${code(rel)}`);
-  for (const rel of Object.keys(before).sort()) if (after[rel] === undefined) marks.push(`-${code(rel)}`);
+  for (const rel of Object.keys(after).sort()) if (ownValue(before, rel) === undefined) marks.push(`+${code(rel)}`);
+  for (const rel of Object.keys(after).sort()) if (ownValue(before, rel) !== undefined && before[rel] !== after[rel]) marks.push(`~${code(rel)}`);
+  for (const rel of Object.keys(before).sort()) if (ownValue(after, rel) === undefined) marks.push(`-${code(rel)}`);
   const listed = marks.slice(0, FOLDER_PATHS_LISTED).join(" ") + (marks.length > FOLDER_PATHS_LISTED ? ` … (${marks.length - FOLDER_PATHS_LISTED} more)` : "");
   const contents = new Set(Object.values(before));
   const uploads = new Set(Object.values(after).filter((h) => !contents.has(h))).size;

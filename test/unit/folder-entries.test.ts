@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type EntryOutputs, fromOutputTexts, packEntries, pathText, recordedManifest, unpackEntries, withOutputTexts } from "../../provider/folder-entries";
+import { folderEntries } from "../../provider/folder-walk";
 import type { StoredFileState } from "../../provider/stored-file-schema";
 
 /**
@@ -126,6 +127,50 @@ describe("a folder's recorded entries", () => {
     expect(unpackEntries(JSON.parse(previous), outputs)).toEqual(entries);
   });
 
+  it("an entry whose blobId the outputs no longer say is not read (its content is found again by its upload, no request goes to a made-up blobId)", () => {
+    const text = packEntries(entries, outputs);
+    const withoutA = { ...outputs, blobIds: Object.fromEntries(Object.entries(outputs.blobIds).filter(([rel]) => !rel.endsWith("a.html"))) };
+    const read = unpackEntries(text, withoutA);
+    expect([...read.keys()].sort()).toEqual([H("b"), H("c"), H("d")]);
+    expect(read.get(H("b"))).toEqual(entries.get(H("b")));
+    // Nothing of the blobIds readable: nothing is read, in every format.
+    expect(unpackEntries(text, { ...outputs, blobIds: {} }).get(H("a"))).toBeUndefined();
+    const format2 = JSON.stringify({ format: 2, shared: {}, entries: { [H("a")]: { name: "a.html", tag: "site" } } });
+    expect(unpackEntries(format2, { ...outputs, blobIds: {} }).size).toBe(0);
+    expect(unpackEntries(JSON.stringify({ [H("a")]: { name: "a.html" } }), outputs).size).toBe(0);
+  });
+
+  it("a createdAt without a time zone keeps the start as its distance from createdAt (each machine reads such a time in its own zone)", () => {
+    const local = new Map([[H("a"), entry("a", { createdAt: "2026-11-24 10:00:07", retentionStartAfterCreated: -7000 })]]);
+    const text = packEntries(local, outputsOf({ "a.html": H("a") }, local));
+    expect(JSON.parse(text).shared).toEqual({});
+    expect(Object.values(JSON.parse(text).byPath)[0]).toMatchObject({ retentionStartAfterCreated: -7000 });
+    expect(JSON.stringify(JSON.parse(text))).not.toContain("retentionStartMs");
+    // With its zone, the start is a time (shared by the files of one epoch).
+    const zoned = new Map([[H("a"), entry("a", { createdAt: "2026-11-24T10:00:07+01:00", retentionStartAfterCreated: -7000 })]]);
+    expect(JSON.stringify(JSON.parse(packEntries(zoned, outputsOf({ "a.html": H("a") }, zoned))))).toContain("retentionStartMs");
+    expect(unpackEntries(packEntries(zoned, outputsOf({ "a.html": H("a") }, zoned)), outputsOf({ "a.html": H("a") }, zoned))).toEqual(zoned);
+  });
+
+  it("paths named like a member of every object (constructor, toString) are paths like any other", () => {
+    const named = new Map<string, StoredFileState>([
+      [H("a"), entry("a", { name: "constructor", url: undefined })],
+      [H("b"), entry("b", { name: "toString" })],
+    ]);
+    const paths = { constructor: H("a"), toString: H("b") };
+    const out = outputsOf(paths, named);
+    expect(unpackEntries(packEntries(named, out), out)).toEqual(named);
+    const format2 = JSON.stringify({
+      format: 2,
+      shared: {},
+      entries: { [H("a")]: { ...entry("a", { name: "constructor" }), url: undefined, blobId: undefined } },
+    });
+    expect(unpackEntries(format2, out).get(H("a"))).toMatchObject({ blobId: "blob-a", name: "constructor" });
+    expect(unpackEntries(format2, out).get(H("a"))?.url).toBeUndefined();
+    // Two paths of one content, the later one named "constructor": it declares nothing of its own.
+    expect(folderEntries(new Map([[H("a"), ["a.txt", "constructor"]]]), {}, {})[0].notApplied).toEqual([]);
+  });
+
   it("unreadable: none recorded (each content is then found again by its upload)", () => {
     expect(unpackEntries("{not json", outputs).size).toBe(0);
     expect(unpackEntries(JSON.stringify({ format: 99, entries: {} }), outputs).size).toBe(0);
@@ -148,6 +193,8 @@ describe("a folder's manifest as its outputs record it", () => {
     expect(recordedManifest({ manifestText: pathText({ "a.html": H("a") }), manifest })).toEqual({ "a.html": H("a") });
     expect(recordedManifest({ manifestText: "{not json", manifest })).toEqual({});
     expect(recordedManifest({ manifestText: JSON.stringify({ "a.html": 1 }) })).toEqual({});
+    // One path unreadable is that path unrecorded, not every path.
+    expect(recordedManifest({ manifestText: JSON.stringify({ "a.html": 1, "b.css": H("b") }) })).toEqual({ "b.css": H("b") });
     expect(recordedManifest({ manifestText: "[]" })).toEqual({});
     expect(recordedManifest({ manifest: { "a.html": null } })).toEqual({});
     expect(recordedManifest({})).toEqual({});
@@ -177,6 +224,14 @@ describe("the dynamic resource's outputs by path, recorded as texts", () => {
     expect(recorded).toEqual({ blobIdsText: pathText(blobIds), urlsText: pathText(partial) });
     expect(fromOutputTexts(recorded)).toEqual({ blobIds, urls: partial });
     expect(fromOutputTexts(withOutputTexts({ blobIds: {}, urls: {} }))).toEqual({ blobIds: {}, urls: {} });
+  });
+
+  it("a path named like a member of every object (constructor, toString) without a url: no url is made up for it, nothing fails", () => {
+    for (const other of ["a.txt", "z.txt"]) {
+      const ids = { constructor: "blob-k", toString: "blob-t", [other]: "blob-o" };
+      const some = { [other]: "https://cdn/blob-o" };
+      expect(fromOutputTexts(JSON.parse(JSON.stringify(withOutputTexts({ blobIds: ids, urls: some }))))).toEqual({ blobIds: ids, urls: some });
+    }
   });
 
   it("the maps the releases before recorded are read as they are; an unreadable text is nothing recorded", () => {

@@ -63,6 +63,22 @@ describe("summarizePreview", () => {
     expect(md).toContain("| `site` | update | folder: 4 file(s); +`docs/moved.txt` +`new.svg` ~`b.css` -`moved.txt` -`old.js`; 2 upload(s) | — | — |");
   });
 
+  it("a one-resource folder's file named like a member of every object (constructor) is added like any other", () => {
+    const FOLDER = "tuskr:index:StoredFolder";
+    const step = (before: Record<string, string>, after: Record<string, string>) => ({
+      op: "update",
+      urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+      oldState: { type: FOLDER, inputs: { manifest: before }, outputs: {} },
+      newState: { type: FOLDER, inputs: { manifest: after } },
+    });
+    expect(summarizePreview({ steps: [step({ "a.html": "h1" }, { "a.html": "h1", constructor: "h2" })] }, { nowMs: now })).toContain(
+      "folder: 2 file(s); +`constructor`; 1 upload(s)",
+    );
+    expect(summarizePreview({ steps: [step({ "a.html": "h1", toString: "h2" }, { "a.html": "h1" })] }, { nowMs: now })).toContain(
+      "folder: 1 file(s); -`toString` |",
+    );
+  });
+
   it("calls out a purchase that will fail at the horizon", () => {
     const md = summarizePreview(
       { steps: [{ op: "update", urn: urn("a"), oldState: { outputs: outputs({}) }, newState: { type: TYPE, inputs: { blobId: "b1", retentionEpochs: 60 } } }] },
