@@ -49,8 +49,10 @@ export default defineConfig({
     // the engine tier and the other two as two processes side by side (scripts/test.mjs).
     fileParallelism: false,
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"] } },
-      { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000 } },
+      // Timeouts here catch a hang, not slowness: `npm test` runs these tiers alongside the engine's,
+      // and CI runs them on a second Node while the Go builds take both cores.
+      { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], testTimeout: 30_000 } },
+      { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 120_000 } },
       { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], ...engine } },
       { extends: true, test: { name: "reliability", include: RELIABILITY, ...engine } },
     ],

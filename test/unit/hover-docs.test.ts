@@ -40,7 +40,9 @@ function hover(program: string, word: string): string {
   return ts.displayPartsToString(info?.documentation ?? []);
 }
 
-describe("per-field documentation on hover", () => {
+// A language service type-checks the package and its dependencies' types first: seconds of CPU,
+// more on a loaded machine (npm test runs this tier alongside the engine's), not a time to meet.
+describe("per-field documentation on hover", { timeout: 60_000 }, () => {
   it("StoredFile's inputs show the schema's description, limit and what a change makes", () => {
     const program = 'import { StoredFile } from "../../provider";\nnew StoredFile("f", { blobId: "b", tag: "t", retentionEpochs: 3 });\n';
     expect(hover(program, "tag:")).toMatch(/^A label used for filtering\.\nType and limit: string, ≤ 256 chars\.\nA change makes: one `PATCH`\./);
