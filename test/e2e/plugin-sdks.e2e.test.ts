@@ -93,6 +93,9 @@ describe("SDKs generated from the plugin's schema", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const schemaFile = path.join(tmp, "schema.json");
     fs.writeFileSync(schemaFile, JSON.stringify({ ...schema, logoUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/logo.png` }));
+    // The .NET host only generates this SDK: ensured here, not for the whole tier (built once and
+    // cached; CI builds it alongside the tier, and this waits for that build).
+    await run("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-dotnet"], { maxBuffer: 64 << 20 });
     const dir = await genSdk("dotnet", schemaFile).finally(() => server.close());
     expect(fs.readFileSync(path.join(dir, "StoredFile.cs"), "utf8")).toMatch(/public partial class StoredFile : global::Pulumi\.CustomResource/);
   });

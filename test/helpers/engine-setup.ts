@@ -19,7 +19,7 @@ export const E2E_PROJECTS = [
 declare module "vitest" {
   export interface ProvidedContext {
     pulumiDir: string;
-    /** Pulumi's YAML and .NET language hosts (scripts/ensure-language-hosts). */
+    /** Where scripts/ensure-language-hosts puts Pulumi's YAML and .NET language hosts (the .NET one is ensured by the test that needs it). */
     languageHostsDir: string;
   }
 }
@@ -35,7 +35,7 @@ export default async function setup(project: TestProject): Promise<void> {
     encoding: "utf8",
   }).trim();
   project.provide("pulumiDir", pulumiDir);
-  const languageHostsDir = execFileSync("bash", [path.join(repoRoot, "scripts/ensure-language-hosts")], {
+  const languageHostsDir = execFileSync("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-yaml"], {
     stdio: ["ignore", "pipe", "inherit"],
     encoding: "utf8",
   }).trim();
