@@ -39,9 +39,9 @@ export interface FolderEntry<V> {
  */
 export function folderEntries<V>(groups: Map<string, string[]>, shared: FileValues<V>, own: Record<string, FileValues<V> | undefined>): Array<FolderEntry<V>> {
   const entries: Array<FolderEntry<V>> = [];
+  const ownOf = (rel: string) => ownValue(own, rel);
   for (const [hash, paths] of groups) {
     const first = paths[0];
-    const ownOf = (rel: string) => ownValue(own, rel);
     const values: FileValues<V> = { name: first as V, ...shared, ...ownOf(first) };
     const declared = paths.map((rel) => ({ ...shared, ...ownOf(rel) }));
     const epochs = latest(
