@@ -1,0 +1,35 @@
+import { execFile } from "node:child_process";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
+
+const run = promisify(execFile);
+const repoRoot = path.resolve(__dirname, "../..");
+let emu: Awaited<ReturnType<typeof startEmulator>>;
+
+beforeAll(async () => {
+  emu = await startEmulator({ port: 0 });
+});
+afterAll(async () => {
+  await emu.close();
+});
+
+// Every program that declares a StoredFile or StoredFolder loads the package, on every preview
+// and up; only a provider that sends a request needs the HTTP client's dependencies.
+it("loading pulumi-tuskr (as a program does) loads no axios; a client loads it at its first request and then works", async () => {
+  const blobId = (await emu.uploadFile({ content: Buffer.from(`load test ${Math.random()}`), filename: "l.txt" })).blobId;
+  const script = `
+    const inAxios = () => Object.keys(require.cache).filter((p) => p.includes("/node_modules/axios/")).length;
+    const { TuskrClient } = require(${JSON.stringify(path.join(repoRoot, "dist", "provider", "index.js"))});
+    const atLoad = inAxios();
+    const client = new TuskrClient({ apiKey: process.env.K, baseUrl: process.env.U });
+    const atConstruction = inAxios();
+    client.getFile(process.env.B).then((file) => {
+      process.stdout.write(JSON.stringify({ atLoad, atConstruction, atRequest: inAxios(), blobId: file.blobId }));
+    });`;
+  const env = { ...process.env, K: EMULATOR_DEFAULT_API_KEY, U: emu.url, B: blobId };
+  const seen = JSON.parse((await run(process.execPath, ["-e", script], { env })).stdout);
+  expect(seen).toEqual({ atLoad: 0, atConstruction: 0, atRequest: expect.any(Number), blobId });
+  expect(seen.atRequest).toBeGreaterThan(0);
+});
