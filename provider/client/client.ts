@@ -284,6 +284,21 @@ export class TuskrClient {
     return this.axiosInstance;
   }
 
+  private loadedHttp(method: string, path: string): AxiosInstance {
+    try {
+      return this.http;
+    } catch (e) {
+      const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
+      throw new TuskrApiError({
+        code: "CONFIG_ERROR",
+        message: this.redact(`${method} ${path}: the HTTP client (axios) could not be loaded (${why}); nothing sent. Reinstall pulumi-tuskr's dependencies`),
+        method,
+        path,
+        retryable: false,
+      });
+    }
+  }
+
   /** Requests currently in flight (for tests of the concurrency bound). */
   get inFlight(): number {
     return this.gate.inFlight;
@@ -599,6 +614,9 @@ export class TuskrClient {
    * body still arriving as well as a request still waiting for headers.
    */
   private async request(method: string, path: string, opts: SendOptions<z.ZodType>): Promise<AxiosResponse> {
+    // Before the request's clock starts, and outside the catch below that reads a failure as a
+    // request that may have been applied: a client that cannot be loaded sent nothing.
+    const http = this.loadedHttp(method, path);
     const remaining = opts.deadline - Date.now();
     if (remaining <= 0) throw this.timeoutError(method, path, `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`, false);
     const own = this.timeoutMs + (opts.extraMs ?? 0);
@@ -613,7 +631,7 @@ export class TuskrClient {
       throw new TuskrApiError({ code: "BAD_REQUEST", message: this.redact(`${method} ${path}: ${why}; nothing sent`), method, path, retryable: false });
     }
     try {
-      return await this.http.request({
+      return await http.request({
         method,
         url: path,
         data: form ? form.body : opts.body === undefined ? undefined : JSON.stringify(opts.body),

@@ -33,3 +33,33 @@ it("loading pulumi-tuskr (as a program does) loads no axios; a client loads it a
   expect(seen).toEqual({ atLoad: 0, atConstruction: 0, atRequest: expect.any(Number), blobId });
   expect(seen.atRequest).toBeGreaterThan(0);
 });
+
+// Loaded at the first request, a broken install fails there: it must say so, not read as a
+// request that may have been applied (retried, or an upload left "outcome unknown").
+it("a client whose HTTP library cannot be loaded fails as a configuration error, having sent nothing", async () => {
+  const blobId = (await emu.uploadFile({ content: Buffer.from(`broken install ${Math.random()}`), filename: "b.txt" })).blobId;
+  const before = emu.requests().length;
+  const file = path.join(repoRoot, "package.json");
+  const script = `
+    const Module = require("node:module");
+    const resolve = Module._resolveFilename;
+    Module._resolveFilename = function (request, ...rest) {
+      if (request === "axios") throw Object.assign(new Error("Cannot find module 'axios'"), { code: "MODULE_NOT_FOUND" });
+      return resolve.call(this, request, ...rest);
+    };
+    const { TuskrClient } = require(${JSON.stringify(path.join(repoRoot, "dist", "provider", "index.js"))});
+    const client = new TuskrClient({ apiKey: process.env.K, baseUrl: process.env.U, retry: { minDelayMs: 1, maxDelayMs: 1 } });
+    const seen = (e) => ({ code: e.code, mayHaveBeenApplied: e.mayHaveBeenApplied, message: e.message });
+    Promise.all([
+      client.getFile(process.env.B).then(() => "sent", seen),
+      client.uploadFile({ path: ${JSON.stringify(file)}, filename: "p.json" }, {}, { idempotencyKey: "k" }).then(() => "sent", seen),
+    ]).then((r) => process.stdout.write(JSON.stringify(r)));`;
+  const env = { ...process.env, K: EMULATOR_DEFAULT_API_KEY, U: emu.url, B: blobId };
+  const [get, upload] = JSON.parse((await run(process.execPath, ["-e", script], { env })).stdout);
+  for (const answer of [get, upload]) {
+    expect(answer).toMatchObject({ code: "CONFIG_ERROR", mayHaveBeenApplied: false });
+    expect(answer.message).toContain("axios");
+    expect(answer.message).toContain("nothing sent");
+  }
+  expect(emu.requests().length).toBe(before);
+});
