@@ -327,8 +327,10 @@ try {
       writeFolder(dir, compareN, 1024);
       await emu.reset();
       runs[variant] = await runSteps(emu, variant, dir, compareN);
-      for (const s of runs[variant])
+      for (const s of runs[variant]) {
         if (!s.exact) problems.push(`compare ${variant} ${s.step}: requests ${JSON.stringify(s.requests)}, minimum ${JSON.stringify(s.min)}`);
+        if (!Number.isFinite(s.opMs)) problems.push(`compare ${variant} ${s.step}: the pulumi process was not timed`);
+      }
     }
     results.compare = { n: compareN, bytes: 1024, ...runs };
   }

@@ -607,7 +607,7 @@ export function renderFolders(f) {
     );
     for (const s of sc.steps)
       p(
-        `| ${FOLDER_BENCH_LABELS[s.step]} | ${seconds(s.ms)} | ${s.opMs === undefined ? "—" : seconds(s.opMs)} | ${sent(s.requests)}${s.other ? ` + ${s.other} other` : ""} | ${sent(s.min)} | ${s.exact ? "yes" : "**no**"} | ${s.providerPeakMiB} MiB |`,
+        `| ${FOLDER_BENCH_LABELS[s.step]} | ${seconds(s.ms)} | ${!Number.isFinite(s.opMs) ? "—" : seconds(s.opMs)} | ${sent(s.requests)}${s.other ? ` + ${s.other} other` : ""} | ${sent(s.min)} | ${s.exact ? "yes" : "**no**"} | ${s.providerPeakMiB} MiB |`,
       );
     const create = step("create")?.ms;
     const preview = step("preview")?.ms;
@@ -634,11 +634,11 @@ export function renderFolders(f) {
       "| Step | One resource | One StoredFile per content | Faster by (wall) | Faster by (`pulumi` process) |",
       "|---|---|---|---|---|",
     );
-    const op = (x) => (x?.opMs === undefined ? "" : ` (${seconds(x.opMs)})`);
+    const op = (x) => (!Number.isFinite(x?.opMs) ? "" : ` (${seconds(x.opMs)})`);
     for (const s of c.onefolder) {
       const other = c.folder.find((x) => x.step === s.step);
       p(
-        `| ${FOLDER_BENCH_LABELS[s.step]} | ${seconds(s.ms)}${op(s)} | ${seconds(other?.ms)}${op(other)} | **${ratio(other?.ms, s.ms)} ×** | ${s.opMs === undefined ? "—" : `**${ratio(other?.opMs, s.opMs)} ×**`} |`,
+        `| ${FOLDER_BENCH_LABELS[s.step]} | ${seconds(s.ms)}${op(s)} | ${seconds(other?.ms)}${op(other)} | **${ratio(other?.ms, s.ms)} ×** | ${!Number.isFinite(s.opMs) ? "—" : `**${ratio(other?.opMs, s.opMs)} ×**`} |`,
       );
     }
     p("");
