@@ -12,7 +12,8 @@ interface Remedy {
 
 export const TROUBLESHOOTING = {
   CONFIG_ERROR: {
-    means: "A setting is missing or refused (no API key; a plain `http://` base URL to another host), or a dependency of the package cannot be loaded (nothing was sent).",
+    means:
+      "A setting is missing or refused (no API key; a plain `http://` base URL to another host), or a dependency of the package cannot be loaded (nothing was sent).",
     run: "Set what the message names: `pulumi config set --secret tuskr:apiKey …`, or fix `tuskr:baseUrl`; for a dependency, reinstall (`npm ci`).",
   },
   BAD_REQUEST: { means: "The service could not read a request.", run: "Report it with the message: the provider should never send one." },
