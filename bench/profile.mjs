@@ -51,7 +51,14 @@ for (const file of files) {
   const dt = new Map();
   for (let i = 0; i < prof.samples.length; i++) dt.set(prof.samples[i], (dt.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
   const urls = prof.nodes.map((n) => n.callFrame.url);
-  const role = urls.some((u) => u.includes("cmd/dynamic-provider")) ? "dynamic provider" : urls.some((u) => u.includes("cmd/run")) ? "program" : "other";
+  // A plugin's profile comes in parts (bench/cpu-prof.cjs), named by its role.
+  const role = path.basename(file).startsWith("plugin.")
+    ? "provider plugin"
+    : urls.some((u) => u.includes("cmd/dynamic-provider"))
+      ? "dynamic provider"
+      : urls.some((u) => u.includes("cmd/run"))
+        ? "program"
+        : "other";
   if (role === "other") continue;
   const parent = new Map();
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -80,6 +87,7 @@ for (const file of files) {
   const g = byGroup.get(group) ?? [];
   g.push({
     file: path.basename(file),
+    pid: path.basename(file).split(".")[1],
     role,
     wallMs: (prof.endTime - prof.startTime) / 1000,
     busyMs: busy / 1000,
@@ -93,14 +101,14 @@ for (const file of files) {
 const ms = (us) => `${Math.round(us / 1000)} ms`;
 for (const [group, procs] of [...byGroup].sort()) {
   console.log(`\n## ${group}`);
-  for (const role of ["program", "dynamic provider"]) {
+  for (const role of ["program", "dynamic provider", "provider plugin"]) {
     const ps = procs.filter((p) => p.role === role);
     if (!ps.length) continue;
     const busy = ps.reduce((s, p) => s + p.busyMs, 0);
     const wall = ps.reduce((s, p) => s + p.wallMs, 0);
     const oursMs = ps.reduce((s, p) => s + p.oursMs, 0);
     console.log(
-      `\n${role}: ${ps.length} process(es), busy ${Math.round(busy)} ms of ${Math.round(wall)} ms alive; in pulumi-tuskr and its dependencies: ${Math.round(oursMs)} ms`,
+      `\n${role}: ${new Set(ps.map((p) => p.pid)).size} process(es) (${ps.length} profile(s)), busy ${Math.round(busy)} ms of ${Math.round(wall)} ms alive; in pulumi-tuskr and its dependencies: ${Math.round(oursMs)} ms`,
     );
     const merge = (key) => {
       const m = new Map();
