@@ -23,31 +23,25 @@ if (role && dir) {
   session.post("Profiler.setSamplingInterval", { interval: 1000 });
   session.post("Profiler.start");
   let written = false;
-  let chunk = 0;
-  const save = (profile) => {
-    fs.mkdirSync(dir, { recursive: true });
-    const part = role === "plugin" ? `.${chunk++}` : "";
-    fs.writeFileSync(path.join(dir, `${role}.${process.pid}${part}.cpuprofile`), JSON.stringify(profile));
-  };
+  let part = 0;
+  // An in-thread inspector session answers synchronously, so this works in an exit handler.
+  const flush = (then) =>
+    session.post("Profiler.stop", (error, result) => {
+      if (!error && result) {
+        fs.mkdirSync(dir, { recursive: true });
+        const suffix = role === "plugin" ? `.${part++}` : "";
+        fs.writeFileSync(path.join(dir, `${role}.${process.pid}${suffix}.cpuprofile`), JSON.stringify(result.profile));
+      }
+      then?.();
+    });
   const write = () => {
     if (written) return;
     written = true;
-    // An in-thread inspector session answers synchronously, so this works in an exit handler.
-    session.post("Profiler.stop", (error, result) => {
-      if (!error && result) save(result.profile);
-    });
+    flush();
   };
   // A provider plugin is stopped with SIGKILL by the language host (Go's exec.CommandContext),
   // which no handler sees: its profile is written in parts, one every half second.
-  if (role === "plugin") {
-    setInterval(() => {
-      if (written) return;
-      session.post("Profiler.stop", (error, result) => {
-        if (!error && result) save(result.profile);
-        session.post("Profiler.start");
-      });
-    }, 500).unref();
-  }
+  if (role === "plugin") setInterval(() => written || flush(() => session.post("Profiler.start")), 500).unref();
   process.on("exit", write);
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
     process.on(signal, () => {

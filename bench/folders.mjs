@@ -287,6 +287,11 @@ const results = {
   compare: undefined,
 };
 const problems = [];
+/** A step off the request minimum, or whose pulumi process went untimed, is a problem of the run. */
+const checkStep = (label, s) => {
+  if (!s.exact) problems.push(`${label} ${s.step}: requests ${JSON.stringify(s.requests)} (other ${s.other}), minimum ${JSON.stringify(s.min)}`);
+  if (!Number.isFinite(s.opMs)) problems.push(`${label} ${s.step}: the pulumi process was not timed`);
+};
 try {
   const empty = await emptyPreviewMs(emu);
   const emptyMs = empty.ms;
@@ -304,10 +309,7 @@ try {
     byContent(dir, folderFiles("bench", dir));
     const hashMs = Math.round(performance.now() - t0);
     const steps = await runSteps(emu, "onefolder", dir, n);
-    for (const s of steps) {
-      if (!s.exact) problems.push(`${n}x${bytes} ${s.step}: requests ${JSON.stringify(s.requests)} (other ${s.other}), minimum ${JSON.stringify(s.min)}`);
-      if (!Number.isFinite(s.opMs)) problems.push(`${n}x${bytes} ${s.step}: the pulumi process was not timed`);
-    }
+    for (const s of steps) checkStep(`${n}x${bytes}`, s);
     results.scenarios.push({
       n,
       bytes,
@@ -327,10 +329,7 @@ try {
       writeFolder(dir, compareN, 1024);
       await emu.reset();
       runs[variant] = await runSteps(emu, variant, dir, compareN);
-      for (const s of runs[variant]) {
-        if (!s.exact) problems.push(`compare ${variant} ${s.step}: requests ${JSON.stringify(s.requests)}, minimum ${JSON.stringify(s.min)}`);
-        if (!Number.isFinite(s.opMs)) problems.push(`compare ${variant} ${s.step}: the pulumi process was not timed`);
-      }
+      for (const s of runs[variant]) checkStep(`compare ${variant}`, s);
     }
     results.compare = { n: compareN, bytes: 1024, ...runs };
   }

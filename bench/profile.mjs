@@ -44,6 +44,7 @@ const OUR_DEPENDENCIES = new Set([
   "mime-db",
   "delayed-stream",
 ]);
+const ROLES = { program: "program", provider: "dynamic provider", plugin: "provider plugin" };
 const byGroup = new Map();
 for (const file of files) {
   const prof = JSON.parse(fs.readFileSync(file, "utf8"));
@@ -51,14 +52,8 @@ for (const file of files) {
   const dt = new Map();
   for (let i = 0; i < prof.samples.length; i++) dt.set(prof.samples[i], (dt.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
   const urls = prof.nodes.map((n) => n.callFrame.url);
-  // A plugin's profile comes in parts (bench/cpu-prof.cjs), named by its role.
-  const role = path.basename(file).startsWith("plugin.")
-    ? "provider plugin"
-    : urls.some((u) => u.includes("cmd/dynamic-provider"))
-      ? "dynamic provider"
-      : urls.some((u) => u.includes("cmd/run"))
-        ? "program"
-        : "other";
+  // bench/cpu-prof.cjs names each profile by the role of its process.
+  const role = ROLES[path.basename(file).split(".")[0]] ?? "other";
   if (role === "other") continue;
   const parent = new Map();
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -101,7 +96,7 @@ for (const file of files) {
 const ms = (us) => `${Math.round(us / 1000)} ms`;
 for (const [group, procs] of [...byGroup].sort()) {
   console.log(`\n## ${group}`);
-  for (const role of ["program", "dynamic provider", "provider plugin"]) {
+  for (const role of Object.values(ROLES)) {
     const ps = procs.filter((p) => p.role === role);
     if (!ps.length) continue;
     const busy = ps.reduce((s, p) => s + p.busyMs, 0);

@@ -574,8 +574,9 @@ export function render(results, { findings } = {}) {
   return `${lines.join("\n")}\n`;
 }
 
-const seconds = (ms) => (ms === undefined ? "—" : `${(ms / 1000).toFixed(2)} s`);
-const ratio = (a, b) => (a === undefined || !b ? "—" : (a / b).toFixed(2));
+// A time not measured (undefined, or NaN stored as null) prints as a dash.
+const seconds = (ms) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : "—");
+const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b ? (a / b).toFixed(2) : "—");
 const sent = (r) =>
   REQUEST_KINDS.filter((k) => r[k])
     .map((k) => `${r[k]} ${k}`)
@@ -607,7 +608,7 @@ export function renderFolders(f) {
     );
     for (const s of sc.steps)
       p(
-        `| ${FOLDER_BENCH_LABELS[s.step]} | ${seconds(s.ms)} | ${!Number.isFinite(s.opMs) ? "—" : seconds(s.opMs)} | ${sent(s.requests)}${s.other ? ` + ${s.other} other` : ""} | ${sent(s.min)} | ${s.exact ? "yes" : "**no**"} | ${s.providerPeakMiB} MiB |`,
+        `| ${FOLDER_BENCH_LABELS[s.step]} | ${seconds(s.ms)} | ${seconds(s.opMs)} | ${sent(s.requests)}${s.other ? ` + ${s.other} other` : ""} | ${sent(s.min)} | ${s.exact ? "yes" : "**no**"} | ${s.providerPeakMiB} MiB |`,
       );
     const create = step("create")?.ms;
     const preview = step("preview")?.ms;

@@ -259,34 +259,30 @@ export class TuskrClient {
 
   /**
    * The HTTP client, made at the first request: every program that declares a resource loads
-   * this module, and only a provider that sends needs axios (~90 ms to load).
+   * this module, and only a provider that sends needs axios (~90 ms to load). A client that
+   * cannot be loaded (a broken install) sent nothing: a configuration error, not retried.
    */
-  private get http(): AxiosInstance {
-    this.axiosInstance ??= (require("axios") as AxiosStatic).create({
-      baseURL: this.baseUrl,
-      headers: {
-        Authorization: `Bearer ${this.apiKey}`,
-        "Content-Type": "application/json",
-        Accept: "application/json",
-        "User-Agent": USER_AGENT,
-      },
-      // Every status comes back as a response; we decide what is an error, not axios
-      // (whose errors carry the request config, Authorization header included).
-      validateStatus: () => true,
-      // Parse JSON ourselves so a non-JSON body is reported, not silently kept as text.
-      responseType: "text",
-      transformResponse: [(data: unknown) => data],
-      maxRedirects: 0,
-      maxContentLength: RESPONSE_MAX_BYTES,
-      // An upload's body: the file plus its form.
-      maxBodyLength: LIMITS.uploadMaxBytes + 64 * 1024,
-    });
-    return this.axiosInstance;
-  }
-
   private loadedHttp(method: string, path: string): AxiosInstance {
     try {
-      return this.http;
+      this.axiosInstance ??= (require("axios") as AxiosStatic).create({
+        baseURL: this.baseUrl,
+        headers: {
+          Authorization: `Bearer ${this.apiKey}`,
+          "Content-Type": "application/json",
+          Accept: "application/json",
+          "User-Agent": USER_AGENT,
+        },
+        // Every status comes back as a response; we decide what is an error, not axios
+        // (whose errors carry the request config, Authorization header included).
+        validateStatus: () => true,
+        // Parse JSON ourselves so a non-JSON body is reported, not silently kept as text.
+        responseType: "text",
+        transformResponse: [(data: unknown) => data],
+        maxRedirects: 0,
+        maxContentLength: RESPONSE_MAX_BYTES,
+        // An upload's body: the file plus its form.
+        maxBodyLength: LIMITS.uploadMaxBytes + 64 * 1024,
+      });
     } catch (e) {
       const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
       throw new TuskrApiError({
@@ -297,6 +293,7 @@ export class TuskrClient {
         retryable: false,
       });
     }
+    return this.axiosInstance;
   }
 
   /** Requests currently in flight (for tests of the concurrency bound). */

@@ -6,6 +6,13 @@ import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(__dirname, "../..");
+const packageEntry = JSON.stringify(path.join(repoRoot, "dist", "provider", "index.js"));
+
+/** Runs `script` in a node process of its own (a fresh module cache), with the emulator's URL and key; returns what it wrote, parsed. */
+async function inFreshProcess<T>(script: string, blobId: string): Promise<T> {
+  const env = { ...process.env, K: EMULATOR_DEFAULT_API_KEY, U: emu.url, B: blobId };
+  return JSON.parse((await run(process.execPath, ["-e", script], { env })).stdout);
+}
 let emu: Awaited<ReturnType<typeof startEmulator>>;
 
 beforeAll(async () => {
@@ -21,15 +28,14 @@ it("loading pulumi-tuskr (as a program does) loads no axios; a client loads it a
   const blobId = (await emu.uploadFile({ content: Buffer.from(`load test ${Math.random()}`), filename: "l.txt" })).blobId;
   const script = `
     const inAxios = () => Object.keys(require.cache).filter((p) => p.includes("/node_modules/axios/")).length;
-    const { TuskrClient } = require(${JSON.stringify(path.join(repoRoot, "dist", "provider", "index.js"))});
+    const { TuskrClient } = require(${packageEntry});
     const atLoad = inAxios();
     const client = new TuskrClient({ apiKey: process.env.K, baseUrl: process.env.U });
     const atConstruction = inAxios();
     client.getFile(process.env.B).then((file) => {
       process.stdout.write(JSON.stringify({ atLoad, atConstruction, atRequest: inAxios(), blobId: file.blobId }));
     });`;
-  const env = { ...process.env, K: EMULATOR_DEFAULT_API_KEY, U: emu.url, B: blobId };
-  const seen = JSON.parse((await run(process.execPath, ["-e", script], { env })).stdout);
+  const seen = await inFreshProcess<{ atRequest: number }>(script, blobId);
   expect(seen).toEqual({ atLoad: 0, atConstruction: 0, atRequest: expect.any(Number), blobId });
   expect(seen.atRequest).toBeGreaterThan(0);
 });
@@ -47,15 +53,14 @@ it("a client whose HTTP library cannot be loaded fails as a configuration error,
       if (request === "axios") throw Object.assign(new Error("Cannot find module 'axios'"), { code: "MODULE_NOT_FOUND" });
       return resolve.call(this, request, ...rest);
     };
-    const { TuskrClient } = require(${JSON.stringify(path.join(repoRoot, "dist", "provider", "index.js"))});
+    const { TuskrClient } = require(${packageEntry});
     const client = new TuskrClient({ apiKey: process.env.K, baseUrl: process.env.U, retry: { minDelayMs: 1, maxDelayMs: 1 } });
     const seen = (e) => ({ code: e.code, mayHaveBeenApplied: e.mayHaveBeenApplied, message: e.message });
     Promise.all([
       client.getFile(process.env.B).then(() => "sent", seen),
       client.uploadFile({ path: ${JSON.stringify(file)}, filename: "p.json" }, {}, { idempotencyKey: "k" }).then(() => "sent", seen),
     ]).then((r) => process.stdout.write(JSON.stringify(r)));`;
-  const env = { ...process.env, K: EMULATOR_DEFAULT_API_KEY, U: emu.url, B: blobId };
-  const [get, upload] = JSON.parse((await run(process.execPath, ["-e", script], { env })).stdout);
+  const [get, upload] = await inFreshProcess<{ message: string }[]>(script, blobId);
   for (const answer of [get, upload]) {
     expect(answer).toMatchObject({ code: "CONFIG_ERROR", mayHaveBeenApplied: false });
     expect(answer.message).toContain("axios");
