@@ -1,15 +1,14 @@
-import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { blobIdProblem } from "../api";
 import { TuskrClient } from "./client/client";
 import { isTuskrApiError } from "./client/errors";
-import { clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
 import { remainingEpochs } from "./stored-file-plan";
 
 /**
  * `getFile`: a file's record, read with one GET, writing nothing — a file another stack (or
  * nobody's stack) keeps, used without adopting it. The provider plugin offers it to every
- * language as `tuskr:index:getFile`; dynamic-resource programs call the TypeScript function below.
+ * language as `tuskr:index:getFile`; dynamic-resource programs call the TypeScript function of
+ * get-file-program.ts. This module is the part both share, and loads nothing of the SDK.
  */
 
 /** What getFile returns, once: the plugin's schema and the TypeScript type derive from it. */
@@ -26,11 +25,6 @@ export const GetFileResultSchema = z.object({
   remainingEpochs: z.number().int().nullish().meta({ description: "Whole epochs left, the current one included, as of this read." }),
 });
 export type GetFileResult = z.infer<typeof GetFileResultSchema>;
-
-export interface GetFileArgs {
-  /** The file's blobId (what its upload returned). */
-  blobId: string;
-}
 
 /** The read itself, for both front doors: a clear error for a bad, unknown or expired blobId. */
 export async function readFile(client: TuskrClient, blobId: unknown, clock: { nowMs: number; epochMs: number }): Promise<GetFileResult> {
@@ -50,22 +44,4 @@ export async function readFile(client: TuskrClient, blobId: unknown, clock: { no
     }
     throw isTuskrApiError(e) ? new Error(`getFile: reading ${JSON.stringify(id)} failed: ${e.message}`) : e;
   }
-}
-
-/**
- * A file's record, read once with the stack's settings (`tuskr:apiKey`, `tuskr:baseUrl`, … or
- * their environment variables). Runs in the program, at preview and at update alike; writes
- * nothing, and nothing of it is a resource.
- */
-export async function getFile(args: GetFileArgs): Promise<GetFileResult> {
-  const settings = settingsFrom({ get: (key) => pulumi.runtime.getConfig(key) });
-  const problem = settingsProblem(settings);
-  if (problem) throw new Error(`getFile: ${problem.message}`);
-  const client = new TuskrClient(clientOptionsFrom(settings));
-  return readFile(client, args?.blobId, { nowMs: Date.now(), epochMs: settings.epochSeconds * 1000 });
-}
-
-/** `getFile` for an input that may not be known yet (another resource's output). */
-export function getFileOutput(args: { blobId: pulumi.Input<string> }): pulumi.Output<GetFileResult> {
-  return pulumi.output(args.blobId).apply((blobId) => getFile({ blobId }));
 }

@@ -148,7 +148,7 @@ describe("getFile: any file's record, one GET, nothing written", () => {
 
   it("the TypeScript getFile reads with the stack's settings and returns no key", async () => {
     const pulumi = await import("@pulumi/pulumi");
-    const { getFile } = await import("../../provider/get-file");
+    const { getFile } = await import("../../provider/get-file-program");
     const blobId = (await emu.uploadFile({ content: `ts ${Math.random()}`, filename: "ts.txt" })).blobId;
     pulumi.runtime.setAllConfig({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url }, ["tuskr:apiKey"]);
     try {

@@ -68,3 +68,16 @@ it("a client whose HTTP library cannot be loaded fails as a configuration error,
   }
   expect(emu.requests().length).toBe(before);
 });
+
+// The plugin is started by the engine for every preview, up and refresh of a stack that uses it:
+// it speaks the protocol with the SDK's generated modules and needs nothing else of the SDK.
+// Loading the SDK whole (its Automation API, closure serializer, TypeScript) cost a refresh of
+// 500 files about 0.4 s of the plugin's start.
+it("the provider plugin loads the SDK's protocol modules only, not @pulumi/pulumi's runtime", async () => {
+  const server = JSON.stringify(path.join(repoRoot, "dist", "provider", "plugin", "server.js"));
+  const script = `
+    require(${server});
+    const sdk = Object.keys(require.cache).filter((p) => p.includes("/node_modules/@pulumi/pulumi/"));
+    process.stdout.write(JSON.stringify(sdk.map((p) => p.split("/node_modules/@pulumi/pulumi/")[1]).filter((p) => !p.startsWith("proto/") && p !== "package.json")));`;
+  expect(await inFreshProcess<string[]>(script, "")).toEqual([]);
+});

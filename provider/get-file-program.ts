@@ -1,0 +1,29 @@
+import * as pulumi from "@pulumi/pulumi";
+import { TuskrClient } from "./client/client";
+import { type GetFileResult, readFile } from "./get-file";
+import { clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
+
+/** `getFile` for TypeScript programs (the plugin's `tuskr:index:getFile` is its other front door). */
+
+export interface GetFileArgs {
+  /** The file's blobId (what its upload returned). */
+  blobId: string;
+}
+
+/**
+ * A file's record, read once with the stack's settings (`tuskr:apiKey`, `tuskr:baseUrl`, … or
+ * their environment variables). Runs in the program, at preview and at update alike; writes
+ * nothing, and nothing of it is a resource.
+ */
+export async function getFile(args: GetFileArgs): Promise<GetFileResult> {
+  const settings = settingsFrom({ get: (key) => pulumi.runtime.getConfig(key) });
+  const problem = settingsProblem(settings);
+  if (problem) throw new Error(`getFile: ${problem.message}`);
+  const client = new TuskrClient(clientOptionsFrom(settings));
+  return readFile(client, args?.blobId, { nowMs: Date.now(), epochMs: settings.epochSeconds * 1000 });
+}
+
+/** `getFile` for an input that may not be known yet (another resource's output). */
+export function getFileOutput(args: { blobId: pulumi.Input<string> }): pulumi.Output<GetFileResult> {
+  return pulumi.output(args.blobId).apply((blobId) => getFile({ blobId }));
+}
