@@ -8,7 +8,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 const dir = process.argv[2];
-const top = Number(process.argv[process.argv.indexOf("--top") + 1] || 15);
+const topAt = process.argv.indexOf("--top");
+const top = topAt > 0 ? Number(process.argv[topAt + 1]) : 15;
 if (!dir) throw new Error("usage: node bench/profile.mjs DIR [--top N]");
 
 const files = [];
