@@ -27,7 +27,7 @@ import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { installProject, offlineEngineEnv } from "../scripts/offline-engine.mjs";
+import { installProject, installedCopyIsCurrent, offlineEngineEnv } from "../scripts/offline-engine.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const projectDir = path.join(repoRoot, "bench", "project");
@@ -61,8 +61,10 @@ const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: "utf8",
 log("npm run build");
 execFileSync("npm", ["run", "--silent", "build"], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
 const pulumiDir = sh("bash", [path.join(repoRoot, "scripts", "ensure-pulumi")]);
-if (!cli["skip-install"] || !fs.existsSync(path.join(projectDir, "node_modules", "pulumi-tuskr"))) {
-  log("installing bench/project (pulumi-tuskr packed from this checkout)");
+// --skip-install keeps the project's packages, never an installed pulumi-tuskr other than this build.
+const stale = cli["skip-install"] && !installedCopyIsCurrent(projectDir, repoRoot);
+if (!cli["skip-install"] || stale) {
+  log(`installing bench/project (pulumi-tuskr packed from this checkout)${stale ? ": the installed copy is not this build, --skip-install notwithstanding" : ""}`);
   await installProject(projectDir, repoRoot);
 }
 const requireFromProject = createRequire(path.join(projectDir, "package.json"));

@@ -47,6 +47,18 @@ export function copyProject(source, dest) {
 }
 
 /**
+ * Whether `dir`'s installed pulumi-tuskr is this checkout's build: the same files under dist/,
+ * byte for byte. A copy packed from an earlier build would be measured as if it were this one.
+ */
+export function installedCopyIsCurrent(dir, repoRoot) {
+  const list = (root) => (fs.existsSync(root) ? fs.readdirSync(root, { recursive: true }).filter((f) => fs.statSync(path.join(root, f)).isFile()).sort() : undefined);
+  const built = list(path.join(repoRoot, "dist"));
+  const installed = list(path.join(dir, "node_modules", "pulumi-tuskr", "dist"));
+  if (!built || !installed || built.join("\n") !== installed.join("\n")) return false;
+  return built.every((f) => fs.readFileSync(path.join(repoRoot, "dist", f)).equals(fs.readFileSync(path.join(dir, "node_modules", "pulumi-tuskr", "dist", f))));
+}
+
+/**
  * Installs a Pulumi project's dependencies as a user's `npm install pulumi-tuskr` would: this
  * checkout packed (`--install-links`: a real copy under node_modules, not a link), and the same
  * @pulumi/pulumi as this checkout runs with (so each CI leg runs its projects on its own SDK,
