@@ -64,7 +64,9 @@ const pulumiDir = sh("bash", [path.join(repoRoot, "scripts", "ensure-pulumi")]);
 // --skip-install keeps the project's packages, never an installed pulumi-tuskr other than this build.
 const stale = cli["skip-install"] && !installedCopyIsCurrent(projectDir, repoRoot);
 if (!cli["skip-install"] || stale) {
-  log(`installing bench/project (pulumi-tuskr packed from this checkout)${stale ? ": the installed copy is not this build, --skip-install notwithstanding" : ""}`);
+  log(
+    `installing bench/project (pulumi-tuskr packed from this checkout)${stale ? ": the installed copy is not this build, --skip-install notwithstanding" : ""}`,
+  );
   await installProject(projectDir, repoRoot);
 }
 const requireFromProject = createRequire(path.join(projectDir, "package.json"));

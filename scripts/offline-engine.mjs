@@ -51,7 +51,13 @@ export function copyProject(source, dest) {
  * byte for byte. A copy packed from an earlier build would be measured as if it were this one.
  */
 export function installedCopyIsCurrent(dir, repoRoot) {
-  const list = (root) => (fs.existsSync(root) ? fs.readdirSync(root, { recursive: true }).filter((f) => fs.statSync(path.join(root, f)).isFile()).sort() : undefined);
+  const list = (root) =>
+    fs.existsSync(root)
+      ? fs
+          .readdirSync(root, { recursive: true })
+          .filter((f) => fs.statSync(path.join(root, f)).isFile())
+          .sort()
+      : undefined;
   const built = list(path.join(repoRoot, "dist"));
   const installed = list(path.join(dir, "node_modules", "pulumi-tuskr", "dist"));
   if (!built || !installed || built.join("\n") !== installed.join("\n")) return false;
