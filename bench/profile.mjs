@@ -10,6 +10,7 @@ import * as path from "node:path";
 const dir = process.argv[2];
 const topAt = process.argv.indexOf("--top");
 const top = topAt > 0 ? Number(process.argv[topAt + 1]) : 15;
+if (!Number.isInteger(top) || top < 1) throw new Error(`--top: ${process.argv[topAt + 1]} is not a count`);
 if (!dir) throw new Error("usage: node bench/profile.mjs DIR [--top N]");
 
 const files = [];

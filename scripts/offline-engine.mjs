@@ -48,9 +48,22 @@ export function copyProject(source, dest) {
 
 /**
  * Whether `dir`'s installed pulumi-tuskr is this checkout's build: the same files under dist/,
+ * and the same package.json and PulumiPlugin.yaml (how it is loaded and how the plugin starts),
  * byte for byte. A copy packed from an earlier build would be measured as if it were this one.
  */
 export function installedCopyIsCurrent(dir, repoRoot) {
+  try {
+    return sameFiles(dir, repoRoot);
+  } catch {
+    return false; // unreadable (a dangling link, say): not known to be this build
+  }
+}
+
+function sameFiles(dir, repoRoot) {
+  const installedRoot = path.join(dir, "node_modules", "pulumi-tuskr");
+  for (const f of ["package.json", "PulumiPlugin.yaml"]) {
+    if (!fs.readFileSync(path.join(repoRoot, f)).equals(fs.readFileSync(path.join(installedRoot, f)))) return false;
+  }
   const list = (root) =>
     fs.existsSync(root)
       ? fs
@@ -59,9 +72,9 @@ export function installedCopyIsCurrent(dir, repoRoot) {
           .sort()
       : undefined;
   const built = list(path.join(repoRoot, "dist"));
-  const installed = list(path.join(dir, "node_modules", "pulumi-tuskr", "dist"));
+  const installed = list(path.join(installedRoot, "dist"));
   if (!built || !installed || built.join("\n") !== installed.join("\n")) return false;
-  return built.every((f) => fs.readFileSync(path.join(repoRoot, "dist", f)).equals(fs.readFileSync(path.join(dir, "node_modules", "pulumi-tuskr", "dist", f))));
+  return built.every((f) => fs.readFileSync(path.join(repoRoot, "dist", f)).equals(fs.readFileSync(path.join(installedRoot, "dist", f))));
 }
 
 /**
