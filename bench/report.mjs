@@ -4,7 +4,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const TARGETS = { ratio: 1.2, stateBytesPerResource: 4096, providerBytes: 2048, linearR2: 0.99 };
+// The per-file ratios: ≤ 1.2 at first, ≤ 1.15 for the dynamic resource and ≤ 1.1 for the plugin since the folders issue.
+export const TARGETS = { ratio: 1.15, pluginRatio: 1.1, stateBytesPerResource: 4096, providerBytes: 2048, linearR2: 0.99 };
 
 const STEP_LABELS = {
   adopt: "`up` from empty (adopt)",
@@ -216,6 +217,15 @@ export function summarize(results) {
       met: at.every((s) => s.ratio !== undefined && s.ratio <= TARGETS.ratio),
       failing: at.filter((s) => !(s.ratio <= TARGETS.ratio)).map((s) => s.step),
     });
+    if (variants.includes("plugin")) {
+      targets.push({
+        id: "pluginRatio",
+        target: `wall-time ratio plugin StoredFile / floor ≤ ${TARGETS.pluginRatio} for every step at N=${nMax}`,
+        measured: at.map((s) => `${s.step} ${s.pluginRatio?.toFixed(2)}`).join(", "),
+        met: at.every((s) => s.pluginRatio !== undefined && s.pluginRatio <= TARGETS.pluginRatio),
+        failing: at.filter((s) => !(s.pluginRatio <= TARGETS.pluginRatio)).map((s) => s.step),
+      });
+    }
   }
   if (variants.includes("storedfile")) {
     targets.push({
