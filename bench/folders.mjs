@@ -27,7 +27,7 @@ import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { installProject, installedCopyIsCurrent, offlineEngineEnv } from "../scripts/offline-engine.mjs";
+import { installBenchProject, offlineEngineEnv } from "../scripts/offline-engine.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const projectDir = path.join(repoRoot, "bench", "project");
@@ -61,14 +61,7 @@ const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: "utf8",
 log("npm run build");
 execFileSync("npm", ["run", "--silent", "build"], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
 const pulumiDir = sh("bash", [path.join(repoRoot, "scripts", "ensure-pulumi")]);
-// --skip-install keeps the project's packages, never an installed pulumi-tuskr other than this build.
-const stale = cli["skip-install"] && !installedCopyIsCurrent(projectDir, repoRoot);
-if (!cli["skip-install"] || stale) {
-  log(
-    `installing bench/project (pulumi-tuskr packed from this checkout)${stale ? ": the installed copy is not this build, --skip-install notwithstanding" : ""}`,
-  );
-  await installProject(projectDir, repoRoot);
-}
+await installBenchProject(projectDir, repoRoot, { skip: cli["skip-install"], log });
 const requireFromProject = createRequire(path.join(projectDir, "package.json"));
 const { LocalWorkspace, PulumiCommand } = requireFromProject("@pulumi/pulumi/automation");
 const { startEmulator, EMULATOR_DEFAULT_API_KEY } = await import(path.join(repoRoot, "dist", "emulator", "index.js"));

@@ -53,7 +53,6 @@ for (const file of files) {
   const nodes = new Map(prof.nodes.map((n) => [n.id, n]));
   const dt = new Map();
   for (let i = 0; i < prof.samples.length; i++) dt.set(prof.samples[i], (dt.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
-  const urls = prof.nodes.map((n) => n.callFrame.url);
   // bench/cpu-prof.cjs names each profile by the role of its process.
   const role = ROLES[path.basename(file).split(".")[0]] ?? "other";
   if (role === "other") continue;

@@ -34,7 +34,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
-import { installProject, installedCopyIsCurrent, offlineEngineEnv } from "../scripts/offline-engine.mjs";
+import { installBenchProject, offlineEngineEnv } from "../scripts/offline-engine.mjs";
 import { render, summarize } from "./report.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -155,14 +155,7 @@ if (!fs.existsSync(path.join(repoRoot, "node_modules", ".bin", "tsc"))) {
 log("npm run build");
 execFileSync("npm", ["run", "--silent", "build"], { cwd: repoRoot, stdio: ["ignore", "inherit", "inherit"] });
 const pulumiDir = sh("bash", [path.join(repoRoot, "scripts", "ensure-pulumi")]);
-// --skip-install keeps the project's packages, never an installed pulumi-tuskr other than this build.
-const stale = cli["skip-install"] && !installedCopyIsCurrent(projectDir, repoRoot);
-if (!cli["skip-install"] || stale) {
-  log(
-    `installing bench/project (pulumi-tuskr packed from this checkout, --install-links)${stale ? ": the installed copy is not this build, --skip-install notwithstanding" : ""}`,
-  );
-  await installProject(projectDir, repoRoot);
-}
+await installBenchProject(projectDir, repoRoot, { skip: cli["skip-install"], log });
 phaseDone("install");
 
 // The Automation API of the very @pulumi/pulumi the program and the dynamic provider use.

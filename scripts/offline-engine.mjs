@@ -51,30 +51,36 @@ export function copyProject(source, dest) {
  * and the same package.json and PulumiPlugin.yaml (how it is loaded and how the plugin starts),
  * byte for byte. A copy packed from an earlier build would be measured as if it were this one.
  */
-export function installedCopyIsCurrent(dir, repoRoot) {
+function installedCopyIsCurrent(dir, repoRoot) {
+  const installed = path.join(dir, "node_modules", "pulumi-tuskr");
+  const distFiles = (root) =>
+    fs
+      .readdirSync(path.join(root, "dist"), { recursive: true })
+      .map((f) => path.join("dist", f))
+      .filter((f) => fs.statSync(path.join(root, f)).isFile())
+      .sort();
   try {
-    return sameFiles(dir, repoRoot);
+    const built = distFiles(repoRoot);
+    if (built.join("\n") !== distFiles(installed).join("\n")) return false;
+    return ["package.json", "PulumiPlugin.yaml", ...built].every((f) =>
+      fs.readFileSync(path.join(repoRoot, f)).equals(fs.readFileSync(path.join(installed, f))),
+    );
   } catch {
-    return false; // unreadable (a dangling link, say): not known to be this build
+    return false; // missing or unreadable (a dangling link, say): not known to be this build
   }
 }
 
-function sameFiles(dir, repoRoot) {
-  const installedRoot = path.join(dir, "node_modules", "pulumi-tuskr");
-  for (const f of ["package.json", "PulumiPlugin.yaml"]) {
-    if (!fs.readFileSync(path.join(repoRoot, f)).equals(fs.readFileSync(path.join(installedRoot, f)))) return false;
-  }
-  const list = (root) =>
-    fs.existsSync(root)
-      ? fs
-          .readdirSync(root, { recursive: true })
-          .filter((f) => fs.statSync(path.join(root, f)).isFile())
-          .sort()
-      : undefined;
-  const built = list(path.join(repoRoot, "dist"));
-  const installed = list(path.join(installedRoot, "dist"));
-  if (!built || !installed || built.join("\n") !== installed.join("\n")) return false;
-  return built.every((f) => fs.readFileSync(path.join(repoRoot, "dist", f)).equals(fs.readFileSync(path.join(installedRoot, "dist", f))));
+/**
+ * A benchmark's project, installed unless `skip` is asked and its pulumi-tuskr is this build
+ * already: skipping keeps the project's packages, never a copy of an earlier build.
+ */
+export async function installBenchProject(dir, repoRoot, { skip, log }) {
+  const stale = skip && !installedCopyIsCurrent(dir, repoRoot);
+  if (skip && !stale) return;
+  log(
+    `installing ${path.relative(repoRoot, dir)} (pulumi-tuskr packed from this checkout)${stale ? ": the installed copy is not this build, --skip-install notwithstanding" : ""}`,
+  );
+  await installProject(dir, repoRoot);
 }
 
 /**
