@@ -9,7 +9,8 @@
 //   - the preview of the same program over an empty folder: the floor of an unchanged preview;
 //     and how long hashing the folder takes (the part of that preview that grows with the files);
 //   - today's default StoredFolder (one StoredFile per content) at 1,000 × 1 KiB, step by step.
-// Writes BENCHMARKS-folders.json and the "Folders" section of BENCHMARKS.md (bench/report.mjs).
+// Writes BENCHMARKS-folders.json and the "Folders" section of BENCHMARKS.md (bench/report.mjs); a
+// run with options that change what is measured writes its JSON to a temp file instead (or --out).
 //
 //   node bench/folders.mjs                         # the full run
 //   node bench/folders.mjs --ci                    # 20 × 1 KiB, one-resource folder only, to a temp
@@ -142,7 +143,7 @@ async function openStack(emu, variant, dir) {
   const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-`));
   const stackName = `folders-${variant}-${Math.random().toString(36).slice(2, 8)}`;
   const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "bench-passphrase", isolated: true });
-  if (cli.profile) envVars.NODE_OPTIONS = `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`;
+  if (cli.profile) Object.assign(envVars, { NODE_OPTIONS: `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`, BENCH_CPU_PROF_SAMPLE: "1" });
   // Times the `pulumi <op>` process itself (what a user waits for at the CLI), apart from the
   // Automation API's follow-up commands (`stack output`, `stack history`), as bench/run.mjs does.
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
@@ -337,8 +338,12 @@ try {
 results.problems = problems;
 results.minutes = Number(((performance.now() - started) / 60000).toFixed(1));
 
-if (ci) {
-  const out = cli.out ?? path.join(os.tmpdir(), "tuskr-bench-folders-ci.json");
+// Only the run as it is (`npm run bench:folders`) writes BENCHMARKS-folders.json and
+// BENCHMARKS.md in the repository; a run with any option that changes what is measured writes
+// its JSON to a temp file (or --out), and says where.
+const partialRun = Object.entries(cli).some(([k, v]) => !["skip-install", "out"].includes(k) && v !== undefined && v !== false);
+if (partialRun || cli.out) {
+  const out = cli.out ?? path.join(os.tmpdir(), ci ? "tuskr-bench-folders-ci.json" : `tuskr-bench-folders-${process.pid}.json`);
   fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
   log(`wrote ${out}`);
 } else {

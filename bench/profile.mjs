@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-// Summarizes the CPU profiles `node bench/run.mjs --profile DIR` leaves (NODE_OPTIONS=--cpu-prof
-// for every node process of the engine run): per process, its role (the program under the
-// language host, or the dynamic provider), its busy time, and where that time went by package.
+// Summarizes what `node bench/run.mjs --profile DIR` (or `--split DIR`) leaves for each step:
+//   - each node process's whole CPU (ROLE.PID.cpu.json: every thread) and the step's pulumi process
+//     tree (step.json), so the engine and its language hosts are the tree minus the node processes;
+//   - with --profile, the V8 profiles (ROLE.PID.cpuprofile, the main thread's samples): per role
+//     (the program under the language host, the dynamic provider, the provider plugin), its busy
+//     time and where that time went by package and function. The engine's own profile, with
+//     --profile, is ENGINE.PID.cpu (`go tool pprof -top`).
 //
 //   node bench/profile.mjs DIR [--top 15]
 import * as fs from "node:fs";
@@ -19,8 +23,10 @@ const walk = (d) => {
     const p = path.join(d, e.name);
     if (e.isDirectory()) walk(p);
     else if (e.name.endsWith(".cpuprofile")) files.push(p);
+    else if (e.name.endsWith(".cpu.json") || e.name === "step.json") cpuFiles.push(p);
   }
 };
+const cpuFiles = [];
 walk(dir);
 
 /** Which package a script URL belongs to; "(pulumi-tuskr)" for our code wherever it is installed. */
@@ -94,9 +100,37 @@ for (const file of files) {
   byGroup.set(group, g);
 }
 
+/** Per step: each role's whole-process CPU and the step's process tree. */
+const cpuByGroup = new Map();
+for (const file of cpuFiles) {
+  const group = path.relative(dir, path.dirname(file));
+  const g = cpuByGroup.get(group) ?? { roles: new Map() };
+  const data = JSON.parse(fs.readFileSync(file, "utf8"));
+  if (path.basename(file) === "step.json") g.step = data;
+  else {
+    const role = ROLES[path.basename(file).split(".")[0]] ?? "other";
+    const r = g.roles.get(role) ?? { cpuMs: 0, aliveMs: 0, processes: 0 };
+    r.cpuMs += data.cpuMs;
+    r.aliveMs += data.aliveMs;
+    r.processes++;
+    g.roles.set(role, r);
+  }
+  cpuByGroup.set(group, g);
+}
+
 const ms = (us) => `${Math.round(us / 1000)} ms`;
-for (const [group, procs] of [...byGroup].sort()) {
+for (const group of [...new Set([...byGroup.keys(), ...cpuByGroup.keys()])].sort()) {
+  const procs = byGroup.get(group) ?? [];
   console.log(`\n## ${group}`);
+  const cpu = cpuByGroup.get(group);
+  if (cpu) {
+    const parts = [...cpu.roles].map(([role, r]) => `${role} ${Math.round(r.cpuMs)} ms (${r.processes} process(es), ${Math.round(r.aliveMs)} ms alive)`);
+    const nodeMs = [...cpu.roles.values()].reduce((sum, r) => sum + r.cpuMs, 0);
+    if (cpu.step) {
+      parts.push(`engine and language hosts (the tree minus these) ${Math.round(cpu.step.pulumiCpuMs - nodeMs)} ms`);
+      console.log(`\nCPU, whole processes: the pulumi process tree ${cpu.step.pulumiCpuMs} ms in ${cpu.step.cliMs} ms; ${parts.join("; ")}`);
+    } else console.log(`\nCPU, whole processes: ${parts.join("; ")}`);
+  }
   for (const role of Object.values(ROLES)) {
     const ps = procs.filter((p) => p.role === role);
     if (!ps.length) continue;

@@ -13,7 +13,8 @@
 //   - the requests each step sent, from the emulator's log, next to the minimum possible;
 //   - checkpoint bytes per resource and the size of the serialized provider (`__provider`);
 //   - the emulator alone under load from a second process (bench/load.mjs).
-// Writes BENCHMARKS.md (bench/report.mjs renders it) and BENCHMARKS.json.
+// Writes BENCHMARKS.md (bench/report.mjs renders it) and BENCHMARKS.json; a run with options that
+// change what is measured writes them to a temp directory instead (--out/--json: there).
 //
 //   node bench/run.mjs                       # the full run (N = 10, 100, 500; 3, 3, 2 repetitions)
 //   node bench/run.mjs --ci                  # N = 10, 1 repetition, a folder of 10 files, to a temp
@@ -22,7 +23,10 @@
 //   --latency 50                             # ms injected on every request for the latency run (0: none)
 //   node bench/run.mjs --n 500 --reps 1 --variants storedfile --profile /tmp/prof
 //                                            # CPU profiles of the program and provider processes
-//                                            # (summarize: node bench/profile.mjs /tmp/prof)
+//                                            # (summarize: node bench/profile.mjs /tmp/prof), each
+//                                            # process's whole CPU and the engine's own profile
+//   --split DIR                              # each process's whole CPU only, without the profiler's
+//                                            # cost (the same summary)
 //   --keep-checkpoints DIR                   # a copy of the checkpoint after every step
 //   --parallel P                             # pass --parallel P to every pulumi op (default: none)
 import { execFileSync, spawn } from "node:child_process";
@@ -52,6 +56,7 @@ const { values: cli } = parseArgs({
     check: { type: "boolean" },
     parallel: { type: "string" },
     profile: { type: "string" },
+    split: { type: "string" },
     "keep-checkpoints": { type: "string" },
     "engine-env": { type: "string", multiple: true },
     "skip-install": { type: "boolean", default: false },
@@ -67,7 +72,11 @@ const { values: cli } = parseArgs({
 
 const ci = cli.ci;
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-"));
-// Where --ci and --profile runs write their report unless told otherwise (kept after the run).
+// Only the run as it is (`npm run bench`) writes BENCHMARKS.md and BENCHMARKS.json in the
+// repository: a run with any option that changes what is measured (--ci, --n, --profile, …)
+// writes its report to a temp directory unless told where, and says where.
+const REPORT_NEUTRAL = new Set(["skip-install", "out", "json", "keep-checkpoints", "check"]);
+const partialRun = Object.entries(cli).some(([k, v]) => !REPORT_NEUTRAL.has(k) && v !== undefined && v !== false);
 // Interrupted (Ctrl-C, kill): leave no stack files or temp backends behind.
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
@@ -86,11 +95,13 @@ const options = {
   // whole run has to stay near 30 minutes.
   reps: parseReps(cli.reps ?? (ci ? "1" : "10:3,100:3,500:2")),
   variants: (cli.variants ?? "noop,storedfile,plugin").split(","),
-  out: cli.out ?? (ci || cli.profile ? path.join(reportTmp(), "BENCHMARKS.md") : path.join(repoRoot, "BENCHMARKS.md")),
-  json: cli.json ?? (ci || cli.profile ? path.join(reportTmp(), "BENCHMARKS.json") : path.join(repoRoot, "BENCHMARKS.json")),
+  out: cli.out ?? (partialRun ? path.join(reportTmp(), "BENCHMARKS.md") : path.join(repoRoot, "BENCHMARKS.md")),
+  json: cli.json ?? (partialRun ? path.join(reportTmp(), "BENCHMARKS.json") : path.join(repoRoot, "BENCHMARKS.json")),
   check: cli.check ?? ci,
   parallel: cli.parallel ? Number(cli.parallel) : undefined,
   profile: cli.profile ? path.resolve(cli.profile) : undefined,
+  // Each node process's whole CPU only, without the profiler's cost (bench/profile.mjs reads both).
+  split: cli.split ? path.resolve(cli.split) : undefined,
   // Extra environment for every pulumi op, e.g. PULUMI_SKIP_CHECKPOINTS=true (a diagnostic).
   engineEnv: Object.fromEntries((cli["engine-env"] ?? []).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])),
   keepCheckpoints: cli["keep-checkpoints"] ? path.resolve(cli["keep-checkpoints"]) : undefined,
@@ -349,9 +360,10 @@ async function openStack(emu, variant, n, rep, { warmup, extraEnv, folder }) {
     ...options.engineEnv,
     ...extraEnv,
   };
-  if (options.profile) {
+  if (options.profile || options.split) {
     // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the profiler instead.
     envVars.NODE_OPTIONS = `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`;
+    if (options.profile) envVars.BENCH_CPU_PROF_SAMPLE = "1";
   }
 
   const ctx = { variant, n, rep, warmup, extraEnv, tmp, stateDir, stackName, workDir, blobsFile, blobIds, folder, destroyed: false };
@@ -361,6 +373,12 @@ async function openStack(emu, variant, n, rep, { warmup, extraEnv, folder }) {
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const run = pulumiCommand.run.bind(pulumiCommand);
   pulumiCommand.run = async (args, ...rest) => {
+    // With --profile, the engine's own CPU profile too (`go tool pprof -top ENGINE.PID.cpu`).
+    const profDir = ctx.stack?.workspace.envVars.BENCH_CPU_PROF_DIR;
+    if (options.profile && profDir && ["up", "preview", "refresh", "destroy"].includes(args[0])) {
+      fs.mkdirSync(profDir, { recursive: true });
+      args = [...args, "--profiling", path.join(profDir, "engine")];
+    }
     const before = cpuSnapshot();
     try {
       return await run(args, ...rest);
@@ -393,7 +411,8 @@ async function runStep(emu, ctx, step) {
   if (step.config) {
     await stack.setAllConfig(Object.fromEntries(Object.entries(step.config).map(([k, v]) => [`bench:${k}`, { value: String(v) }])));
   }
-  if (options.profile) stack.workspace.envVars.BENCH_CPU_PROF_DIR = path.join(options.profile, `${variant}-${n}-${rep}`, step.key);
+  const profDir = options.profile ?? options.split;
+  if (profDir) stack.workspace.envVars.BENCH_CPU_PROF_DIR = path.join(profDir, `${variant}-${n}-${rep}`, step.key);
   // The variants run the same folder in lockstep: the first to reach the edit makes it.
   if (step.edit && !ctx.folder.edited.value) {
     fs.appendFileSync(path.join(ctx.folder.dir, folderFile(0)), "edited\n");
@@ -436,6 +455,12 @@ async function runStep(emu, ctx, step) {
     changes,
   };
   out.steps.push(record);
+  // What bench/profile.mjs subtracts the node processes from: the step's whole pulumi process tree.
+  if (profDir) {
+    const stepDir = stack.workspace.envVars.BENCH_CPU_PROF_DIR;
+    fs.mkdirSync(stepDir, { recursive: true });
+    fs.writeFileSync(path.join(stepDir, "step.json"), JSON.stringify({ cliMs: record.cliMs, pulumiCpuMs: record.pulumiCpuMs }));
+  }
   out.problems.push(...engineProblems(step.key, changes, n, variant));
   if (variant === "storedfile" || variant === "plugin") out.problems.push(...emulatorProblems(step.key, emu.files(), ctx.blobIds));
   if (variant === "folder") out.problems.push(...folderProblems(step.key, emu.files(), n));
@@ -655,7 +680,7 @@ const results = {
     folders: options.folders,
     latency: options.latency,
     clientConcurrency: 8,
-    profiled: Boolean(options.profile),
+    profiled: Boolean(options.profile || options.split),
     quietGate: { threshold: quiet.threshold, maxMsPerStep: quiet.maxMs, budgetMs: ci ? 0 : 120_000 },
   },
   wallSeconds: Math.round((performance.now() - startedAt) / 100) / 10,
