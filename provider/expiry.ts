@@ -1,8 +1,10 @@
 import { isPlainObject } from "../api";
+import { firstPaths, fromOutputTexts, recordedManifest, unpackEntries } from "./folder-entries";
 import { code } from "./markdown";
-import { isStoredFileType } from "./resource-types";
+import { isStoredFileType, isStoredFolderType } from "./resource-types";
 import { configOfSettings, settingsFrom } from "./settings";
 import { remainingEpochs } from "./stored-file-plan";
+import { StoredFolderStateSchema } from "./stored-folder-schema";
 
 /**
  * The alarm: from `pulumi stack export`, each managed file's expiry, epochs left and keep-alive,
@@ -20,6 +22,8 @@ interface ExpiryRow {
   keepAlive?: { minRemainingEpochs: number; renewEpochs: number };
   /** Ends within the window, has ended, or its expiry is unknown. */
   alarm: boolean;
+  /** A folder whose entries could not be read (secret, or malformed): its files' expiries are unknown. */
+  entriesUnread?: true;
 }
 
 export interface ExpiryReport {
@@ -48,40 +52,55 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
   const withinEpochs = options.withinEpochs ?? settings.expiryWarningEpochs;
   const clock = { nowMs: options.nowMs ?? Date.now(), epochMs: settings.epochSeconds * 1000 };
   const rows: ExpiryRow[] = [];
-  for (const r of resources) {
-    if (!isStoredFileType(r.type)) continue;
-    // Read field by field: a secret output is an encrypted object, and must not hide the rest.
-    const outputs = isPlainObject(r.outputs) ? r.outputs : {};
-    const expiresAt = str(outputs.expiresAt);
+  const row = (resource: string, values: Record<string, unknown>): ExpiryRow => {
+    const expiresAt = str(values.expiresAt);
     const left = remainingEpochs(expiresAt, clock);
-    const ka = isPlainObject(outputs.keepAlive) ? outputs.keepAlive : undefined;
+    const ka = isPlainObject(values.keepAlive) ? values.keepAlive : undefined;
     // Only a policy of two counts is one (a secret one is an encrypted object: not shown).
     const keepAlive =
       ka && Number.isSafeInteger(ka.minRemainingEpochs) && Number.isSafeInteger(ka.renewEpochs)
         ? { minRemainingEpochs: ka.minRemainingEpochs as number, renewEpochs: ka.renewEpochs as number }
         : undefined;
-    rows.push({
-      resource: str(r.urn)?.split("::").pop() ?? "?",
-      blobId: str(outputs.blobId),
-      expiresAt,
-      epochsLeft: left,
-      keepAlive,
-      alarm: left === undefined || left <= withinEpochs,
-    });
+    return { resource, blobId: str(values.blobId), expiresAt, epochsLeft: left, keepAlive, alarm: left === undefined || left <= withinEpochs };
+  };
+  for (const r of resources) {
+    const name = str(r.urn)?.split("::").pop() ?? "?";
+    // Read field by field: a secret output is an encrypted object, and must not hide the rest.
+    const outputs = isPlainObject(r.outputs) ? r.outputs : {};
+    if (isStoredFileType(r.type)) rows.push(row(name, outputs));
+    else if (isStoredFolderType(r.type)) rows.push(...folderRows(name, outputs, row));
   }
   rows.sort((a, b) => (a.epochsLeft ?? -1) - (b.epochsLeft ?? -1) || a.resource.localeCompare(b.resource));
   return { withinEpochs, rows, alarm: rows.some((r) => r.alarm) };
 }
 
+/**
+ * A folder kept as one resource: a row per content it keeps (`folder/path`, its first path), from
+ * the entries its state records. Entries it cannot read — secret, as they are when any of the
+ * folder's values is (the export shows them encrypted unless `--show-secrets`), or unreadable —
+ * are one row for the folder, its expiry unknown: the alarm, since nothing says the files last.
+ */
+function folderRows(name: string, outputs: Record<string, unknown>, row: (resource: string, values: Record<string, unknown>) => ExpiryRow): ExpiryRow[] {
+  const parsed = StoredFolderStateSchema.safeParse(fromOutputTexts(outputs));
+  const state = parsed.success ? parsed.data : undefined;
+  const manifest = state ? recordedManifest(state) : {};
+  const entries = state ? unpackEntries(state.entries, { manifest, blobIds: state.blobIds ?? {}, urls: state.urls ?? {} }) : new Map();
+  // An empty folder keeps nothing; a folder with files and no entry read is one row, unknown.
+  if (entries.size === 0) return state && Object.keys(manifest).length === 0 ? [] : [{ ...row(name, {}), entriesUnread: true }];
+  const firstPath = firstPaths(manifest);
+  return [...entries].map(([hash, entry]) => row(`${name}/${firstPath.get(hash) ?? hash}`, entry as Record<string, unknown>));
+}
+
 /** The report as Markdown: a table, soonest first, and one line that says whether to act. */
 export function expiryMarkdown(report: ExpiryReport): string {
   const out = ["### Tuskr files: expiry", ""];
-  if (report.rows.length === 0) return `${out.join("\n")}No StoredFile in this stack.\n`;
+  if (report.rows.length === 0) return `${out.join("\n")}No StoredFile or StoredFolder in this stack.\n`;
   out.push("| File | blobId | Expires | Epochs left | Keep-alive |", "|---|---|---|---:|---|");
   for (const r of report.rows) {
     const left = r.epochsLeft === undefined ? "unknown" : r.epochsLeft === 0 ? "**expired**" : `${r.alarm ? "**" : ""}${r.epochsLeft}${r.alarm ? "**" : ""}`;
     const keepAlive = r.keepAlive ? `renews ${r.keepAlive.renewEpochs} when fewer than ${r.keepAlive.minRemainingEpochs} left (at an \`up\`)` : "—";
-    out.push(`| ${code(r.resource)} | ${r.blobId ? code(r.blobId) : "—"} | ${r.expiresAt ? code(r.expiresAt) : "unknown"} | ${left} | ${keepAlive} |`);
+    const expires = r.expiresAt ? code(r.expiresAt) : r.entriesUnread ? "unknown: the folder's entries are secret or unreadable (`--show-secrets`)" : "unknown";
+    out.push(`| ${code(r.resource)} | ${r.blobId ? code(r.blobId) : "—"} | ${expires} | ${left} | ${keepAlive} |`);
   }
   const due = report.rows.filter((r) => r.alarm).length;
   out.push(

@@ -18,8 +18,9 @@ import { parseState } from "./stored-file-state";
  *
  * The manifest (each path → its content's sha256) is recorded among the outputs the same way, as
  * one text (`manifestText`), not as a map: the inputs hold the map the preview compares, and a
- * second map of 10,000 keys among the outputs cost an unchanged preview of 10,000 files more
- * than a third of its time in the engine (bench/FINDINGS.md). The first one-resource folders'
+ * second map of 10,000 keys among the outputs was formatted by the engine's log at every step
+ * (with it, and the component's copies of the per-path outputs, gone, an unchanged preview of
+ * 10,000 files went from 7.4–8.5 s to 6.3–6.7 s; bench/FINDINGS.md). The first one-resource folders'
  * map (`manifest` among the outputs) is still read.
  */
 
@@ -36,7 +37,7 @@ export interface EntryOutputs {
 }
 
 /** Each content's first path in sorted order (the path that names its entry), by hash. */
-function firstPaths(manifest: Record<string, string>): Map<string, string> {
+export function firstPaths(manifest: Record<string, string>): Map<string, string> {
   const first = new Map<string, string>();
   for (const rel of Object.keys(manifest).sort()) {
     const hash = manifest[rel];

@@ -17,3 +17,5 @@ export const STORED_FOLDER_TYPES = {
   dynamic: "pulumi-nodejs:dynamic/tuskr:StoredFolder",
   plugin: "tuskr:index:StoredFolder",
 } as const;
+
+export const isStoredFolderType = (type: unknown): boolean => type === STORED_FOLDER_TYPES.dynamic || type === STORED_FOLDER_TYPES.plugin;

@@ -5,7 +5,7 @@ import { planChange, uploadEpochs } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
 import { recordedManifest } from "./folder-entries";
-import { STORED_FOLDER_TYPES, isStoredFileType } from "./resource-types";
+import { isStoredFileType, isStoredFolderType } from "./resource-types";
 import type { StoredFileState } from "./stored-file-schema";
 import { parseState } from "./stored-file-state";
 
@@ -80,7 +80,6 @@ function settingsOf(config: Record<string, unknown> | undefined) {
   );
 }
 
-const isStoredFolderType = (type: unknown): boolean => type === STORED_FOLDER_TYPES.plugin || type === STORED_FOLDER_TYPES.dynamic;
 /** Paths a folder row names one by one before it counts the rest. */
 const FOLDER_PATHS_LISTED = 10;
 

@@ -264,6 +264,48 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(emu.files().find((f) => f.blobId === (again.outs as Record<string, Record<string, string>>).blobIds["b.txt"])?.expired).toBe(false);
   });
 
+  it("the expiry alarm reads each content a one-resource folder keeps, behind either front door; entries it cannot read raise it", async () => {
+    write({ "a.txt": "a", "b.txt": "b", "c/b.txt": "b" });
+    const program = { path: dir, retentionEpochs: 2, keepAlive: { minRemainingEpochs: 1, renewEpochs: 5 }, files: { "a.txt": { retentionEpochs: 10 } } };
+    const plugin = (await up(undefined, program)).outs as Record<string, unknown>;
+    const { storedFolderProvider } = await import("../../provider/stored-folder-provider");
+    await storedFolderProvider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+    const checked = await storedFolderProvider.check({}, { ...program, __urn: `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.dynamic}::docs` });
+    const dynamic = (await storedFolderProvider.create(checked.inputs)).outs as Record<string, unknown>;
+    const { expiryMarkdown, expiryReport } = await import("../../provider/expiry");
+    const exported = (resources: Array<[string, string, Record<string, unknown>]>) => ({
+      version: 3,
+      deployment: { resources: resources.map(([type, name, outputs]) => ({ urn: `urn:pulumi:dev::proj::${type}::${name}`, type, outputs })) },
+    });
+    const report = expiryReport(
+      exported([
+        [STORED_FOLDER_TYPES.plugin, "site", plugin],
+        [STORED_FOLDER_TYPES.dynamic, "docs", dynamic],
+      ]),
+      { withinEpochs: 3 },
+    );
+    const blobIds = plugin.blobIds as Record<string, string>;
+    // Two contents per folder ("b" at two paths is one entry, named by its first path), soonest first.
+    expect(report.rows.map((r) => [r.resource, r.blobId, r.epochsLeft, r.alarm])).toEqual([
+      ["docs/b.txt", blobIds["b.txt"], 2, true],
+      ["site/b.txt", blobIds["b.txt"], 2, true],
+      ["docs/a.txt", blobIds["a.txt"], 10, false],
+      ["site/a.txt", blobIds["a.txt"], 10, false],
+    ]);
+    expect(report.rows.every((r) => r.keepAlive?.renewEpochs === 5 && typeof r.expiresAt === "string")).toBe(true);
+    expect(report.alarm).toBe(true);
+
+    // Entries made secret (any secret value does it) show encrypted in an export: the folder is one row, unknown, and the alarm.
+    const encrypted = { [SIG]: "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" };
+    const hidden = expiryReport(exported([[STORED_FOLDER_TYPES.plugin, "site", { ...plugin, entries: encrypted }]]), { withinEpochs: 0 });
+    expect(hidden.rows.map((r) => [r.resource, r.epochsLeft, r.alarm, r.entriesUnread])).toEqual([["site", undefined, true, true]]);
+    expect(expiryMarkdown(hidden)).toMatch(/unknown: the folder's entries are secret or unreadable/);
+    // An empty folder keeps nothing to list.
+    expect(
+      expiryReport(exported([[STORED_FOLDER_TYPES.plugin, "none", { path: dir, manifestText: "{}", blobIds: {}, urls: {}, entries: "{}" }]])).rows,
+    ).toEqual([]);
+  });
+
   it("TypeScript: a StoredFile and a one-resource StoredFolder on the same bytes are refused (one core in the provider process)", async () => {
     write({ "same.txt": "same bytes in both\n" });
     const { storedFileProvider } = await import("../../provider/stored-file-provider");
