@@ -28,7 +28,7 @@ export const TROUBLESHOOTING = {
   },
   FILE_EXPIRED: {
     means: "The file's storage period ended: it cannot be updated or renewed.",
-    run: "`pulumi refresh` drops it from the stack. To store the content again, declare it under a new resource name (the same resource would replay its first upload's answer).",
+    run: "`pulumi refresh` drops it from the stack. A file declared by `source` (or in a folder) is uploaded anew at the next `up`; one adopted by `blobId` cannot be brought back: upload the content again (declare `source`).",
   },
   VALIDATION_ERROR: {
     means: "The service refused a value (a limit, the 53-epoch horizon).",
@@ -84,7 +84,7 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
   },
   {
     situation: "A file is expiring (a preview notice, `pulumi-tuskr expiry` exits 1)",
-    means: "Fewer epochs are left than `tuskr:expiryWarningEpochs`.",
+    means: "`tuskr:expiryWarningEpochs` epochs are left, or fewer (the current epoch counted).",
     run: "Raise `retentionEpochs` or declare `keepAlive`, and run `pulumi up` (on a schedule: keep-alive acts only during an `up`).",
   },
 ];
