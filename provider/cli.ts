@@ -11,9 +11,10 @@ const USAGE = `usage: pulumi-tuskr summary [--now <ISO time>] < preview.json
 
 summary  reads the output of \`pulumi preview --json\` on stdin and prints Markdown: per StoredFile,
          what changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces, totals.
-expiry   reads the output of \`pulumi stack export\` on stdin and prints each StoredFile's blobId,
-         expiry, epochs left and keep-alive (Markdown, or JSON with --json); exits 1 when a file
-         ends within --within epochs (default tuskr:expiryWarningEpochs, 3) or has ended, else 0.`;
+expiry   reads the output of \`pulumi stack export\` on stdin and prints each StoredFile's (and each
+         content of a one-resource StoredFolder's) blobId, expiry, epochs left and keep-alive
+         (Markdown, or JSON with --json); exits 1 when a file ends within --within epochs (default
+         tuskr:expiryWarningEpochs, 3), has ended, or its end is unknown, else 0.`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

@@ -1,5 +1,5 @@
 import { isPlainObject } from "../api";
-import { firstPaths, fromOutputTexts, recordedManifest, unpackEntries } from "./folder-entries";
+import { firstPaths, fromOutputTexts, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
 import { code } from "./markdown";
 import { isStoredFileType, isStoredFolderType } from "./resource-types";
 import { configOfSettings, settingsFrom } from "./settings";
@@ -22,7 +22,7 @@ interface ExpiryRow {
   keepAlive?: { minRemainingEpochs: number; renewEpochs: number };
   /** Ends within the window, has ended, or its expiry is unknown. */
   alarm: boolean;
-  /** A folder whose entries could not be read (secret, or malformed): its files' expiries are unknown. */
+  /** A folder whose entries could not all be read (secret, or malformed): the row is the folder's, its soonest end or unknown. */
   entriesUnread?: true;
 }
 
@@ -33,7 +33,7 @@ export interface ExpiryReport {
   alarm: boolean;
 }
 
-type Resource = { urn?: unknown; type?: unknown; outputs?: unknown; inputs?: unknown };
+type Resource = { urn?: unknown; type?: unknown; custom?: unknown; outputs?: unknown; inputs?: unknown };
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
@@ -68,7 +68,9 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
     // Read field by field: a secret output is an encrypted object, and must not hide the rest.
     const outputs = isPlainObject(r.outputs) ? r.outputs : {};
     if (isStoredFileType(r.type)) rows.push(row(name, outputs));
-    else if (isStoredFolderType(r.type)) rows.push(...folderRows(name, outputs, row));
+    // The TypeScript StoredFolder's component has the plugin resource's type token; it keeps
+    // nothing itself (its files, or its one resource, are rows of their own): a custom resource only.
+    else if (isStoredFolderType(r.type) && r.custom === true) rows.push(...folderRows(name, outputs, row));
   }
   rows.sort((a, b) => (a.epochsLeft ?? -1) - (b.epochsLeft ?? -1) || a.resource.localeCompare(b.resource));
   return { withinEpochs, rows, alarm: rows.some((r) => r.alarm) };
@@ -76,30 +78,50 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
 
 /**
  * A folder kept as one resource: a row per content it keeps (`folder/path`, its first path), from
- * the entries its state records. Entries it cannot read — secret, as they are when any of the
- * folder's values is (the export shows them encrypted unless `--show-secrets`), or unreadable —
- * are one row for the folder, its expiry unknown: the alarm, since nothing says the files last.
+ * the entries its state records. When they cannot all be read — encrypted in an export (the
+ * TypeScript resource always keeps them secret, the plugin's when any value is), malformed, or
+ * fewer than the manifest names — the folder also gets one row with `earliestExpiresAt`, the
+ * soonest end among its files, which is never secret; without that (a state recorded before it)
+ * the row's expiry is unknown, which raises the alarm.
  */
 function folderRows(name: string, outputs: Record<string, unknown>, row: (resource: string, values: Record<string, unknown>) => ExpiryRow): ExpiryRow[] {
   const parsed = StoredFolderStateSchema.safeParse(fromOutputTexts(outputs));
   const state = parsed.success ? parsed.data : undefined;
   const manifest = state ? recordedManifest(state) : {};
   const entries = state ? unpackEntries(state.entries, { manifest, blobIds: state.blobIds ?? {}, urls: state.urls ?? {} }) : new Map();
-  // An empty folder keeps nothing; a folder with files and no entry read is one row, unknown.
-  if (entries.size === 0) return state && Object.keys(manifest).length === 0 ? [] : [{ ...row(name, {}), entriesUnread: true }];
   const firstPath = firstPaths(manifest);
-  return [...entries].map(([hash, entry]) => row(`${name}/${firstPath.get(hash) ?? hash}`, entry as Record<string, unknown>));
+  const paths = new Map<string, number>();
+  for (const hash of Object.values(manifest)) paths.set(hash, (paths.get(hash) ?? 0) + 1);
+  const rows = [...entries].map(([hash, entry]) => {
+    const more = (paths.get(hash) ?? 1) - 1;
+    return row(`${name}/${firstPath.get(hash) ?? hash}${more > 0 ? ` (and ${more} more path(s))` : ""}`, entry as Record<string, unknown>);
+  });
+  const whole = recordedEntryCount(state?.entries) === entries.size && [...firstPath.keys()].every((hash) => entries.has(hash));
+  if (whole) return rows;
+  const earliest = earliestOfState(outputs);
+  const keepAlive = isPlainObject(outputs.keepAlive) ? outputs.keepAlive : undefined;
+  return [...rows, { ...row(name, { expiresAt: earliest, keepAlive }), entriesUnread: true }];
 }
+
+/** The folder's `earliestExpiresAt` output, read on its own (a secret or malformed value is none). */
+const earliestOfState = (outputs: Record<string, unknown>): string | undefined => {
+  const at = outputs.earliestExpiresAt;
+  return typeof at === "string" && Number.isFinite(Date.parse(at)) ? at : undefined;
+};
 
 /** The report as Markdown: a table, soonest first, and one line that says whether to act. */
 export function expiryMarkdown(report: ExpiryReport): string {
   const out = ["### Tuskr files: expiry", ""];
-  if (report.rows.length === 0) return `${out.join("\n")}No StoredFile or StoredFolder in this stack.\n`;
+  if (report.rows.length === 0) return `${out.join("\n")}No file kept by pulumi-tuskr in this stack.\n`;
   out.push("| File | blobId | Expires | Epochs left | Keep-alive |", "|---|---|---|---:|---|");
   for (const r of report.rows) {
     const left = r.epochsLeft === undefined ? "unknown" : r.epochsLeft === 0 ? "**expired**" : `${r.alarm ? "**" : ""}${r.epochsLeft}${r.alarm ? "**" : ""}`;
     const keepAlive = r.keepAlive ? `renews ${r.keepAlive.renewEpochs} when fewer than ${r.keepAlive.minRemainingEpochs} left (at an \`up\`)` : "—";
-    const expires = r.expiresAt ? code(r.expiresAt) : r.entriesUnread ? "unknown: the folder's entries are secret or unreadable (`--show-secrets`)" : "unknown";
+    const expires = r.entriesUnread
+      ? `${r.expiresAt ? `${code(r.expiresAt)} (the soonest of its files)` : "unknown"}: its files' entries are secret or unreadable (\`pulumi stack export --show-secrets\` lists each)`
+      : r.expiresAt
+        ? code(r.expiresAt)
+        : "unknown";
     out.push(`| ${code(r.resource)} | ${r.blobId ? code(r.blobId) : "—"} | ${expires} | ${left} | ${keepAlive} |`);
   }
   const due = report.rows.filter((r) => r.alarm).length;

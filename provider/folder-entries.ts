@@ -36,6 +36,12 @@ export interface EntryOutputs {
   urls: Record<string, string>;
 }
 
+/** The soonest of the files' ends (`expiresAt`), or undefined when there is none or any is unknown (unknown is not later). */
+export function earliestOf(ends: ReadonlyArray<unknown>): string | undefined {
+  if (ends.length === 0 || !ends.every((at) => typeof at === "string" && Number.isFinite(Date.parse(at)))) return undefined;
+  return (ends as string[]).reduce((soonest, at) => (Date.parse(at) < Date.parse(soonest) ? at : soonest));
+}
+
 /** Each content's first path in sorted order (the path that names its entry), by hash. */
 export function firstPaths(manifest: Record<string, string>): Map<string, string> {
   const first = new Map<string, string>();
@@ -155,6 +161,28 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
     else byPath[rel] = own;
   }
   return JSON.stringify({ format: FORMAT, shared, byPath, byHash });
+}
+
+/**
+ * How many entries the recorded text holds, in whichever format, without reading them; undefined
+ * when it is not a text of entries at all (secret in an export, malformed, absent). What reads a
+ * folder for a report (the expiry alarm) compares it with what `unpackEntries` could read.
+ */
+export function recordedEntryCount(recorded: unknown): number | undefined {
+  let parsed: unknown = recorded;
+  if (typeof recorded === "string") {
+    try {
+      parsed = JSON.parse(recorded);
+    } catch {
+      return undefined;
+    }
+  }
+  if (!isPlainObject(parsed)) return undefined;
+  const keys = (v: unknown) => (isPlainObject(v) ? Object.keys(v).length : 0);
+  if (parsed.format === undefined) return Object.keys(parsed).length;
+  if (parsed.format === 2) return keys(parsed.entries);
+  if (parsed.format === FORMAT) return keys(parsed.byPath) + keys(parsed.byHash);
+  return undefined;
 }
 
 /** The recorded entries, by content hash, each read leniently (an unreadable text: none recorded, each is found again by its upload). */

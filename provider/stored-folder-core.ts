@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { LIMITS, isPlainObject, jsonEqual, ownValue } from "../api";
-import { packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
+import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
 import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
@@ -293,6 +293,8 @@ export class StoredFolderCore {
     state.manifestText = pathText(manifest);
     state.blobIds = blobIds;
     state.urls = urls;
+    const earliest = earliestOf([...new Set(Object.values(manifest))].map((hash) => entries.get(hash)?.expiresAt));
+    if (earliest !== undefined) state.earliestExpiresAt = earliest;
     // One JSON text, not a nested object: the engine carries, diffs and stores it as one value
     // (10,000 entries as nested properties cost it seconds on every step), and no one reads it but us.
     state.entries = packEntries(entries, { manifest, blobIds, urls });

@@ -47,6 +47,10 @@ export const FOLDER_INPUT_FIELDS = StoredFolderInputsSchema.keyof().options;
 const outputShape = {
   blobIds: z.record(z.string(), z.string()).nullish().meta({ description: "Each file's blobId, by path relative to the folder (identical files share one)." }),
   urls: z.record(z.string(), z.string()).nullish().meta({ description: "Where each file is served, by path relative to the folder." }),
+  earliestExpiresAt: z.string().nullish().meta({
+    description:
+      "When the first of the folder's files stops being stored (the soonest end among them), as of the last read or write: the folder is whole until then. Not secret, so an alarm can read it from a stack export even when the entries are.",
+  }),
 };
 export const FOLDER_OUTPUT_SCHEMAS: Readonly<Record<keyof typeof outputShape, z.ZodType>> = outputShape;
 

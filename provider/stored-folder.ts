@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { fromOutputTexts, OUTPUT_TEXTS, pathMap } from "./folder-entries";
+import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "./folder-entries";
 import { byContent, folderEntries, folderFiles } from "./folder-walk";
 import { STORED_FOLDER_TYPES } from "./resource-types";
 import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
@@ -38,6 +38,7 @@ class StoredFolderResource extends pulumi.dynamic.Resource {
   declare readonly urlBase: pulumi.Output<string | undefined>;
   declare readonly blobIds: pulumi.Output<Record<string, string> | undefined>;
   declare readonly urls: pulumi.Output<Record<string, string> | undefined>;
+  declare readonly earliestExpiresAt: pulumi.Output<string | undefined>;
 
   /** The outputs by path: the texts read back, else the maps a release before recorded (until the next change rewrites them). */
   byPath(): pulumi.Output<{ blobIds: Record<string, string>; urls: Record<string, string> }> {
@@ -71,6 +72,9 @@ export class StoredFolder extends pulumi.ComponentResource {
   /** Each file's url, by relative path (with `oneResource`; otherwise each StoredFile's `url`). */
   readonly urls: pulumi.Output<Record<string, string>>;
 
+  /** When the first of the folder's files stops being stored (the soonest `expiresAt`), as of the last read or write; undefined while any is unknown. */
+  readonly earliestExpiresAt: pulumi.Output<string | undefined>;
+
   constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("tuskr:index:StoredFolder", name, {}, opts);
     const { path: dir, include, exclude, files: overrides = {}, oneResource, ...shared } = args;
@@ -87,6 +91,7 @@ export class StoredFolder extends pulumi.ComponentResource {
           ...Object.fromEntries(OUTPUT_TEXTS.map((name) => [name, undefined])),
           blobIds: undefined,
           urls: undefined,
+          earliestExpiresAt: undefined,
           __urn: identityOf(name, this, STORED_FOLDER_TYPES.dynamic),
           __secretInputs: secretFieldsOf(declared),
         },
@@ -99,6 +104,7 @@ export class StoredFolder extends pulumi.ComponentResource {
       const byPath = folder.byPath();
       this.blobIds = byPath.blobIds;
       this.urls = byPath.urls;
+      this.earliestExpiresAt = folder.earliestExpiresAt;
       // The outputs are the folder resource's: recorded on the component too, its per-path maps
       // would be two more maps of every path for the engine to carry, log and write at each step.
       this.registerOutputs({});
@@ -129,6 +135,7 @@ export class StoredFolder extends pulumi.ComponentResource {
     this.files = files;
     this.blobIds = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.blobId])));
     this.urls = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.url]))) as pulumi.Output<Record<string, string>>;
+    this.earliestExpiresAt = pulumi.all([...new Set(Object.values(files))].map((f) => f.expiresAt)).apply(earliestOf);
     this.registerOutputs({ blobIds: this.blobIds });
   }
 }

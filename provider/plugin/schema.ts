@@ -114,7 +114,12 @@ export function packageSchema(): Record<string, unknown> {
   };
   const folderOutputs: Record<string, SchemaProperty> = { ...folderInputs };
   for (const [field, schema] of Object.entries(FOLDER_OUTPUT_SCHEMAS)) {
-    folderOutputs[field] = { type: "object", additionalProperties: { type: "string" }, description: describedBy(schema) };
+    // The maps by path hold strings (blobIds, urls); a scalar is as zod says.
+    const type = typeOf(field, schema);
+    folderOutputs[field] = {
+      ...(type.type === "object" ? { type: "object", additionalProperties: { type: "string" } } : type),
+      description: describedBy(schema),
+    };
   }
   const config = configProperties();
   return {

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -82,6 +83,22 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       expect(String(resource.inputs?.__provider)).toMatch(/pulumi-tuskr\/folder-(provider|impl)/);
       expect(String(resource.inputs?.__provider).length).toBeLessThan(4000);
       expect(exported).not.toContain("tsk_test_emulator_local_key");
+
+      // The expiry alarm on this export: the resource's entries are secret (encrypted here), so
+      // the folder is one row with its earliestExpiresAt, the soonest end of its files.
+      const ends = Object.values(after).map((id) => Date.parse(emu.files().find((f) => f.blobId === id)?.expiresAt ?? ""));
+      expect(Date.parse(String(resource.outputs?.earliestExpiresAt))).toBe(Math.min(...ends));
+      const expiry = (within: string) =>
+        spawnSync(process.execPath, [path.resolve(__dirname, "../../dist/provider/cli.js"), "expiry", "--json", "--within", within], {
+          input: exported,
+          encoding: "utf8",
+        });
+      const quiet = expiry("1");
+      expect(quiet.status).toBe(0);
+      expect(JSON.parse(quiet.stdout).rows).toMatchObject([
+        { resource: "site", expiresAt: resource.outputs?.earliestExpiresAt, epochsLeft: 2, alarm: false, entriesUnread: true },
+      ]);
+      expect(expiry("2").status).toBe(1);
 
       // A state the release before wrote (blobIds and urls maps among the outputs) upgrades in
       // place: nothing to change, nothing sent, the same outputs by path.

@@ -264,7 +264,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(emu.files().find((f) => f.blobId === (again.outs as Record<string, Record<string, string>>).blobIds["b.txt"])?.expired).toBe(false);
   });
 
-  it("the expiry alarm reads each content a one-resource folder keeps, behind either front door; entries it cannot read raise it", async () => {
+  it("the expiry alarm reads each content a one-resource folder keeps; entries it cannot read (secret, malformed, missing) give the folder's soonest end, else the alarm", async () => {
     write({ "a.txt": "a", "b.txt": "b", "c/b.txt": "b" });
     const program = { path: dir, retentionEpochs: 2, keepAlive: { minRemainingEpochs: 1, renewEpochs: 5 }, files: { "a.txt": { retentionEpochs: 10 } } };
     const plugin = (await up(undefined, program)).outs as Record<string, unknown>;
@@ -275,35 +275,57 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const { expiryMarkdown, expiryReport } = await import("../../provider/expiry");
     const exported = (resources: Array<[string, string, Record<string, unknown>]>) => ({
       version: 3,
-      deployment: { resources: resources.map(([type, name, outputs]) => ({ urn: `urn:pulumi:dev::proj::${type}::${name}`, type, outputs })) },
+      deployment: { resources: resources.map(([type, name, outputs]) => ({ urn: `urn:pulumi:dev::proj::${type}::${name}`, type, custom: true, outputs })) },
     });
-    const report = expiryReport(
-      exported([
-        [STORED_FOLDER_TYPES.plugin, "site", plugin],
-        [STORED_FOLDER_TYPES.dynamic, "docs", dynamic],
-      ]),
-      { withinEpochs: 3 },
-    );
+    const rowsOf = (name: string, outputs: Record<string, unknown>, type: string = STORED_FOLDER_TYPES.plugin) =>
+      expiryReport(exported([[type, name, outputs]]), { withinEpochs: 3 }).rows.map((r) => [r.resource, r.blobId, r.epochsLeft, r.alarm]);
     const blobIds = plugin.blobIds as Record<string, string>;
-    // Two contents per folder ("b" at two paths is one entry, named by its first path), soonest first.
-    expect(report.rows.map((r) => [r.resource, r.blobId, r.epochsLeft, r.alarm])).toEqual([
-      ["docs/b.txt", blobIds["b.txt"], 2, true],
-      ["site/b.txt", blobIds["b.txt"], 2, true],
-      ["docs/a.txt", blobIds["a.txt"], 10, false],
+    const files = emu.files();
+    const endOf = (rel: string) => files.find((f) => f.blobId === blobIds[rel])?.expiresAt;
+    // The soonest end among the files, recorded apart from the entries, never secret.
+    expect(plugin.earliestExpiresAt).toBe(endOf("b.txt"));
+    expect(dynamic.earliestExpiresAt).toBe(endOf("b.txt"));
+    // Readable entries: a row per content ("b" at two paths is one entry), soonest first.
+    expect(rowsOf("site", plugin)).toEqual([
+      ["site/b.txt (and 1 more path(s))", blobIds["b.txt"], 2, true],
       ["site/a.txt", blobIds["a.txt"], 10, false],
     ]);
+    const report = expiryReport(exported([[STORED_FOLDER_TYPES.plugin, "site", plugin]]), { withinEpochs: 3 });
     expect(report.rows.every((r) => r.keepAlive?.renewEpochs === 5 && typeof r.expiresAt === "string")).toBe(true);
-    expect(report.alarm).toBe(true);
 
-    // Entries made secret (any secret value does it) show encrypted in an export: the folder is one row, unknown, and the alarm.
+    // The TypeScript resource always keeps its entries secret (additionalSecretOutputs): in an
+    // export they are encrypted, and the folder is one row, its soonest end, with its keep-alive.
     const encrypted = { [SIG]: "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" };
-    const hidden = expiryReport(exported([[STORED_FOLDER_TYPES.plugin, "site", { ...plugin, entries: encrypted }]]), { withinEpochs: 0 });
-    expect(hidden.rows.map((r) => [r.resource, r.epochsLeft, r.alarm, r.entriesUnread])).toEqual([["site", undefined, true, true]]);
-    expect(expiryMarkdown(hidden)).toMatch(/unknown: the folder's entries are secret or unreadable/);
+    const hidden = expiryReport(exported([[STORED_FOLDER_TYPES.dynamic, "docs", { ...dynamic, entries: encrypted }]]), { withinEpochs: 1 });
+    expect(hidden.rows.map((r) => [r.resource, r.expiresAt, r.epochsLeft, r.alarm, r.entriesUnread, r.keepAlive?.renewEpochs])).toEqual([
+      ["docs", endOf("b.txt"), 2, false, true, 5],
+    ]);
+    expect(hidden.alarm).toBe(false);
+    expect(expiryMarkdown(hidden)).toMatch(/\(the soonest of its files\): its files' entries are secret or unreadable/);
+    expect(rowsOf("docs", { ...dynamic, entries: encrypted }, STORED_FOLDER_TYPES.dynamic)).toEqual([["docs", undefined, 2, true]]);
+    // A state recorded before earliestExpiresAt: unknown, the alarm.
+    const { earliestExpiresAt: _, ...older } = dynamic;
+    expect(rowsOf("docs", { ...older, entries: encrypted }, STORED_FOLDER_TYPES.dynamic)).toEqual([["docs", undefined, undefined, true]]);
+
+    // One entry unreadable (a field of the wrong shape drops it), or the manifest unreadable: what
+    // was read, and the folder's soonest end for the rest — never a file silently left out.
+    const text = JSON.parse(String(plugin.entries));
+    text.byPath["b.txt"] = { ...text.byPath["b.txt"], tag: 5 };
+    expect(rowsOf("site", { ...plugin, entries: JSON.stringify(text) })).toEqual([
+      ["site", undefined, 2, true],
+      ["site/a.txt", blobIds["a.txt"], 10, false],
+    ]);
+    expect(rowsOf("site", { ...plugin, manifestText: "not a manifest" })).toEqual([["site", undefined, 2, true]]);
+    expect(rowsOf("site", { ...plugin, manifestText: "{}" })).toEqual([["site", undefined, 2, true]]);
+    // No outputs at all: unknown.
+    expect(rowsOf("site", {})).toEqual([["site", undefined, undefined, true]]);
+    // The TypeScript StoredFolder's component has the same type token and keeps nothing itself: no row.
+    const component = { urn: `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::site`, type: STORED_FOLDER_TYPES.plugin, outputs: {} };
+    expect(expiryReport({ version: 3, deployment: { resources: [component, { ...component, custom: false }] } }).rows).toEqual([]);
     // An empty folder keeps nothing to list.
-    expect(
-      expiryReport(exported([[STORED_FOLDER_TYPES.plugin, "none", { path: dir, manifestText: "{}", blobIds: {}, urls: {}, entries: "{}" }]])).rows,
-    ).toEqual([]);
+    write({ "a.txt": null, "b.txt": null, "c/b.txt": null });
+    const empty = (await up(undefined, { path: dir })).outs as Record<string, unknown>;
+    expect(rowsOf("none", empty)).toEqual([]);
   });
 
   it("TypeScript: a StoredFile and a one-resource StoredFolder on the same bytes are refused (one core in the provider process)", async () => {
