@@ -20,10 +20,15 @@ if (role && dir) {
   const fs = require("node:fs");
   const path = require("node:path");
   fs.mkdirSync(dir, { recursive: true });
+  // Written whole or not at all (a temp file renamed): a SIGKILL mid-write leaves the last one.
+  const writeWhole = (file, text) => {
+    fs.writeFileSync(`${file}.part`, text);
+    fs.renameSync(`${file}.part`, file);
+  };
   const cpuFile = path.join(dir, `${role}.${process.pid}.cpu.json`);
   const recordCpu = () => {
     const { user, system } = process.cpuUsage();
-    fs.writeFileSync(cpuFile, JSON.stringify({ cpuMs: (user + system) / 1000, aliveMs: process.uptime() * 1000 }));
+    writeWhole(cpuFile, JSON.stringify({ cpuMs: (user + system) / 1000, aliveMs: process.uptime() * 1000 }));
   };
   let written = false;
   let part = 0;
@@ -40,7 +45,7 @@ if (role && dir) {
       session.post("Profiler.stop", (error, result) => {
         if (!error && result) {
           const suffix = role === "plugin" ? `.${part++}` : "";
-          fs.writeFileSync(path.join(dir, `${role}.${process.pid}${suffix}.cpuprofile`), JSON.stringify(result.profile));
+          writeWhole(path.join(dir, `${role}.${process.pid}${suffix}.cpuprofile`), JSON.stringify(result.profile));
         }
         then?.();
       });

@@ -53,9 +53,19 @@ const OUR_DEPENDENCIES = new Set([
   "delayed-stream",
 ]);
 const ROLES = { program: "program", provider: "dynamic provider", plugin: "provider plugin" };
+/** A file's JSON, or undefined (said once) when it cannot be read: one bad file does not lose the summary. */
+const readJson = (file) => {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (e) {
+    console.error(`skipped ${file}: ${e.message}`);
+    return undefined;
+  }
+};
 const byGroup = new Map();
 for (const file of files) {
-  const prof = JSON.parse(fs.readFileSync(file, "utf8"));
+  const prof = readJson(file);
+  if (!prof || !Array.isArray(prof.nodes) || !Array.isArray(prof.samples)) continue;
   const nodes = new Map(prof.nodes.map((n) => [n.id, n]));
   const dt = new Map();
   for (let i = 0; i < prof.samples.length; i++) dt.set(prof.samples[i], (dt.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
@@ -105,13 +115,19 @@ const cpuByGroup = new Map();
 for (const file of cpuFiles) {
   const group = path.relative(dir, path.dirname(file));
   const g = cpuByGroup.get(group) ?? { roles: new Map() };
-  const data = JSON.parse(fs.readFileSync(file, "utf8"));
+  const data = readJson(file);
+  cpuByGroup.set(group, g);
+  // A process whose record is unreadable: the tree minus the others would credit it to the engine.
+  if (!data) {
+    g.incomplete = true;
+    continue;
+  }
   if (path.basename(file) === "step.json") g.step = data;
   else {
     const role = ROLES[path.basename(file).split(".")[0]] ?? "other";
     const r = g.roles.get(role) ?? { cpuMs: 0, aliveMs: 0, processes: 0 };
-    r.cpuMs += data.cpuMs;
-    r.aliveMs += data.aliveMs;
+    r.cpuMs += Number(data.cpuMs) || 0;
+    r.aliveMs += Number(data.aliveMs) || 0;
     r.processes++;
     g.roles.set(role, r);
   }
@@ -126,10 +142,11 @@ for (const group of [...new Set([...byGroup.keys(), ...cpuByGroup.keys()])].sort
   if (cpu) {
     const parts = [...cpu.roles].map(([role, r]) => `${role} ${Math.round(r.cpuMs)} ms (${r.processes} process(es), ${Math.round(r.aliveMs)} ms alive)`);
     const nodeMs = [...cpu.roles.values()].reduce((sum, r) => sum + r.cpuMs, 0);
-    if (cpu.step) {
+    const tree = Number.isFinite(cpu.step?.pulumiCpuMs) ? `the pulumi process tree ${cpu.step.pulumiCpuMs} ms in ${cpu.step.cliMs} ms` : undefined;
+    if (tree && cpu.roles.size > 0 && !cpu.incomplete)
       parts.push(`engine and language hosts (the tree minus these) ${Math.round(cpu.step.pulumiCpuMs - nodeMs)} ms`);
-      console.log(`\nCPU, whole processes: the pulumi process tree ${cpu.step.pulumiCpuMs} ms in ${cpu.step.cliMs} ms; ${parts.join("; ")}`);
-    } else console.log(`\nCPU, whole processes: ${parts.join("; ")}`);
+    if (cpu.incomplete) parts.push("a process's record unreadable (above): no engine share");
+    console.log(`\nCPU, whole processes: ${[tree, ...parts].filter(Boolean).join("; ") || "none recorded"}`);
   }
   for (const role of Object.values(ROLES)) {
     const ps = procs.filter((p) => p.role === role);

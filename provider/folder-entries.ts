@@ -20,7 +20,7 @@ import { parseState } from "./stored-file-state";
  * one text (`manifestText`), not as a map: the inputs hold the map the preview compares, and a
  * second map of 10,000 keys among the outputs was formatted by the engine's log at every step
  * (with it, and the component's copies of the per-path outputs, gone, an unchanged preview of
- * 10,000 files went from 7.4–8.5 s to 6.3–6.7 s; bench/FINDINGS.md). The first one-resource folders'
+ * 10,000 files went from 7.4–8.5 s to 6.3–6.7 s, commit 5a75473). The first one-resource folders'
  * map (`manifest` among the outputs) is still read.
  */
 
