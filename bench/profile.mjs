@@ -65,7 +65,7 @@ const readJson = (file) => {
 const byGroup = new Map();
 for (const file of files) {
   const prof = readJson(file);
-  if (!prof || !Array.isArray(prof.nodes) || !Array.isArray(prof.samples)) continue;
+  if (!prof || !Array.isArray(prof.nodes) || !Array.isArray(prof.samples) || !Array.isArray(prof.timeDeltas)) continue;
   const nodes = new Map(prof.nodes.map((n) => [n.id, n]));
   const dt = new Map();
   for (let i = 0; i < prof.samples.length; i++) dt.set(prof.samples[i], (dt.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
@@ -118,15 +118,17 @@ for (const file of cpuFiles) {
   const data = readJson(file);
   cpuByGroup.set(group, g);
   // A process whose record is unreadable: the tree minus the others would credit it to the engine.
-  if (!data) {
+  const isStep = path.basename(file) === "step.json";
+  if (!data || (!isStep && !Number.isFinite(data.cpuMs))) {
+    if (data) console.error(`skipped ${file}: no CPU time in it`);
     g.incomplete = true;
     continue;
   }
-  if (path.basename(file) === "step.json") g.step = data;
+  if (isStep) g.step = data;
   else {
     const role = ROLES[path.basename(file).split(".")[0]] ?? "other";
     const r = g.roles.get(role) ?? { cpuMs: 0, aliveMs: 0, processes: 0 };
-    r.cpuMs += Number(data.cpuMs) || 0;
+    r.cpuMs += data.cpuMs;
     r.aliveMs += Number(data.aliveMs) || 0;
     r.processes++;
     g.roles.set(role, r);
@@ -145,7 +147,7 @@ for (const group of [...new Set([...byGroup.keys(), ...cpuByGroup.keys()])].sort
     const tree = Number.isFinite(cpu.step?.pulumiCpuMs) ? `the pulumi process tree ${cpu.step.pulumiCpuMs} ms in ${cpu.step.cliMs} ms` : undefined;
     if (tree && cpu.roles.size > 0 && !cpu.incomplete)
       parts.push(`engine and language hosts (the tree minus these) ${Math.round(cpu.step.pulumiCpuMs - nodeMs)} ms`);
-    if (cpu.incomplete) parts.push("a process's record unreadable (above): no engine share");
+    if (cpu.incomplete) parts.push("a record unreadable (above): no engine share");
     console.log(`\nCPU, whole processes: ${[tree, ...parts].filter(Boolean).join("; ") || "none recorded"}`);
   }
   for (const role of Object.values(ROLES)) {

@@ -1,6 +1,7 @@
 import { isPlainObject } from "../api";
 import { firstPaths, fromOutputTexts, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
 import { code } from "./markdown";
+import { SECRET_SIG, SIG_KEY } from "./pulumi-markers";
 import { isStoredFileType, isStoredFolderType } from "./resource-types";
 import { configOfSettings, settingsFrom } from "./settings";
 import { remainingEpochs } from "./stored-file-plan";
@@ -37,6 +38,24 @@ type Resource = { urn?: unknown; type?: unknown; custom?: unknown; outputs?: unk
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
+/**
+ * The outputs with each secret that `pulumi stack export --show-secrets` shows (`{sig, plaintext:
+ * JSON text}`) read as its value; a secret still encrypted (`ciphertext`) stays as it is, unread.
+ */
+function revealed(outputs: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(outputs)) {
+    if (isPlainObject(value) && value[SIG_KEY] === SECRET_SIG && typeof value.plaintext === "string") {
+      try {
+        out[key] = JSON.parse(value.plaintext);
+      } catch {
+        out[key] = undefined;
+      }
+    } else out[key] = value;
+  }
+  return out;
+}
+
 /** The settings a stack export carries: the tuskr provider's inputs (plugin stacks), else the environment and defaults. */
 function settingsOf(resources: Resource[]) {
   const provider = resources.find((r) => r.type === "pulumi:providers:tuskr");
@@ -66,11 +85,12 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
   for (const r of resources) {
     const name = str(r.urn)?.split("::").pop() ?? "?";
     // Read field by field: a secret output is an encrypted object, and must not hide the rest.
-    const outputs = isPlainObject(r.outputs) ? r.outputs : {};
+    const outputs = revealed(isPlainObject(r.outputs) ? r.outputs : {});
     if (isStoredFileType(r.type)) rows.push(row(name, outputs));
     // The TypeScript StoredFolder's component has the plugin resource's type token; it keeps
-    // nothing itself (its files, or its one resource, are rows of their own): a custom resource only.
-    else if (isStoredFolderType(r.type) && r.custom === true) rows.push(...folderRows(name, outputs, row));
+    // nothing itself (its files, or its one resource, are rows of their own); an export marks it
+    // `custom: false` (a resource without the field is read, so a trimmed export loses nothing).
+    else if (isStoredFolderType(r.type) && r.custom !== false) rows.push(...folderRows(name, outputs, row));
   }
   rows.sort((a, b) => (a.epochsLeft ?? -1) - (b.epochsLeft ?? -1) || a.resource.localeCompare(b.resource));
   return { withinEpochs, rows, alarm: rows.some((r) => r.alarm) };

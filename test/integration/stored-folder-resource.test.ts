@@ -303,6 +303,12 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(hidden.alarm).toBe(false);
     expect(expiryMarkdown(hidden)).toMatch(/\(the soonest of its files\): its files' entries are secret or unreadable/);
     expect(rowsOf("docs", { ...dynamic, entries: encrypted }, STORED_FOLDER_TYPES.dynamic)).toEqual([["docs", undefined, 2, true]]);
+    // `pulumi stack export --show-secrets` shows a secret as its JSON text: each content is read.
+    const shown = { [SIG]: "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(dynamic.entries) };
+    expect(rowsOf("docs", { ...dynamic, entries: shown }, STORED_FOLDER_TYPES.dynamic).map((r) => r[0])).toEqual([
+      "docs/b.txt (and 1 more path(s))",
+      "docs/a.txt",
+    ]);
     // A state recorded before earliestExpiresAt: unknown, the alarm.
     const { earliestExpiresAt: _, ...older } = dynamic;
     expect(rowsOf("docs", { ...older, entries: encrypted }, STORED_FOLDER_TYPES.dynamic)).toEqual([["docs", undefined, undefined, true]]);
@@ -320,8 +326,11 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     // No outputs at all: unknown.
     expect(rowsOf("site", {})).toEqual([["site", undefined, undefined, true]]);
     // The TypeScript StoredFolder's component has the same type token and keeps nothing itself: no row.
-    const component = { urn: `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::site`, type: STORED_FOLDER_TYPES.plugin, outputs: {} };
-    expect(expiryReport({ version: 3, deployment: { resources: [component, { ...component, custom: false }] } }).rows).toEqual([]);
+    const component = { urn: `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::site`, type: STORED_FOLDER_TYPES.plugin, custom: false, outputs: {} };
+    expect(expiryReport({ version: 3, deployment: { resources: [component] } }).rows).toEqual([]);
+    // An export trimmed of the field (jq, say) still has its folders read.
+    const { custom: _custom, ...trimmed } = { ...component, outputs: plugin };
+    expect(expiryReport({ version: 3, deployment: { resources: [trimmed] } }, { withinEpochs: 3 }).alarm).toBe(true);
     // An empty folder keeps nothing to list.
     write({ "a.txt": null, "b.txt": null, "c/b.txt": null });
     const empty = (await up(undefined, { path: dir })).outs as Record<string, unknown>;
