@@ -28,7 +28,7 @@ import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { installBenchProject, offlineEngineEnv } from "../scripts/offline-engine.mjs";
+import { cpuRecordingEnv, installBenchProject, isPublishedRun, offlineEngineEnv } from "../scripts/offline-engine.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const projectDir = path.join(repoRoot, "bench", "project");
@@ -143,7 +143,7 @@ async function openStack(emu, variant, dir) {
   const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-`));
   const stackName = `folders-${variant}-${Math.random().toString(36).slice(2, 8)}`;
   const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "bench-passphrase", isolated: true });
-  if (cli.profile) Object.assign(envVars, { NODE_OPTIONS: `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`, BENCH_CPU_PROF_SAMPLE: "1" });
+  if (cli.profile) Object.assign(envVars, cpuRecordingEnv(repoRoot, { sample: true }));
   // Times the `pulumi <op>` process itself (what a user waits for at the CLI), apart from the
   // Automation API's follow-up commands (`stack output`, `stack history`), as bench/run.mjs does.
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
@@ -341,7 +341,7 @@ results.minutes = Number(((performance.now() - started) / 60000).toFixed(1));
 // Only the run as it is (`npm run bench:folders`) writes BENCHMARKS-folders.json and
 // BENCHMARKS.md in the repository; a run with any option that changes what is measured writes
 // its JSON to a temp file (or --out), and says where.
-const partialRun = Object.entries(cli).some(([k, v]) => !["skip-install", "out"].includes(k) && v !== undefined && v !== false);
+const partialRun = !isPublishedRun(cli, ["skip-install", "out"]);
 if (partialRun || cli.out) {
   const out = cli.out ?? path.join(os.tmpdir(), ci ? "tuskr-bench-folders-ci.json" : `tuskr-bench-folders-${process.pid}.json`);
   fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);

@@ -38,7 +38,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import * as zlib from "node:zlib";
-import { installBenchProject, offlineEngineEnv } from "../scripts/offline-engine.mjs";
+import { cpuRecordingEnv, installBenchProject, isPublishedRun, offlineEngineEnv } from "../scripts/offline-engine.mjs";
 import { render, summarize } from "./report.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -75,8 +75,7 @@ const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-"));
 // Only the run as it is (`npm run bench`) writes BENCHMARKS.md and BENCHMARKS.json in the
 // repository: a run with any option that changes what is measured (--ci, --n, --profile, …)
 // writes its report to a temp directory unless told where, and says where.
-const REPORT_NEUTRAL = new Set(["skip-install", "out", "json", "keep-checkpoints", "check"]);
-const partialRun = Object.entries(cli).some(([k, v]) => !REPORT_NEUTRAL.has(k) && v !== undefined && v !== false);
+const partialRun = !isPublishedRun(cli, ["skip-install", "out", "json", "keep-checkpoints", "check"]);
 // Interrupted (Ctrl-C, kill): leave no stack files or temp backends behind.
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
@@ -360,11 +359,7 @@ async function openStack(emu, variant, n, rep, { warmup, extraEnv, folder }) {
     ...options.engineEnv,
     ...extraEnv,
   };
-  if (options.profile || options.split) {
-    // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the profiler instead.
-    envVars.NODE_OPTIONS = `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`;
-    if (options.profile) envVars.BENCH_CPU_PROF_SAMPLE = "1";
-  }
+  if (options.profile || options.split) Object.assign(envVars, cpuRecordingEnv(repoRoot, { sample: Boolean(options.profile) }));
 
   const ctx = { variant, n, rep, warmup, extraEnv, tmp, stateDir, stackName, workDir, blobsFile, blobIds, folder, destroyed: false };
   ctx.out = { variant, n, rep, steps: [], problems: [], ...(folder ? { bytes: folder.bytes, latencyMs: folder.latencyMs } : {}) };

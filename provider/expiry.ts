@@ -1,5 +1,5 @@
 import { isPlainObject } from "../api";
-import { firstPaths, fromOutputTexts, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
+import { earliestOf, firstPaths, fromOutputTexts, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
 import { code } from "./markdown";
 import { SECRET_SIG, SIG_KEY } from "./pulumi-markers";
 import { isStoredFileType, isStoredFolderType } from "./resource-types";
@@ -118,16 +118,11 @@ function folderRows(name: string, outputs: Record<string, unknown>, row: (resour
   });
   const whole = recordedEntryCount(state?.entries) === entries.size && [...firstPath.keys()].every((hash) => entries.has(hash));
   if (whole) return rows;
-  const earliest = earliestOfState(outputs);
+  // The folder's own output, read on its own (a secret or malformed value is none).
+  const earliest = earliestOf([outputs.earliestExpiresAt]);
   const keepAlive = isPlainObject(outputs.keepAlive) ? outputs.keepAlive : undefined;
   return [...rows, { ...row(name, { expiresAt: earliest, keepAlive }), entriesUnread: true }];
 }
-
-/** The folder's `earliestExpiresAt` output, read on its own (a secret or malformed value is none). */
-const earliestOfState = (outputs: Record<string, unknown>): string | undefined => {
-  const at = outputs.earliestExpiresAt;
-  return typeof at === "string" && Number.isFinite(Date.parse(at)) ? at : undefined;
-};
 
 /** The report as Markdown: a table, soonest first, and one line that says whether to act. */
 export function expiryMarkdown(report: ExpiryReport): string {

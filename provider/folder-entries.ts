@@ -93,6 +93,19 @@ function startAfterCreated(props: Props): Props {
   return rest;
 }
 
+/** A recorded value that is a JSON text or the value itself, as an object; undefined when it is neither. */
+function recordedObject(recorded: unknown): Record<string, unknown> | undefined {
+  let parsed: unknown = recorded;
+  if (typeof recorded === "string") {
+    try {
+      parsed = JSON.parse(recorded);
+    } catch {
+      return undefined;
+    }
+  }
+  return isPlainObject(parsed) ? parsed : undefined;
+}
+
 /** A map of paths as the outputs record it: one JSON text, one path per line (a refresh that drops a path shows that line). */
 export function pathText(byPath: Readonly<Record<string, string>>): string {
   const lines = Object.keys(byPath)
@@ -106,15 +119,8 @@ export function pathText(byPath: Readonly<Record<string, string>>): string {
  * recorded, and a path whose value is not a text is that path unrecorded (not the whole map).
  */
 export function pathMap(recorded: unknown): Record<string, string> {
-  let parsed: unknown = recorded;
-  if (typeof recorded === "string") {
-    try {
-      parsed = JSON.parse(recorded);
-    } catch {
-      return {};
-    }
-  }
-  if (!isPlainObject(parsed)) return {};
+  const parsed = recordedObject(recorded);
+  if (!parsed) return {};
   return Object.fromEntries(Object.entries(parsed).filter((pair): pair is [string, string] => typeof pair[1] === "string"));
 }
 
@@ -169,15 +175,8 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
  * folder for a report (the expiry alarm) compares it with what `unpackEntries` could read.
  */
 export function recordedEntryCount(recorded: unknown): number | undefined {
-  let parsed: unknown = recorded;
-  if (typeof recorded === "string") {
-    try {
-      parsed = JSON.parse(recorded);
-    } catch {
-      return undefined;
-    }
-  }
-  if (!isPlainObject(parsed)) return undefined;
+  const parsed = recordedObject(recorded);
+  if (!parsed) return undefined;
   const keys = (v: unknown) => (isPlainObject(v) ? Object.keys(v).length : 0);
   if (parsed.format === undefined) return Object.keys(parsed).length;
   if (parsed.format === 2) return keys(parsed.entries);
@@ -187,15 +186,8 @@ export function recordedEntryCount(recorded: unknown): number | undefined {
 
 /** The recorded entries, by content hash, each read leniently (an unreadable text: none recorded, each is found again by its upload). */
 export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<string, StoredFileState> {
-  let parsed: unknown = recorded;
-  if (typeof recorded === "string") {
-    try {
-      parsed = JSON.parse(recorded);
-    } catch {
-      parsed = undefined;
-    }
-  }
-  if (!isPlainObject(parsed)) return new Map();
+  const parsed = recordedObject(recorded);
+  if (!parsed) return new Map();
   const entries = new Map<string, StoredFileState>();
   // An entry is recorded once its file is stored, so with its blobId: one without (the blobIds
   // output unreadable, say) is not read, and its content is found again by its upload, rather

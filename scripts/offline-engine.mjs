@@ -117,3 +117,27 @@ export function installProject(dir, repoRoot) {
     child.on("close", (code, signal) => (code === 0 ? resolve() : reject(new Error(`npm install in ${dir} failed (${signal ?? `exit ${code}`})`))));
   });
 }
+
+/**
+ * Whether a benchmark run is the run as it is, the one whose figures BENCHMARKS.md publishes:
+ * no option that changes what is measured (`neutral` lists those that do not, such as where the
+ * report goes). Any other run writes its report to a temp file.
+ *
+ * @param {Record<string, unknown>} cli the parsed options (parseArgs: false / undefined when not given)
+ * @param {string[]} neutral
+ */
+export function isPublishedRun(cli, neutral) {
+  return Object.entries(cli).every(([k, v]) => neutral.includes(k) || v === undefined || v === false);
+}
+
+/**
+ * The environment that has bench/cpu-prof.cjs record each node process's CPU (and, with
+ * `sample`, a V8 profile) for the engine's node processes.
+ *
+ * @param {string} repoRoot
+ * @param {{ sample: boolean }} options
+ */
+export function cpuRecordingEnv(repoRoot, { sample }) {
+  // Node 20 refuses --cpu-prof in NODE_OPTIONS; a preload starts the profiler instead.
+  return { NODE_OPTIONS: `--require ${path.join(repoRoot, "bench", "cpu-prof.cjs")}`, ...(sample ? { BENCH_CPU_PROF_SAMPLE: "1" } : {}) };
+}
