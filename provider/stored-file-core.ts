@@ -1,6 +1,6 @@
 import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
-import { type TuskrApiError, isTuskrApiError } from "./client/errors";
+import { TuskrApiError, isTuskrApiError } from "./client/errors";
 import { type GetFileResult, readFile } from "./get-file";
 import { adopt, applyPlan, checkRecord, keepStartNoLater, observe, pinRetentionStart, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
@@ -15,7 +15,7 @@ import {
   type StoredFilePlan,
   uploadEpochs,
 } from "./stored-file-plan";
-import { type CheckFailure, type DeclaredInputs, type StoredFileState, validateInputs } from "./stored-file-schema";
+import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./stored-file-schema";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./stored-file-source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
 
@@ -150,7 +150,7 @@ export class StoredFileCore {
     if (problem) throw new Error(problem.message);
     const checked = validateInputs(olds, news, secretInputs);
     const pastHorizon = retainUntilProblem(checked.inputs.retainUntil, this.clock());
-    if (pastHorizon) checked.failures.push({ property: "retainUntil", reason: pastHorizon });
+    if (pastHorizon) checked.failures.push(shownFailure({ property: "retainUntil", reason: pastHorizon }, news, secretInputs));
     const shared = checked.failures.length === 0 && urn ? this.claim(urn, checked.inputs) : undefined;
     return shared ? { ...checked, failures: [shared] } : checked;
   }
@@ -283,9 +283,14 @@ export class StoredFileCore {
       ...start.state,
     };
     const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
-    // Refused before any write (an upload aside): nothing half-done to record.
     const refusal = planRefusal(plan);
-    if (refusal) throw new Error(redact(`StoredFile ${label(state, blobId)}: ${refusal}`));
+    if (refusal) {
+      const message = `StoredFile ${label(state, blobId)}: ${refusal}`;
+      // Adopting wrote nothing. An upload stored the file and bought its epochs: recorded, so the
+      // next run does not upload it again, and plans what it still lacks from what it has.
+      if (!asset) throw new Error(redact(message));
+      throw masked(partialFailure(new TuskrApiError({ code: "VALIDATION_ERROR", message }), blobId, state, clock), redact);
+    }
     try {
       await applyPlan(client, blobId, state, inputs, plan, clock, true, log);
     } catch (e) {

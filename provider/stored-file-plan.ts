@@ -48,17 +48,25 @@ function declaredEndMs(olds: StoredFileState, epochs: number, clock: Pick<PlanCl
 }
 
 /**
- * A declared `retainUntil` the service could never reach: more than its horizon ahead of now.
- * Checked at preview (`check`), before any request; time only moves on, so a date that passes
- * now stays within it.
+ * A declared `retainUntil` the service may not reach. It sells storage at most
+ * `maxEpochsAhead` epochs after the start of its current epoch, which the provider cannot know
+ * before it reads a file: only a date at most one epoch less than that from now is sure to be
+ * within it. A later one could be bought up to the horizon and still not be reached (an upload
+ * would buy its epochs, then its end fall short). Checked at preview (`check`), before any
+ * request; time only moves on, so a date that passes now stays within it.
  */
 export function retainUntilProblem(until: unknown, clock: Pick<PlanClock, "nowMs" | "epochMs">): string | undefined {
   const ms = retainUntilMs(until);
   if (ms === undefined) return undefined;
-  const ahead = Math.ceil((ms - clock.nowMs) / clock.epochMs - 1e-9);
-  if (ahead <= LIMITS.maxEpochsAhead) return undefined;
-  const latest = new Date(clock.nowMs + LIMITS.maxEpochsAhead * clock.epochMs).toISOString();
-  return `retainUntil ${String(until)} is ${ahead} epochs from now, but the service sells storage at most ${LIMITS.maxEpochsAhead} epochs ahead: declare a date no later than ${latest}`;
+  const sure = LIMITS.maxEpochsAhead - 1;
+  const latestMs = clock.nowMs + sure * clock.epochMs;
+  if (ms <= latestMs) return undefined;
+  const ahead = (ms - clock.nowMs) / clock.epochMs;
+  return (
+    `retainUntil must be at most ${sure} epochs from now (got ${String(until)}, ${ahead.toFixed(2)} epochs from now): the service sells ` +
+    `storage at most ${LIMITS.maxEpochsAhead} epochs ahead of the start of its current epoch, which is not known before a file is read, ` +
+    `so a later date may not be reachable however much is bought: declare a date no later than ${new Date(latestMs).toISOString()}`
+  );
 }
 
 /** Epochs an upload buys to store its file until `untilMs` (counted from now; the plan renews a rounding short). */

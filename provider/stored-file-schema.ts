@@ -206,7 +206,7 @@ export const StoredFileInputsSchema = z.object({
   retainUntil: documented(retainUntil.optional(), {
     description:
       "A date the file stays stored until at least (ISO 8601: `2027-01-31` is midnight UTC at its start, or a time with its zone): a declared end, like `retentionEpochs`'s; with both, the later one counts. Files declared with the same `retainUntil` at different times all reach it.",
-    limit: `ISO 8601 date or time with its zone; at most ${LIMITS.maxEpochsAhead} epochs from now (the service's horizon), checked at preview`,
+    limit: `ISO 8601 date or time with its zone; at most ${LIMITS.maxEpochsAhead - 1} epochs from now, checked at preview (the service sells ${LIMITS.maxEpochsAhead} epochs ahead of the start of its current epoch, which is not known before a file is read)`,
     change:
       "buys only what the file lacks of that date, rounded up to whole epochs (one `POST …/renew`, or the upload's own epochs for `source`); nothing when the expiry reaches it already. A date already passed buys nothing; moving it earlier buys nothing and returns nothing",
     omitted: "no end by date",
@@ -254,6 +254,11 @@ function withoutSecretValues(failure: CheckFailure, secrets: ReadonlySet<string>
   if (!secrets.has(failure.property)) return failure;
   const reason = failure.reason.replace(/\s*\(got [^)]*\)/g, "").replace(/ from \S+ to \S+:/, ":");
   return { property: "", reason: redactString(`${failure.property} (a secret input): ${reason}`, texts) };
+}
+/** A failure found outside `validateInputs` (which makes its own so), made safe to print in the same way. */
+export function shownFailure(failure: CheckFailure, news: Record<string, unknown>, secretNames: readonly string[]): CheckFailure {
+  const secrets = new Set(secretNames);
+  return withoutSecretValues(failure, secrets, secretTexts(news, secrets));
 }
 export type InputField = (typeof INPUT_FIELDS)[number];
 

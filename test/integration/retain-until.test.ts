@@ -32,6 +32,13 @@ async function start(idempotency: IdempotencyMode = "honour"): Promise<Emulator>
 }
 const newRun = (e: Emulator): Promise<StoredFileProvider> => configuredProvider(e, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
 const entry = (e: Emulator, blobId: string) => e.files().find((f) => f.blobId === blobId)!;
+const caught = (p: Promise<unknown>): Promise<any> =>
+  p.then(
+    () => {
+      throw new Error("expected a failure");
+    },
+    (error: unknown) => error,
+  );
 
 /** A date an hour before the boundary that starts epoch `current + ahead`: the first boundary to reach it is that one. */
 async function dateBefore(e: Emulator, ahead: number): Promise<string> {
@@ -117,7 +124,7 @@ describe("retainUntil", () => {
     const p = await newRun(e);
     const far = new Date(Date.now() + 60 * e.epochSeconds * 1000).toISOString();
     for (const [retainUntil, reason] of [
-      [far, /retainUntil .* is 60 epochs from now, but the service sells storage at most 53 epochs ahead: declare a date no later than /],
+      [far, /retainUntil must be at most 52 epochs from now \(got .*, 60\.00 epochs from now\): the service sells storage at most 53 epochs ahead of the start of its current epoch.*declare a date no later than /],
       ["2027-02-30", /retainUntil must be an ISO 8601 date/],
       ["2027-01-31T12:00:00", /retainUntil must be an ISO 8601 date .*got "2027-01-31T12:00:00"/],
       [20270131, /retainUntil must be a string/],
@@ -126,6 +133,47 @@ describe("retainUntil", () => {
       expect(failures).toEqual([{ property: "retainUntil", reason: expect.stringMatching(reason) }]);
     }
     expect(e.requests()).toEqual([]);
+  });
+
+  it("check: a date in the last epoch before the horizon counted from now fails at preview, secret or not, before any request", async () => {
+    // The service counts its 53 epochs from the start of its current epoch, so now + 52.5 epochs
+    // is out of reach for the half of every epoch that is past its middle.
+    const e = await start();
+    const p = await newRun(e);
+    const latest = Date.now() + 52 * e.epochSeconds * 1000;
+    const until = new Date(Date.now() + 52.5 * e.epochSeconds * 1000).toISOString();
+    const failures = (await p.check({}, { blobId: "Xk3q9vH2s7nR0dLw1pY4bC8eF5gJ6mA2tU9zQ0oI1sE", retainUntil: until, __urn: urn("gap") })).failures ?? [];
+    expect(failures).toEqual([{ property: "retainUntil", reason: expect.stringMatching(/must be at most 52 epochs from now .*52\.50 epochs from now/) }]);
+    const named = Date.parse(/no later than (\S+)$/.exec(failures[0].reason)![1]);
+    expect(Math.abs(named - latest)).toBeLessThan(5_000);
+    // As a secret: neither the date nor how far it is, nor the property (the engine would print its value).
+    const secret = (await p.check({}, { blobId: "Xk3q9vH2s7nR0dLw1pY4bC8eF5gJ6mA2tU9zQ0oI1sE", retainUntil: until, __urn: urn("gap"), __secretInputs: ["retainUntil"] })).failures ?? [];
+    expect(secret).toHaveLength(1);
+    expect(secret[0].property).toBe("");
+    expect(secret[0].reason).toMatch(/^retainUntil \(a secret input\): retainUntil must be at most 52 epochs from now: .*no later than /);
+    expect(secret[0].reason).not.toContain(until.slice(0, 10));
+    expect(secret[0].reason).not.toContain("52.50");
+    expect(e.requests()).toEqual([]);
+  });
+
+  it("an upload whose declared end the service cannot reach after all is recorded: its epochs are not bought again", async () => {
+    // Epochs of 2 s, half of one gone: a date past the horizon of the current epoch, which a
+    // create given it without its check (the engine always checks first) uploads and cannot renew to.
+    emu = await startEmulator({ port: 0, epochSeconds: 2 });
+    const e = emu;
+    const probe = await e.uploadFile({ content: `probe ${Math.random()}`, filename: "probe.txt", epochs: 1 });
+    const epochStart = Date.parse(probe.expiresAt) - 2_000;
+    await new Promise((r) => setTimeout(r, Math.max(0, epochStart + 1_000 - Date.now())));
+    const until = new Date(epochStart + 53 * 2_000 + 500).toISOString();
+    const source = textAsset(`beyond ${Math.random()}`);
+    const p = await configuredProvider(e, { "tuskr:epochSeconds": "2" }, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const failed = await caught(p.create({ source, name: "b.txt", retainUntil: until, __urn: urn("b") }));
+    expect(failed.message).toMatch(/at most 53 epochs ahead/);
+    const uploaded = e.files().find((f) => f.name === "b.txt")!;
+    expect(uploaded.uploadEpochs).toBe(53);
+    expect(failed.id).toBe(uploaded.blobId);
+    expect(failed.properties).toMatchObject({ blobId: uploaded.blobId, expiresAt: expect.any(String) });
+    expect(e.requests().filter((r) => r.route === "upload")).toHaveLength(1);
   });
 
   it("a refresh hands the declared retainUntil back (no change at the next preview)", async () => {
