@@ -124,7 +124,10 @@ describe("retainUntil", () => {
     const p = await newRun(e);
     const far = new Date(Date.now() + 60 * e.epochSeconds * 1000).toISOString();
     for (const [retainUntil, reason] of [
-      [far, /retainUntil must be at most 52 epochs from now \(got .*, 60\.00 epochs from now\): the service sells storage at most 53 epochs ahead of the start of its current epoch.*declare a date no later than /],
+      [
+        far,
+        /retainUntil must be at most 52 epochs from now \(got .*, 60\.00 epochs from now\): the service sells storage at most 53 epochs ahead of the start of its current epoch.*declare a date no later than /,
+      ],
       ["2027-02-30", /retainUntil must be an ISO 8601 date/],
       ["2027-01-31T12:00:00", /retainUntil must be an ISO 8601 date .*got "2027-01-31T12:00:00"/],
       [20270131, /retainUntil must be a string/],
@@ -147,7 +150,9 @@ describe("retainUntil", () => {
     const named = Date.parse(/no later than (\S+)$/.exec(failures[0].reason)![1]);
     expect(Math.abs(named - latest)).toBeLessThan(5_000);
     // As a secret: neither the date nor how far it is, nor the property (the engine would print its value).
-    const secret = (await p.check({}, { blobId: "Xk3q9vH2s7nR0dLw1pY4bC8eF5gJ6mA2tU9zQ0oI1sE", retainUntil: until, __urn: urn("gap"), __secretInputs: ["retainUntil"] })).failures ?? [];
+    const secret =
+      (await p.check({}, { blobId: "Xk3q9vH2s7nR0dLw1pY4bC8eF5gJ6mA2tU9zQ0oI1sE", retainUntil: until, __urn: urn("gap"), __secretInputs: ["retainUntil"] }))
+        .failures ?? [];
     expect(secret).toHaveLength(1);
     expect(secret[0].property).toBe("");
     expect(secret[0].reason).toMatch(/^retainUntil \(a secret input\): retainUntil must be at most 52 epochs from now: .*no later than /);

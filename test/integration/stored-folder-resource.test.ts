@@ -445,7 +445,12 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     write({ "c.txt": "b" });
     const far = new Date(Date.now() + 400 * 86_400_000).toISOString();
     const dup = await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], files: { "c.txt": { retainUntil: far } } });
-    expect(dup.failures).toEqual([{ property: 'files["c.txt"].retainUntil', reason: expect.stringMatching(/^c\.txt: retainUntil must be at most 52 epochs from now \(got .*, 400\.00 epochs from now\)/) }]);
+    expect(dup.failures).toEqual([
+      {
+        property: 'files["c.txt"].retainUntil',
+        reason: expect.stringMatching(/^c\.txt: retainUntil must be at most 52 epochs from now \(got .*, 400\.00 epochs from now\)/),
+      },
+    ]);
     const hash = (await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"] })).inputs.manifest as Record<string, string>;
     const fileUrn = "urn:pulumi:dev::proj::tuskr:index:StoredFile::one";
     const source = { [SIG]: "c44067f5952c0a294b673a41bacd8c17", path: path.join(dir, "a.txt"), hash: hash["a.txt"] };
