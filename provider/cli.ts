@@ -2,19 +2,22 @@
 // `pulumi-tuskr summary < preview.json`: the Markdown a pipeline posts on a pull request, from
 // the output of `pulumi preview --json`. `pulumi-tuskr expiry < stack.json`: the alarm a scheduled
 // job raises when a file is about to expire, from the output of `pulumi stack export`.
+import * as fs from "node:fs";
 import { parseArgs } from "node:util";
 import { expiryMarkdown, expiryReport } from "./expiry";
 import { summarizePreview } from "./summary";
 
 const USAGE = `usage: pulumi-tuskr summary [--now <ISO time>] < preview.json
-       pulumi-tuskr expiry [--within <epochs>] [--json] [--now <ISO time>] < stack.json
+       pulumi-tuskr expiry [--within <epochs>] [--config <file>] [--json] [--now <ISO time>] < stack.json
 
 summary  reads the output of \`pulumi preview --json\` on stdin and prints Markdown: per StoredFile,
          what changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces, totals.
 expiry   reads the output of \`pulumi stack export\` on stdin and prints each StoredFile's (and each
          content of a one-resource StoredFolder's) blobId, expiry, epochs left and keep-alive
          (Markdown, or JSON with --json); exits 1 when a file ends within --within epochs (default
-         tuskr:expiryWarningEpochs, 3), has ended, or its end is unknown, else 0.`;
+         tuskr:expiryWarningEpochs, 3), has ended, or its end is unknown, else 0. The settings
+         (tuskr:epochSeconds, tuskr:expiryWarningEpochs) are --config's, the output of
+         \`pulumi config --json\` (a TypeScript stack's export has none), else the export's.`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -25,6 +28,7 @@ async function readStdin(): Promise<string> {
 const CLI_OPTIONS = {
   now: { type: "string" },
   within: { type: "string" },
+  config: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -63,6 +67,17 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  let config: Record<string, unknown> | undefined;
+  if (values.config !== undefined) {
+    try {
+      const read = JSON.parse(fs.readFileSync(values.config, "utf8").replace(/^\uFEFF/, ""));
+      if (!read || typeof read !== "object" || Array.isArray(read)) throw new Error("not a JSON object");
+      config = read;
+    } catch (e) {
+      console.error(`--config: not the output of \`pulumi config --json\` (${(e as Error).message.split("\n")[0]})`);
+      return 2;
+    }
+  }
   // A byte-order mark (PowerShell writes one) is not part of the JSON.
   const text = (await readStdin()).replace(/^\uFEFF/, "");
   const source = command === "summary" ? "`pulumi preview --json`" : "`pulumi stack export`";
@@ -78,7 +93,7 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(summarizePreview(json, { nowMs }));
       return 0;
     }
-    const report = expiryReport(json, { withinEpochs, nowMs });
+    const report = expiryReport(json, { withinEpochs, nowMs, config });
     process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : expiryMarkdown(report));
     return report.alarm ? 1 : 0;
   } catch (e) {

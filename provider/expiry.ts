@@ -29,6 +29,9 @@ interface ExpiryRow {
 
 export interface ExpiryReport {
   withinEpochs: number;
+  /** Where the window and the epoch's length come from: `--config`, the export's tuskr provider (plugin stacks), or the defaults. */
+  settingsFrom: "config" | "provider" | "defaults";
+  epochSeconds: number;
   rows: ExpiryRow[];
   /** Whether any row raises the alarm (the CLI exits 1). */
   alarm: boolean;
@@ -56,18 +59,28 @@ function revealed(outputs: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** The settings a stack export carries: the tuskr provider's inputs (plugin stacks), else the environment and defaults. */
-function settingsOf(resources: Resource[]) {
+/**
+ * The settings the report counts with: the stack's config as `pulumi config --json` prints it
+ * (`{"tuskr:epochSeconds": {"value": "1"}}`) when given, else the tuskr provider's inputs that a
+ * plugin stack's export carries, else the environment and the defaults. A TypeScript stack's
+ * export carries no settings: its provider reads the stack's config.
+ */
+function settingsOf(resources: Resource[], config: Record<string, unknown> | undefined) {
+  if (config) {
+    const value = (key: string) => (isPlainObject(config[key]) ? (config[key] as Record<string, unknown>).value : undefined);
+    return { settings: settingsFrom({ get: value }), from: "config" as const };
+  }
   const provider = resources.find((r) => r.type === "pulumi:providers:tuskr");
-  return settingsFrom(configOfSettings(isPlainObject(provider?.inputs) ? provider.inputs : {}));
+  const inputs = isPlainObject(provider?.inputs) ? provider.inputs : undefined;
+  return { settings: settingsFrom(configOfSettings(inputs ?? {})), from: inputs ? ("provider" as const) : ("defaults" as const) };
 }
 
 /** Reads a stack export (`pulumi stack export`); throws when it is not one. */
-export function expiryReport(exported: unknown, options: { withinEpochs?: number; nowMs?: number } = {}): ExpiryReport {
+export function expiryReport(exported: unknown, options: { withinEpochs?: number; nowMs?: number; config?: Record<string, unknown> } = {}): ExpiryReport {
   const deployment = isPlainObject(exported) ? exported.deployment : undefined;
   const resources = isPlainObject(deployment) && Array.isArray(deployment.resources) ? (deployment.resources as Resource[]) : undefined;
   if (!resources) throw new Error("not the output of `pulumi stack export`: no deployment.resources");
-  const settings = settingsOf(resources);
+  const { settings, from } = settingsOf(resources, options.config);
   const withinEpochs = options.withinEpochs ?? settings.expiryWarningEpochs;
   const clock = { nowMs: options.nowMs ?? Date.now(), epochMs: settings.epochSeconds * 1000 };
   const rows: ExpiryRow[] = [];
@@ -93,7 +106,7 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
     else if (isStoredFolderType(r.type) && r.custom !== false) rows.push(...folderRows(name, outputs, row));
   }
   rows.sort((a, b) => (a.epochsLeft ?? -1) - (b.epochsLeft ?? -1) || a.resource.localeCompare(b.resource));
-  return { withinEpochs, rows, alarm: rows.some((r) => r.alarm) };
+  return { withinEpochs, settingsFrom: from, epochSeconds: settings.epochSeconds, rows, alarm: rows.some((r) => r.alarm) };
 }
 
 /**
@@ -146,5 +159,12 @@ export function expiryMarkdown(report: ExpiryReport): string {
       ? `**${due} file(s) end within ${report.withinEpochs} epoch(s) or have ended**: raise \`retentionEpochs\`, add \`keepAlive\`, or run \`pulumi up\` (keep-alive renews only during an \`up\`).`
       : `No file ends within ${report.withinEpochs} epoch(s).`,
   );
+  if (report.settingsFrom === "defaults") {
+    out.push(
+      "",
+      `Counted with the default settings (an epoch of ${report.epochSeconds} s): this export carries none, as a TypeScript stack's does not. ` +
+        "If the stack's config sets `tuskr:epochSeconds` or `tuskr:expiryWarningEpochs`, pass it: `--config <(pulumi config --json)`.",
+    );
+  }
   return `${out.join("\n")}\n`;
 }

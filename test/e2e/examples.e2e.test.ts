@@ -1,4 +1,6 @@
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
@@ -122,6 +124,18 @@ describe("examples/gitops, one stack per environment", () => {
               epochsBought: 0,
             });
           }
+          // The workflow's alarm after this up, with the stack's config as `pulumi config --json`
+          // prints it: staging's files have their 2 epochs and its window is 1, production's 30 and 3.
+          const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gitops-alarm-"));
+          const configFile = path.join(dir, "config.json");
+          fs.writeFileSync(configFile, JSON.stringify(await stack.getAllConfig()));
+          const alarm = spawnSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "expiry", "--config", configFile], {
+            input: JSON.stringify(await stack.exportStack()),
+            encoding: "utf8",
+          });
+          fs.rmSync(dir, { recursive: true, force: true });
+          expect(alarm.stdout).toMatch(new RegExp(`No file ends within ${env === "staging" ? 1 : 3} epoch\\(s\\)`));
+          expect(alarm.status).toBe(0);
         },
         { stackName: env },
       );

@@ -1,4 +1,6 @@
 import { execFileSync, spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -116,6 +118,38 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
     expect(run(["--within", "0x20"], exported).status).toBe(2);
     const bom = spawnSync(process.execPath, [cli, "expiry", "--now", now], { input: `\uFEFF${JSON.stringify(exported)}`, encoding: "utf8" });
     expect(bom.status).toBe(1);
+  });
+
+  it("a TypeScript stack's settings come from --config (`pulumi config --json`): its window and its epoch's length; without it the report says it used the defaults", () => {
+    // The logo ends in 20 days. A stack whose config warns within 20 epochs raises the alarm for it;
+    // one whose epochs are 2 days long counts 10 epochs left.
+    const logo = { version: 3, deployment: { resources: exported.deployment.resources.slice(0, 2) } };
+    const bare = run([], logo);
+    expect(bare.status).toBe(0);
+    expect(bare.stdout).toMatch(/Counted with the default settings \(an epoch of 86400 s\).*--config <\(pulumi config --json\)/);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "expiry-config-"));
+    const config = (values: Record<string, string>) => {
+      const file = path.join(dir, `${Object.keys(values).join("-") || "none"}.json`);
+      const json: Record<string, unknown> = { "tuskr:apiKey": { secret: true } };
+      for (const [k, v] of Object.entries(values)) json[k] = { value: v, secret: false };
+      fs.writeFileSync(file, JSON.stringify(json));
+      return file;
+    };
+    const warned = run(["--config", config({ "tuskr:expiryWarningEpochs": "20" })], logo);
+    expect(warned.status).toBe(1);
+    expect(warned.stdout).toMatch(/\*\*1 file\(s\) end within 20 epoch\(s\)/);
+    expect(warned.stdout).not.toMatch(/default settings/);
+    const long = JSON.parse(run(["--json", "--config", config({ "tuskr:epochSeconds": "172800" })], logo).stdout);
+    expect(long).toMatchObject({ settingsFrom: "config", epochSeconds: 172800, withinEpochs: 3 });
+    expect(long.rows[0].epochsLeft).toBe(10);
+    // --within still wins over the config's window.
+    expect(run(["--within", "3", "--config", config({ "tuskr:expiryWarningEpochs": "20" })], logo).status).toBe(0);
+    fs.writeFileSync(path.join(dir, "bad.json"), "[1]");
+    const bad = run(["--config", path.join(dir, "bad.json")], logo);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--config: not the output of `pulumi config --json`/);
+    expect(run(["--config", path.join(dir, "missing.json")], logo).status).toBe(2);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it("exits 2, not 1, on input it cannot read or a bad --within", () => {
