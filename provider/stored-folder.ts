@@ -2,8 +2,10 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "./folder-entries";
 import { byContent, folderEntries, folderFiles } from "./folder-walk";
+import { isPlainObject } from "../api";
 import { STORED_FOLDER_TYPES } from "./resource-types";
 import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
+import { validateInputs } from "./stored-file-schema";
 import storedFolderProviderStub from "./stored-folder-stub";
 
 /** What every file of a folder shares, and what a file may set for itself. */
@@ -124,6 +126,9 @@ export class StoredFolder extends pulumi.ComponentResource {
           this,
         );
       }
+      for (const reason of entryProblems(entry.values as Record<string, unknown>)) {
+        pulumi.log.error(`StoredFolder ${name}: ${entry.paths.map((rel) => JSON.stringify(rel)).join(", ")}: ${reason}`, this);
+      }
       const file = new StoredFile(
         `${name}/sha256:${entry.hash.slice(0, 32)}`,
         { ...(entry.values as FileValues), source: new pulumi.asset.FileAsset(path.join(dir, first)) },
@@ -138,4 +143,23 @@ export class StoredFolder extends pulumi.ComponentResource {
     this.earliestExpiresAt = pulumi.all([...new Set(Object.values(files))].map((f) => f.expiresAt)).apply(earliestOf);
     this.registerOutputs({ blobIds: this.blobIds });
   }
+}
+
+/** A value known now, as JSON holds it (no output, promise or other object inside). */
+function known(v: unknown): boolean {
+  if (v === null || ["string", "number", "boolean"].includes(typeof v)) return true;
+  if (Array.isArray(v)) return v.every(known);
+  return isPlainObject(v) && Object.values(v).every(known);
+}
+
+/**
+ * What the StoredFile of a content will refuse at its check, found here too so that the error
+ * names the folder's paths: the StoredFile is named after the content's hash. Values not known
+ * yet (outputs, secrets) are left to that check alone.
+ */
+function entryProblems(values: Record<string, unknown>): string[] {
+  const plain = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && known(v)));
+  return validateInputs(undefined, plain)
+    .failures.filter((f) => f.property !== "blobId" && f.property !== "source")
+    .map((f) => f.reason);
 }

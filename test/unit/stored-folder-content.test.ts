@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StoredFolder } from "../../provider/stored-folder";
 
 /**
@@ -106,5 +106,30 @@ describe("StoredFolder: one entry per content", () => {
       ["a/LICENSE", "2027-01-20T00:00:00+02:00"],
       ["c.txt", "2027-01-10"],
     ]);
+  });
+
+  it("a per-file value the StoredFile will refuse is an error naming the file's path (its resource is named after the hash); values not known yet are left to the check", async () => {
+    registered = [];
+    const errors: string[] = [];
+    const spy = vi.spyOn(pulumi.log, "error").mockImplementation(async (message: string) => void errors.push(message));
+    try {
+      new StoredFolder("site", {
+        path: tree("bad-values", { "x.txt": "x", "y.txt": "y", "z.txt": "z" }),
+        tag: "ok",
+        files: {
+          "x.txt": { tag: "t".repeat(300) },
+          "y.txt": { retentionEpochs: 999, metadata: { owner: pulumi.output("later") } as never },
+          "z.txt": { tag: pulumi.secret("s".repeat(300)) },
+        },
+      });
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(errors).toEqual([
+      expect.stringMatching(/^StoredFolder site: "x\.txt": tag must be at most 256 characters/),
+      expect.stringMatching(/^StoredFolder site: "y\.txt": retentionEpochs can rise by at most 53 epochs.*increase of 999/),
+    ]);
+    expect(storedFiles()).toHaveLength(3);
   });
 });
