@@ -124,6 +124,15 @@ function hashFileSync(file: string, maxBytes = Number.POSITIVE_INFINITY): { hash
  * socket, device) that the globs match is refused, naming it: uploading what a link points to
  * could upload any file of the machine that runs `pulumi up`.
  */
+/**
+ * The warning for a folder that keeps no file: an empty directory, or globs that match nothing
+ * there (a typo in one would otherwise stop managing every file without a word).
+ */
+export function noFileWarning(name: string, dir: string, include: unknown, exclude: unknown): string {
+  const globs = [include !== undefined && `include ${JSON.stringify(include)}`, exclude !== undefined && `exclude ${JSON.stringify(exclude)}`].filter(Boolean);
+  return `warning: StoredFolder ${name}: no file of ${dir}${globs.length > 0 ? ` matches ${globs.join(" and ")}` : " (it is empty)"}: the folder keeps no file`;
+}
+
 export function folderFiles(name: string, dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {
   let stat: fs.Stats;
   try {

@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import { LIMITS, isPlainObject, jsonEqual, ownValue } from "../api";
 import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
-import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles } from "./folder-walk";
+import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles, noFileWarning } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
 import type { PropertyDiff } from "./stored-file-plan";
@@ -108,6 +108,7 @@ export class StoredFolderCore {
     }
     const own = (inputs.files ?? {}) as Record<string, FileValues>;
     const paths = new Set([...groups.values()].flat());
+    if (paths.size === 0) this.log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);
     for (const rel of Object.keys(own).filter((r) => !paths.has(r))) {
       this.log(`warning: StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, urn);
     }

@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "./folder-entries";
-import { byContent, folderEntries, folderFiles } from "./folder-walk";
+import { byContent, folderEntries, folderFiles, noFileWarning } from "./folder-walk";
 import { isPlainObject } from "../api";
 import { STORED_FOLDER_TYPES } from "./resource-types";
 import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
@@ -113,6 +113,7 @@ export class StoredFolder extends pulumi.ComponentResource {
       return;
     }
     const relatives = folderFiles(name, dir, include, exclude);
+    if (relatives.length === 0) pulumi.log.warn(noFileWarning(name, dir, include, exclude).replace(/^warning: /, ""), this);
     // An override for a file that is not (or no longer) there is likely a typo or a leftover: said, not fatal.
     for (const rel of Object.keys(overrides).filter((r) => !relatives.includes(r))) {
       pulumi.log.warn(`StoredFolder ${name}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, this);

@@ -71,6 +71,21 @@ async function up(olds: Record<string, unknown> | undefined, program: Record<str
 }
 
 describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)", () => {
+  it("a folder that keeps no file (empty, or globs that match nothing) is said at check, with its globs", async () => {
+    const plugin = await newPlugin();
+    expect((await plugin.folder.check(URN, {}, { path: dir })).failures).toEqual([]);
+    write({ "index.html": "<p>home</p>" });
+    expect((await plugin.folder.check(URN, {}, { path: dir, include: ["**/*.htm"] })).failures).toEqual([]);
+    expect((await plugin.folder.check(URN, {}, { path: dir, exclude: ["**"] })).failures).toEqual([]);
+    expect((await plugin.folder.check(URN, {}, { path: dir })).failures).toEqual([]);
+    expect(logged).toEqual([
+      `warning: StoredFolder "site": no file of ${dir} (it is empty): the folder keeps no file`,
+      `warning: StoredFolder "site": no file of ${dir} matches include ["**/*.htm"]: the folder keeps no file`,
+      `warning: StoredFolder "site": no file of ${dir} matches exclude ["**"]: the folder keeps no file`,
+    ]);
+    expect(requests()).toEqual([]);
+  });
+
   it("create, no-op, then add / edit / remove / move: each file named in the diff, only the uploads and the rename sent", async () => {
     write({ "index.html": "<p>home</p>", "css/site.css": "p{}", "a/LICENSE": "MIT", "b/LICENSE": "MIT", "old.txt": "old" });
     const program = { path: dir, tag: "site", retentionEpochs: 3 };

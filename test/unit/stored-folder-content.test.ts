@@ -108,6 +108,21 @@ describe("StoredFolder: one entry per content", () => {
     ]);
   });
 
+  it("a folder that keeps no file is said (a typo in a glob would otherwise drop every file without a word)", async () => {
+    registered = [];
+    const warnings: string[] = [];
+    const spy = vi.spyOn(pulumi.log, "warn").mockImplementation(async (message: string) => void warnings.push(message));
+    try {
+      const dir = tree("typo", { "index.html": "<p>" });
+      new StoredFolder("typo", { path: dir, include: ["**/*.htm"] });
+      new StoredFolder("fine", { path: dir });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(warnings).toEqual([`StoredFolder typo: no file of ${dir} matches include ["**/*.htm"]: the folder keeps no file`]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("a per-file value the StoredFile will refuse is an error naming the file's path (its resource is named after the hash); values not known yet are left to the check", async () => {
     registered = [];
     const errors: string[] = [];
