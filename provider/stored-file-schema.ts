@@ -328,6 +328,8 @@ function metadataShapeProblem(metadata: Record<string, unknown>): string | undef
   const stack: Array<[unknown, string]> = [[metadata, "metadata"]];
   while (stack.length > 0) {
     const [value, at] = stack.pop()!;
+    // JSON has no such number (the schema's own message would name neither the key nor the value).
+    if (typeof value === "number" && !Number.isFinite(value)) return `${at} is ${value}, not a JSON value: numbers must be finite`;
     if (typeof value !== "object" || value === null) continue;
     for (const key of Object.keys(value)) {
       if (key === "__proto__") return `${at}.__proto__: a key named __proto__ cannot be stored safely; rename it`;

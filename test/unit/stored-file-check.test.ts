@@ -33,6 +33,8 @@ describe("check: validation before any request", () => {
     [{ blobId: "a", metadata: { big: "x".repeat(LIMITS.metadataMaxBytes) } }, "metadata", /at most 16384 bytes as JSON \(got \d+\)/],
     [{ blobId: "a", metadata: { gone: null } }, "metadata", /metadata\.gone is null/],
     [{ blobId: "a", metadata: { deep: { gone: null } } }, "metadata", /metadata\.deep\.gone is null/],
+    [{ blobId: "a", metadata: { n: Number.NaN } }, "metadata", /^metadata\.n is NaN, not a JSON value: numbers must be finite$/],
+    [{ blobId: "a", metadata: { list: [1, Number.POSITIVE_INFINITY] } }, "metadata", /^metadata\.list\[1\] is Infinity, not a JSON value/],
     [{ blobId: "a", retentionEpochs: -1 }, "retentionEpochs", /must be >= 0 \(got -1\)/],
     [{ blobId: "a", retentionEpochs: 1.5 }, "retentionEpochs", /whole number of epochs \(got 1\.5\)/],
     [{ blobId: "a", retentionEpochs: "5" }, "retentionEpochs", /must be a number/],
