@@ -1,6 +1,6 @@
 import * as path from "node:path";
-import { LIMITS, isPlainObject, jsonEqual, ownValue } from "../api";
-import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
+import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api";
+import { earliestOf, firstPaths, packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
 import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles, noFileWarning } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
@@ -42,6 +42,12 @@ const folderName = (urn: string | undefined, inputs: Props): string => JSON.stri
 
 /** The key of a path in a property path (`manifest["docs/a.html"]`). */
 const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
+
+/** A file's own declared value of `field` (files[rel][field]), if the inputs have one. */
+const ownDeclared = (inputs: Props, rel: string, field: string): unknown => {
+  const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Record<string, unknown>, rel) : undefined;
+  return isPlainObject(own) ? ownValue(own, field) : undefined;
+};
 
 /** Runs `work` on every item, `WORKERS` at a time; every item is tried, and the failures are returned with their items. */
 async function eachLimited<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<Array<{ item: T; error: unknown }>> {
@@ -151,7 +157,16 @@ export class StoredFolderCore {
     const recorded = this.recordedEntries(state, oldManifest);
     const newManifest = news.manifest as Record<string, string>;
     const detailedDiff: Record<string, PropertyDiff> = {};
+    // The declared values that changed: what an entry's own change comes from, unless it is a value changed outside the stack.
+    const declaredChanges = FOLDER_INPUT_FIELDS.filter((field) => !jsonEqual(state[field] ?? undefined, news[field] ?? undefined));
     let entriesChange = false;
+    // The entries as declared before (made only if an entry is to be patched).
+    let declaredEntries: Map<string, FolderEntry<unknown>> | undefined;
+    const declaredBefore = (hash: string, field: string, values: Readonly<Record<string, unknown>>): boolean => {
+      declaredEntries ??= new Map(this.entriesOf({ ...state, manifest: oldManifest }).map((e) => [e.hash, e]));
+      const old = declaredEntries.get(hash);
+      return old !== undefined && jsonEqual(ownValue(old.values as Record<string, unknown>, field), ownValue(values as Record<string, unknown>, field));
+    };
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
     const notices: string[] = [];
     const gather: ProviderLog = (line) => void notices.push(line);
@@ -166,8 +181,17 @@ export class StoredFolderCore {
       );
       if (d.changes) {
         entriesChange = true;
-        for (const key of Object.keys(d.detailedDiff))
-          if (key.split(/[.[]/)[0] === "keepAliveEpochs") detailedDiff[at("blobIds", entry.paths[0])] = { kind: "update", inputDiff: false };
+        for (const key of Object.keys(d.detailedDiff)) {
+          const field = key.split(/[.[]/)[0];
+          if (field === "keepAliveEpochs") detailedDiff[at("blobIds", entry.paths[0])] = { kind: "update", inputDiff: false };
+          // A value changed outside the stack, which a refresh handed back under files[path] (see
+          // `drifted`): the entry's declared value is as before, and yet it is to be set.
+          else if ((PATCH_FIELDS as readonly string[]).includes(field) && declaredBefore(entry.hash, field, entry.values))
+            detailedDiff[`${at("files", entry.paths[0])}.${field}`] = {
+              kind: ownDeclared(news, entry.paths[0], field) === undefined ? "delete" : "update",
+              inputDiff: true,
+            };
+        }
       }
     }
     const lines: string[] = [];
@@ -187,8 +211,7 @@ export class StoredFolderCore {
             : `~ ${rel} (new content${shared || ", uploaded"}; the old entry keeps its period)`,
       );
     }
-    for (const field of FOLDER_INPUT_FIELDS) {
-      if (jsonEqual(state[field] ?? undefined, news[field] ?? undefined)) continue;
+    for (const field of declaredChanges) {
       detailedDiff[field] = { kind: state[field] === undefined ? "add" : news[field] === undefined ? "delete" : "update", inputDiff: true };
     }
     const label = folderName(req.urn, news);
@@ -232,7 +255,39 @@ export class StoredFolderCore {
     const state = this.assemble(before, manifest, fresh);
     const inputs: Props = { manifest };
     for (const field of FOLDER_INPUT_FIELDS) if (before[field] !== undefined && before[field] !== null) inputs[field] = before[field];
+    const drifted = this.drifted(recorded, fresh, manifest, before);
+    if (Object.keys(drifted).length > 0) inputs.files = drifted;
     return { id, state, inputs };
+  }
+
+  /**
+   * The per-file values as the service has them where a file's name, tag or metadata was changed
+   * outside the stack, over the declared ones: handed back as the refreshed inputs, so that the
+   * next preview shows, under `files` and the file's path, what the `up` will set back (the
+   * engine shows a dynamic resource's changes as the difference of its inputs). A secret value
+   * stays out (the refresh said which field moved).
+   */
+  private drifted(
+    recorded: Map<string, StoredFileState>,
+    fresh: Map<string, StoredFileState>,
+    manifest: Record<string, string>,
+    before: StoredFolderState,
+  ): Props {
+    const secret = new Set(this.entrySecrets(before.secretInputs ?? []));
+    const declared = (isPlainObject(before.files) ? before.files : {}) as Record<string, Props>;
+    const out: Record<string, Props> = { ...declared };
+    let any = false;
+    for (const [hash, rel] of firstPaths(manifest)) {
+      const was = recorded.get(hash);
+      const now = fresh.get(hash);
+      if (!was || !now) continue;
+      for (const field of PATCH_FIELDS) {
+        if (secret.has(field) || was[field] === undefined || was[field] === null || jsonEqual(was[field], now[field])) continue;
+        out[rel] = { ...out[rel], [field]: now[field] ?? null };
+        any = true;
+      }
+    }
+    return any ? out : {};
   }
 
   private async converge(id: string, before: StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {

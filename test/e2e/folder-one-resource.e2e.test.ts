@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fromOutputTexts } from "../../provider/folder-entries";
 import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
+import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
 import { blobBytes, FIXTURE, stopEmulator, withStack } from "../helpers/engine";
 
 /**
@@ -120,6 +121,31 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       emu.clearRequests();
       await stack.destroy();
       expect(emu.requests()).toEqual([]);
+    });
+  });
+
+  it("a name changed outside the stack: the refresh says it, the next preview shows it under the file's path, the up sets it back", async () => {
+    await withStack(FIXTURE, async ({ stack, emu, workDir, cli }) => {
+      const site = path.join(workDir, "site");
+      write(site, "w1.html", "<p>one</p>\n");
+      write(site, "w2.html", "<p>two</p>\n");
+      await stack.setConfig("folders", { value: JSON.stringify({ site: { path: "site", tag: "site", oneResource: true } }) });
+      const ids = (await stack.up()).outputs.folderBlobIds.value.site as Record<string, string>;
+      await fetch(`${emu.url}/v1/files/${ids["w1.html"]}`, {
+        method: "PATCH",
+        headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "hacked" }),
+      });
+      const refresh = await cli(["refresh", "--yes", "--diff"]);
+      expect(refresh.code).toBe(0);
+      expect(refresh.stdout + refresh.stderr).toMatch(/name was changed outside this stack: "w1\.html" → "hacked"/);
+      const preview = await cli(["preview", "--diff"]);
+      expect(preview.code).toBe(0);
+      expect(preview.stdout).toMatch(/w1\.html[\s\S]*hacked/);
+      emu.clearRequests();
+      expect((await stack.up()).summary.resourceChanges).toMatchObject({ update: 1 });
+      expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([["patch", { name: "w1.html" }]]);
+      expect((await stack.preview()).changeSummary).toEqual({ same: 3 });
     });
   });
 });

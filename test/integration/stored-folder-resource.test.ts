@@ -71,6 +71,47 @@ async function up(olds: Record<string, unknown> | undefined, program: Record<str
 }
 
 describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)", () => {
+  it("a refresh that finds a file's name, tag or metadata changed outside the stack hands it back under files[path], so the next preview shows it; a secret value stays out", async () => {
+    write({ "w1.html": "<p>1</p>", "w2.html": "<p>2</p>", "w3.html": "<p>3</p>" });
+    const program = { path: dir, tag: "site", files: { "w3.html": { metadata: { team: "web" } } } };
+    const { outs } = (await up(undefined, program)) as { outs: Record<string, unknown> };
+    const blobIds = outs.blobIds as Record<string, string>;
+    const patch = (rel: string, body: unknown) =>
+      fetch(`${emu.url}/v1/files/${blobIds[rel]}`, {
+        method: "PATCH",
+        headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // Unchanged: the inputs as declared, no files added.
+    const plugin = await newPlugin();
+    expect((await plugin.folder.read(String(outs.path), URN, outs)).inputs?.files).toEqual(program.files);
+    await patch("w1.html", { name: "hacked" });
+    await patch("w3.html", { tag: "edited", metadata: { team: null, owner: "x" } });
+    const read = await plugin.folder.read(String(outs.path), URN, outs);
+    expect(read.inputs?.files).toEqual({ "w1.html": { name: "hacked" }, "w3.html": { metadata: { owner: "x" }, tag: "edited" } });
+    expect(logged.filter((l) => /changed outside this stack/.test(l))).toHaveLength(3);
+    // The next up sets them back (what the preview shows as the difference of the inputs).
+    const again = await up(read.props!, program);
+    expect(again.diff?.changes).toBe(true);
+    // The plugin's preview names each of them (the engine shows a provider plugin's detailed diff).
+    expect(again.diff?.detailedDiff).toEqual({
+      'files["w1.html"].name': { kind: "delete", inputDiff: true },
+      'files["w3.html"].tag': { kind: "delete", inputDiff: true },
+      'files["w3.html"].metadata': { kind: "update", inputDiff: true },
+    });
+    expect(emu.files().find((f) => f.blobId === blobIds["w1.html"])?.name).toBe("w1.html");
+    expect(emu.files().find((f) => f.blobId === blobIds["w3.html"])).toMatchObject({ tag: "site", metadata: { team: "web" } });
+
+    // A secret tag moved: the refresh says the field, the inputs keep no value of it.
+    const hidden = (await up(again.outs as Record<string, unknown>, { ...program, tag: secret("hidden-tag") })) as { outs: Record<string, unknown> };
+    await patch("w2.html", { tag: "moved-by-someone" });
+    logged = [];
+    const secretRead = await plugin.folder.read(String(outs.path), URN, hidden.outs);
+    expect(JSON.stringify(secretRead.inputs)).not.toContain("moved-by-someone");
+    expect(JSON.stringify(logged)).not.toContain("moved-by-someone");
+    expect(logged.filter((l) => /tag was changed outside this stack: \(a secret input/.test(l))).toHaveLength(1);
+  });
+
   it("a folder that keeps no file (empty, or globs that match nothing) is said at check, with its globs", async () => {
     const plugin = await newPlugin();
     expect((await plugin.folder.check(URN, {}, { path: dir })).failures).toEqual([]);
