@@ -130,7 +130,9 @@ function hashFileSync(file: string, maxBytes = Number.POSITIVE_INFINITY): { hash
  */
 export function noFileWarning(name: string, dir: string, include: unknown, exclude: unknown): string {
   const globs = [include !== undefined && `include ${JSON.stringify(include)}`, exclude !== undefined && `exclude ${JSON.stringify(exclude)}`].filter(Boolean);
-  return `warning: StoredFolder ${name}: no file of ${dir}${globs.length > 0 ? ` matches ${globs.join(" and ")}` : " (it is empty)"}: the folder keeps no file`;
+  return globs.length > 0
+    ? `warning: StoredFolder ${name}: no file of ${dir} matches ${globs.join(" and ")}: the folder keeps no file`
+    : `warning: StoredFolder ${name}: ${dir} has no file to keep (it is empty, or has only dot files, which an include must name)`;
 }
 
 export function folderFiles(name: string, dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {

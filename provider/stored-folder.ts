@@ -2,7 +2,6 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "./folder-entries";
 import { byContent, folderEntries, folderFiles, noFileWarning } from "./folder-walk";
-import { isPlainObject } from "../api";
 import { STORED_FOLDER_TYPES } from "./resource-types";
 import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
 import { validateInputs } from "./stored-file-schema";
@@ -119,6 +118,8 @@ export class StoredFolder extends pulumi.ComponentResource {
       pulumi.log.warn(`StoredFolder ${name}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, this);
     }
     const files: Record<string, StoredFile> = {};
+    // Each problem once, with the paths it is about (a shared value is every file's).
+    const problems = new Map<string, string[]>();
     for (const entry of folderEntries<unknown>(byContent(dir, relatives), shared, overrides)) {
       const first = entry.paths[0];
       for (const { path: rel, fields } of entry.notApplied) {
@@ -127,9 +128,7 @@ export class StoredFolder extends pulumi.ComponentResource {
           this,
         );
       }
-      for (const reason of entryProblems(entry.values as Record<string, unknown>)) {
-        pulumi.log.error(`StoredFolder ${name}: ${entry.paths.map((rel) => JSON.stringify(rel)).join(", ")}: ${reason}`, this);
-      }
+      for (const reason of entryProblems(entry.values as Record<string, unknown>)) problems.set(reason, [...(problems.get(reason) ?? []), ...entry.paths]);
       const file = new StoredFile(
         `${name}/sha256:${entry.hash.slice(0, 32)}`,
         { ...(entry.values as FileValues), source: new pulumi.asset.FileAsset(path.join(dir, first)) },
@@ -137,6 +136,10 @@ export class StoredFolder extends pulumi.ComponentResource {
         { parent: this, aliases: entry.paths.map((rel) => ({ name: `${name}/${rel}` })) },
       );
       for (const rel of entry.paths) files[rel] = file;
+    }
+    for (const [reason, paths] of problems) {
+      const named = paths.slice(0, 3).map((rel) => JSON.stringify(rel));
+      pulumi.log.error(`StoredFolder ${name}: ${named.join(", ")}${paths.length > 3 ? ` and ${paths.length - 3} more file(s)` : ""}: ${reason}`, this);
     }
     this.files = files;
     this.blobIds = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.blobId])));
@@ -146,11 +149,13 @@ export class StoredFolder extends pulumi.ComponentResource {
   }
 }
 
-/** A value known now, as JSON holds it (no output, promise or other object inside). */
+/** A value known now, as JSON holds it: no output, promise or other object inside (a plain object's prototype is Object's). */
 function known(v: unknown): boolean {
   if (v === null || ["string", "number", "boolean"].includes(typeof v)) return true;
   if (Array.isArray(v)) return v.every(known);
-  return isPlainObject(v) && Object.values(v).every(known);
+  if (typeof v !== "object") return false;
+  const proto = Object.getPrototypeOf(v);
+  return (proto === Object.prototype || proto === null) && Object.values(v as object).every(known);
 }
 
 /**
@@ -160,7 +165,8 @@ function known(v: unknown): boolean {
  */
 function entryProblems(values: Record<string, unknown>): string[] {
   const plain = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && known(v)));
-  return validateInputs(undefined, plain)
+  // As an update from the same retentionEpochs: how far it may rise at once depends on what the state holds, which the StoredFile's check knows.
+  return validateInputs({ retentionEpochs: plain.retentionEpochs }, plain)
     .failures.filter((f) => f.property !== "blobId" && f.property !== "source")
     .map((f) => f.reason);
 }

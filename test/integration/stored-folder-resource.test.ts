@@ -120,7 +120,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect((await plugin.folder.check(URN, {}, { path: dir, exclude: ["**"] })).failures).toEqual([]);
     expect((await plugin.folder.check(URN, {}, { path: dir })).failures).toEqual([]);
     expect(logged).toEqual([
-      `warning: StoredFolder "site": no file of ${dir} (it is empty): the folder keeps no file`,
+      `warning: StoredFolder "site": ${dir} has no file to keep (it is empty, or has only dot files, which an include must name)`,
       `warning: StoredFolder "site": no file of ${dir} matches include ["**/*.htm"]: the folder keeps no file`,
       `warning: StoredFolder "site": no file of ${dir} matches exclude ["**"]: the folder keeps no file`,
     ]);

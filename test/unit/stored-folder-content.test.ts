@@ -133,18 +133,29 @@ describe("StoredFolder: one entry per content", () => {
         tag: "ok",
         files: {
           "x.txt": { tag: "t".repeat(300) },
-          "y.txt": { retentionEpochs: 999, metadata: { owner: pulumi.output("later") } as never },
+          "y.txt": { retentionEpochs: 1.5, metadata: { owner: pulumi.output("later") } as never },
           "z.txt": { tag: pulumi.secret("s".repeat(300)) },
         },
       });
+      // Values that are valid once resolved: promises, a retentionEpochs above 53 (reached in
+      // steps; how far it may rise at once is the check's, which knows the state).
+      new StoredFolder("later", {
+        path: tree("promised", { "a.txt": "a", "b.txt": "b" }),
+        tag: Promise.resolve("t") as never,
+        retentionEpochs: 60,
+        files: { "b.txt": { retainUntil: Promise.resolve("2027-01-01") as never } },
+      });
+      // A shared value every file takes: said once, with the first paths.
+      new StoredFolder("many", { path: tree("many", { "1.txt": "1", "2.txt": "2", "3.txt": "3", "4.txt": "4", "5.txt": "5" }), tag: "m".repeat(300) });
       await new Promise((r) => setTimeout(r, 50));
     } finally {
       spy.mockRestore();
     }
     expect(errors).toEqual([
       expect.stringMatching(/^StoredFolder site: "x\.txt": tag must be at most 256 characters/),
-      expect.stringMatching(/^StoredFolder site: "y\.txt": retentionEpochs can rise by at most 53 epochs.*increase of 999/),
+      expect.stringMatching(/^StoredFolder site: "y\.txt": retentionEpochs must be a whole number of epochs/),
+      expect.stringMatching(/^StoredFolder many: "1\.txt", "2\.txt", "3\.txt" and 2 more file\(s\): tag must be at most 256 characters/),
     ]);
-    expect(storedFiles()).toHaveLength(3);
+    expect(storedFiles()).toHaveLength(10);
   });
 });
