@@ -149,7 +149,10 @@ export class StoredFileCore {
     const problem = settingsProblem(this.context.settings);
     if (problem) throw new Error(problem.message);
     const checked = validateInputs(olds, news, secretInputs);
-    const pastHorizon = retainUntilProblem(checked.inputs.retainUntil, this.clock());
+    // A date declared before is not judged again: the plan knows the file's epochs and says at
+    // preview if its end cannot be reached (a stack whose date an earlier release took stays valid).
+    const declaredBefore = olds?.retainUntil !== undefined && olds.retainUntil === checked.inputs.retainUntil;
+    const pastHorizon = declaredBefore ? undefined : retainUntilProblem(checked.inputs.retainUntil, this.clock());
     if (pastHorizon) checked.failures.push(shownFailure({ property: "retainUntil", reason: pastHorizon }, news, secretInputs));
     const shared = checked.failures.length === 0 && urn ? this.claim(urn, checked.inputs) : undefined;
     return shared ? { ...checked, failures: [shared] } : checked;

@@ -73,7 +73,7 @@ export class StoredFolderCore {
    * files, then checks each content's entry as a StoredFile is checked (failures name the path's
    * own field, `files["a.html"].tag`, or the shared one). The manifest joins the inputs.
    */
-  check(_olds: Props, news: Props, secretInputs: readonly string[], urn?: string): { inputs: Props; failures: CheckFailure[] } {
+  check(olds: Props, news: Props, secretInputs: readonly string[], urn?: string): { inputs: Props; failures: CheckFailure[] } {
     const failures: CheckFailure[] = [];
     const inputs: Props = {};
     const candidate: Props = {};
@@ -121,6 +121,10 @@ export class StoredFolderCore {
     const manifest: Record<string, string> = {};
     for (const [hash, rels] of groups) for (const rel of rels) manifest[rel] = hash;
     const withManifest = { ...inputs, manifest };
+    const datesAsBefore =
+      Object.keys(olds ?? {}).length > 0 &&
+      jsonEqual(olds.retainUntil ?? undefined, news.retainUntil ?? undefined) &&
+      jsonEqual(olds.files ?? undefined, news.files ?? undefined);
     for (const entry of this.entriesOf(withManifest)) {
       for (const { path: rel, fields } of entry.notApplied) {
         this.log(
@@ -129,7 +133,10 @@ export class StoredFolderCore {
         );
       }
       // The walk has just found each file regular, inside the folder, readable and within the limit: not looked at again.
-      const checked = this.files.check({}, this.entryInputs(withManifest, entry, true), this.entrySecrets(secretInputs), this.entryUrn(urn, entry));
+      const entryInputs = this.entryInputs(withManifest, entry, true);
+      // Dates declared as before are not judged again (see StoredFileCore.check).
+      const olds = datesAsBefore ? { retainUntil: entryInputs.retainUntil } : {};
+      const checked = this.files.check(olds, entryInputs, this.entrySecrets(secretInputs), this.entryUrn(urn, entry));
       for (const failure of checked.failures) {
         const field = failure.property as keyof FileValues;
         // The path whose own value the entry took (a later path may declare the latest end), else the shared field.

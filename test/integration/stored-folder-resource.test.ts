@@ -500,6 +500,15 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     // A duplicate's own later end is blamed on that path and field; a content a StoredFile declares too, under `path`.
     write({ "c.txt": "b" });
     const far = new Date(Date.now() + 400 * 86_400_000).toISOString();
+    // A date as the folder declared it before is not judged again (an earlier release took it).
+    const gap = new Date(Date.now() + 52.5 * 86_400_000).toISOString();
+    write({ "g.txt": "gap" });
+    const dated = { path: dir, exclude: ["link"], retainUntil: gap };
+    expect((await plugin.folder.check(URN, dated, dated)).failures).toEqual([]);
+    const undated = (await plugin.folder.check(URN, {}, dated)).failures;
+    expect(undated.length).toBeGreaterThan(0);
+    for (const failure of undated) expect(failure).toEqual({ property: "retainUntil", reason: expect.stringMatching(/must be at most 52 epochs/) });
+    fs.rmSync(path.join(dir, "g.txt"));
     const dup = await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], files: { "c.txt": { retainUntil: far } } });
     expect(dup.failures).toEqual([
       {
