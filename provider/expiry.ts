@@ -3,7 +3,7 @@ import { earliestOf, firstPaths, fromOutputTexts, recordedEntryCount, recordedMa
 import { code } from "./markdown";
 import { SECRET_SIG, SIG_KEY } from "./pulumi-markers";
 import { isStoredFileType, isStoredFolderType } from "./resource-types";
-import { configOfSettings, settingsFrom } from "./settings";
+import { CONFIG_KEYS, configOfSettings, settingsFrom } from "./settings";
 import { remainingEpochs } from "./stored-file-plan";
 import { StoredFolderStateSchema } from "./stored-folder-schema";
 
@@ -32,6 +32,8 @@ export interface ExpiryReport {
   /** Where the window and the epoch's length come from: `--config`, the export's tuskr provider (plugin stacks), or the defaults. */
   settingsFrom: "config" | "provider" | "defaults";
   epochSeconds: number;
+  /** Settings the config given lists without a value (secret ones, unless shown): counted without them. */
+  unreadSettings: string[];
   rows: ExpiryRow[];
   /** Whether any row raises the alarm (the CLI exits 1). */
   alarm: boolean;
@@ -66,13 +68,14 @@ function revealed(outputs: Record<string, unknown>): Record<string, unknown> {
  * export carries no settings: its provider reads the stack's config.
  */
 function settingsOf(resources: Resource[], config: Record<string, unknown> | undefined) {
-  if (config) {
-    const value = (key: string) => (isPlainObject(config[key]) ? (config[key] as Record<string, unknown>).value : undefined);
-    return { settings: settingsFrom({ get: value }), from: "config" as const };
-  }
   const provider = resources.find((r) => r.type === "pulumi:providers:tuskr");
   const inputs = isPlainObject(provider?.inputs) ? provider.inputs : undefined;
-  return { settings: settingsFrom(configOfSettings(inputs ?? {})), from: inputs ? ("provider" as const) : ("defaults" as const) };
+  const fromProvider = configOfSettings(inputs ?? {});
+  if (!config) return { settings: settingsFrom(fromProvider), from: inputs ? ("provider" as const) : ("defaults" as const), unread: [] };
+  // Key by key: the config's value, else the provider's. A secret one is listed without its value.
+  const entry = (key: string) => (isPlainObject(config[key]) ? (config[key] as Record<string, unknown>) : undefined);
+  const unread = [CONFIG_KEYS.epochSeconds, CONFIG_KEYS.expiryWarningEpochs].filter((key) => entry(key) !== undefined && entry(key)?.value === undefined);
+  return { settings: settingsFrom({ get: (key) => entry(key)?.value ?? fromProvider.get(key) }), from: "config" as const, unread };
 }
 
 /** Reads a stack export (`pulumi stack export`); throws when it is not one. */
@@ -80,7 +83,7 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
   const deployment = isPlainObject(exported) ? exported.deployment : undefined;
   const resources = isPlainObject(deployment) && Array.isArray(deployment.resources) ? (deployment.resources as Resource[]) : undefined;
   if (!resources) throw new Error("not the output of `pulumi stack export`: no deployment.resources");
-  const { settings, from } = settingsOf(resources, options.config);
+  const { settings, from, unread } = settingsOf(resources, options.config);
   const withinEpochs = options.withinEpochs ?? settings.expiryWarningEpochs;
   const clock = { nowMs: options.nowMs ?? Date.now(), epochMs: settings.epochSeconds * 1000 };
   const rows: ExpiryRow[] = [];
@@ -106,7 +109,7 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
     else if (isStoredFolderType(r.type) && r.custom !== false) rows.push(...folderRows(name, outputs, row));
   }
   rows.sort((a, b) => (a.epochsLeft ?? -1) - (b.epochsLeft ?? -1) || a.resource.localeCompare(b.resource));
-  return { withinEpochs, settingsFrom: from, epochSeconds: settings.epochSeconds, rows, alarm: rows.some((r) => r.alarm) };
+  return { withinEpochs, settingsFrom: from, epochSeconds: settings.epochSeconds, unreadSettings: unread, rows, alarm: rows.some((r) => r.alarm) };
 }
 
 /**
@@ -159,6 +162,13 @@ export function expiryMarkdown(report: ExpiryReport): string {
       ? `**${due} file(s) end within ${report.withinEpochs} epoch(s) or have ended**: raise \`retentionEpochs\`, add \`keepAlive\`, or run \`pulumi up\` (keep-alive renews only during an \`up\`).`
       : `No file ends within ${report.withinEpochs} epoch(s).`,
   );
+  if (report.unreadSettings.length > 0) {
+    out.push(
+      "",
+      `Counted without ${report.unreadSettings.map((k) => code(k)).join(" and ")}: secret in the config given, so listed without a value ` +
+        "(`pulumi config --json --show-secrets` shows it).",
+    );
+  }
   if (report.settingsFrom === "defaults") {
     out.push(
       "",

@@ -144,6 +144,21 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
     expect(long.rows[0].epochsLeft).toBe(10);
     // --within still wins over the config's window.
     expect(run(["--within", "3", "--config", config({ "tuskr:expiryWarningEpochs": "20" })], logo).status).toBe(0);
+    // A secret setting is listed without its value: said, not taken for the default silently.
+    const secretFile = path.join(dir, "secret.json");
+    fs.writeFileSync(secretFile, JSON.stringify({ "tuskr:epochSeconds": { secret: true } }));
+    const hidden = run(["--config", secretFile], logo);
+    expect(hidden.stdout).toMatch(/Counted without `tuskr:epochSeconds`: secret in the config given/);
+    // What the config does not set, the export's provider (a plugin stack's) still says.
+    const plugin = {
+      version: 3,
+      deployment: { resources: [{ type: "pulumi:providers:tuskr", inputs: { epochSeconds: "172800" } }, ...logo.deployment.resources] },
+    };
+    expect(JSON.parse(run(["--json", "--config", config({ "tuskr:expiryWarningEpochs": "5" })], plugin).stdout)).toMatchObject({
+      epochSeconds: 172800,
+      withinEpochs: 5,
+      rows: [{ epochsLeft: 10, alarm: false }],
+    });
     fs.writeFileSync(path.join(dir, "bad.json"), "[1]");
     const bad = run(["--config", path.join(dir, "bad.json")], logo);
     expect(bad.status).toBe(2);
