@@ -102,7 +102,9 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
     const name = str(r.urn)?.split("::").pop() ?? "?";
     // Read field by field: a secret output is an encrypted object, and must not hide the rest.
     const outputs = revealed(isPlainObject(r.outputs) ? r.outputs : {});
-    if (isStoredFileType(r.type)) rows.push(row(name, outputs));
+    // A folder's file kept as a StoredFile of its own is named after its content: shown by its name (a path unless declared otherwise).
+    const entry = /^(.*\/)sha256:[0-9a-f]{32}$/.exec(name);
+    if (isStoredFileType(r.type)) rows.push(row(entry && typeof outputs.name === "string" ? `${entry[1]}${outputs.name}` : name, outputs));
     // The TypeScript StoredFolder's component has the plugin resource's type token; it keeps
     // nothing itself (its files, or its one resource, are rows of their own); an export marks it
     // `custom: false` (a resource without the field is read, so a trimmed export loses nothing).

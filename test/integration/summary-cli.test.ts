@@ -41,6 +41,11 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
           outputs: { blobId: "b-index", expiresAt: at(1.5) },
         },
         {
+          urn: "urn:pulumi:dev::p::tuskr:index:StoredFolder$pulumi-nodejs:dynamic/tuskr:StoredFile::docs/sha256:0123456789abcdef0123456789abcdef",
+          type: "pulumi-nodejs:dynamic/tuskr:StoredFile",
+          outputs: { blobId: "b-guide", name: "guide/intro.md", expiresAt: at(30) },
+        },
+        {
           urn: "urn:pulumi:dev::p::tuskr:index:StoredFile::report",
           type: "tuskr:index:StoredFile",
           outputs: { blobId: "b-report", name: secret, expiresAt: at(-1) },
@@ -59,6 +64,7 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
       `| \`report\` | \`b-report\` | \`${at(-1)}\` | **expired** | — |`,
       `| \`site/index.html\` | \`b-index\` | \`${at(1.5)}\` | **2** | — |`,
       `| \`logo\` | \`b-logo\` | \`${at(20)}\` | 20 | renews 30 when fewer than 7 left (at an \`up\`) |`,
+      `| \`docs/guide/intro.md\` | \`b-guide\` | \`${at(30)}\` | 30 | — |`,
     ]);
     expect(out.stdout).toMatch(/\*\*2 file\(s\) end within 3 epoch\(s\) or have ended\*\*/);
   });
@@ -75,6 +81,7 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
       ["b-report", 0],
       ["b-index", 2],
       ["b-logo", 20],
+      ["b-guide", 30],
     ]);
   });
 
