@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api";
-import { earliestOf, firstPaths, packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
+import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
 import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles, noFileWarning } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
@@ -121,10 +121,13 @@ export class StoredFolderCore {
     const manifest: Record<string, string> = {};
     for (const [hash, rels] of groups) for (const rel of rels) manifest[rel] = hash;
     const withManifest = { ...inputs, manifest };
-    const datesAsBefore =
-      Object.keys(olds ?? {}).length > 0 &&
-      jsonEqual(olds.retainUntil ?? undefined, news.retainUntil ?? undefined) &&
-      jsonEqual(olds.files ?? undefined, news.files ?? undefined);
+    // Each content's date as its entry declared it before (made only for a folder that declares one).
+    let oldDates: Map<string, unknown> | undefined;
+    const dateAsBefore = (hash: string, date: unknown): boolean => {
+      if (date === undefined || date === null || !isPlainObject(olds?.manifest)) return false;
+      oldDates ??= new Map(this.entriesOf(olds).map((e) => [e.hash, ownValue(e.values as Record<string, unknown>, "retainUntil")]));
+      return jsonEqual(oldDates.get(hash), date);
+    };
     for (const entry of this.entriesOf(withManifest)) {
       for (const { path: rel, fields } of entry.notApplied) {
         this.log(
@@ -135,8 +138,8 @@ export class StoredFolderCore {
       // The walk has just found each file regular, inside the folder, readable and within the limit: not looked at again.
       const entryInputs = this.entryInputs(withManifest, entry, true);
       // Dates declared as before are not judged again (see StoredFileCore.check).
-      const olds = datesAsBefore ? { retainUntil: entryInputs.retainUntil } : {};
-      const checked = this.files.check(olds, entryInputs, this.entrySecrets(secretInputs), this.entryUrn(urn, entry));
+      const asBefore = dateAsBefore(entry.hash, entryInputs.retainUntil) ? { retainUntil: entryInputs.retainUntil } : {};
+      const checked = this.files.check(asBefore, entryInputs, this.entrySecrets(secretInputs), this.entryUrn(urn, entry));
       for (const failure of checked.failures) {
         const field = failure.property as keyof FileValues;
         // The path whose own value the entry took (a later path may declare the latest end), else the shared field.
@@ -262,7 +265,7 @@ export class StoredFolderCore {
     const state = this.assemble(before, manifest, fresh);
     const inputs: Props = { manifest };
     for (const field of FOLDER_INPUT_FIELDS) if (before[field] !== undefined && before[field] !== null) inputs[field] = before[field];
-    const drifted = this.drifted(recorded, fresh, manifest, before);
+    const drifted = this.drifted(fresh, manifest, before);
     if (Object.keys(drifted).length > 0) inputs.files = drifted;
     return { id, state, inputs };
   }
@@ -274,23 +277,19 @@ export class StoredFolderCore {
    * engine shows a dynamic resource's changes as the difference of its inputs). A secret value
    * stays out (the refresh said which field moved).
    */
-  private drifted(
-    recorded: Map<string, StoredFileState>,
-    fresh: Map<string, StoredFileState>,
-    manifest: Record<string, string>,
-    before: StoredFolderState,
-  ): Props {
+  private drifted(fresh: Map<string, StoredFileState>, manifest: Record<string, string>, before: StoredFolderState): Props {
     const secret = new Set(this.entrySecrets(before.secretInputs ?? []));
     const declared = (isPlainObject(before.files) ? before.files : {}) as Record<string, Props>;
     const out: Record<string, Props> = { ...declared };
     let any = false;
-    for (const [hash, rel] of firstPaths(manifest)) {
-      const was = recorded.get(hash);
-      const now = fresh.get(hash);
-      if (!was || !now) continue;
+    // Against what is declared (not what the last refresh recorded: a second refresh finds the same).
+    for (const entry of this.entriesOf({ ...before, manifest })) {
+      const now = fresh.get(entry.hash);
+      if (!now) continue;
       for (const field of PATCH_FIELDS) {
-        if (secret.has(field) || was[field] === undefined || was[field] === null || jsonEqual(was[field], now[field])) continue;
-        out[rel] = { ...out[rel], [field]: now[field] ?? null };
+        const value = ownValue(entry.values as Record<string, unknown>, field);
+        if (secret.has(field) || value === undefined || value === null || jsonEqual(value, now[field])) continue;
+        out[entry.paths[0]] = { ...out[entry.paths[0]], [field]: now[field] ?? null };
         any = true;
       }
     }

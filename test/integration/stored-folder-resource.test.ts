@@ -89,6 +89,8 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     await patch("w3.html", { tag: "edited", metadata: { team: null, owner: "x" } });
     const read = await plugin.folder.read(String(outs.path), URN, outs);
     expect(read.inputs?.files).toEqual({ "w1.html": { name: "hacked" }, "w3.html": { metadata: { owner: "x" }, tag: "edited" } });
+    // A second refresh finds the same (it compares with what is declared, not with what the first recorded).
+    expect((await plugin.folder.read(String(outs.path), URN, read.props!)).inputs?.files).toEqual(read.inputs?.files);
     expect(logged.filter((l) => /changed outside this stack/.test(l))).toHaveLength(3);
     // The next up sets them back (what the preview shows as the difference of the inputs).
     const again = await up(read.props!, program);
@@ -504,7 +506,12 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const gap = new Date(Date.now() + 52.5 * 86_400_000).toISOString();
     write({ "g.txt": "gap" });
     const dated = { path: dir, exclude: ["link"], retainUntil: gap };
-    expect((await plugin.folder.check(URN, dated, dated)).failures).toEqual([]);
+    // The olds are the inputs check made before: the manifest among them.
+    const withManifest = { ...dated, manifest: (await plugin.folder.check(URN, {}, { ...dated, retainUntil: undefined })).inputs.manifest };
+    expect((await plugin.folder.check(URN, withManifest, dated)).failures).toEqual([]);
+    // ... content by content: another file's values changed (declared, or handed back by a refresh), the date is as before.
+    expect((await plugin.folder.check(URN, withManifest, { ...dated, files: { "g.txt": { tag: "x" } } })).failures).toEqual([]);
+    expect((await plugin.folder.check(URN, { ...withManifest, files: { "g.txt": { tag: "hacked" } } }, dated)).failures).toEqual([]);
     const undated = (await plugin.folder.check(URN, {}, dated)).failures;
     expect(undated.length).toBeGreaterThan(0);
     for (const failure of undated) expect(failure).toEqual({ property: "retainUntil", reason: expect.stringMatching(/must be at most 52 epochs/) });
