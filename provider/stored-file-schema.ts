@@ -183,7 +183,7 @@ export const StoredFileInputsSchema = z.object({
   }),
   metadata: documented(metadata.optional(), {
     description: "Free-form JSON metadata; the stored object is made exactly equal to it.",
-    limit: `JSON object, ≤ ${LIMITS.metadataMaxKeys} keys, ≤ ${LIMITS.metadataMaxBytes / 1024} KiB as JSON, nested ≤ ${LIMITS.metadataMaxDepth} deep, no \`null\` values, no key named \`__proto__\``,
+    limit: `JSON object, ≤ ${LIMITS.metadataMaxKeys} keys, ≤ ${LIMITS.metadataMaxBytes / 1024} KiB as JSON, nested ≤ ${LIMITS.metadataMaxDepth} deep, no \`null\` values, no key named \`__proto__\` (refused; through the provider plugin such a key is dropped while the request is decoded, before the provider sees it)`,
     change: "one `PATCH`; the stored object ends **exactly** equal to the declared one (removed keys are sent as `null`, per JSON Merge Patch)",
     omitted: "unmanaged",
   }),
@@ -318,6 +318,33 @@ export const StoredFileStateSchema = z
 export type StoredFileState = z.infer<typeof StoredFileStateSchema>;
 
 /**
+ * What a key named `__proto__` is renamed to in a program, before Pulumi's SDK serializes the
+ * inputs: the SDK builds objects by assignment, which drops such a key silently (`{"__proto__": 1}`
+ * would arrive as `{}` and clear the stored metadata). The check refuses it under either name.
+ */
+export const PROTO_KEY_STANDIN = "tuskr:__proto__";
+
+/** `value` with every plain object's own `__proto__` key renamed to the standin (the same value when it has none); other values as they are. */
+export function withProtoKeysNamed<T>(value: T): T {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) {
+      const items = v.map(walk);
+      return items.some((item, i) => item !== v[i]) ? items : v;
+    }
+    if (typeof v !== "object" || v === null || Object.getPrototypeOf(v) !== Object.prototype) return v;
+    let changed = false;
+    const entries = Object.keys(v).map((key) => {
+      const inner = (v as Record<string, unknown>)[key];
+      const walked = walk(inner);
+      if (key === "__proto__" || walked !== inner) changed = true;
+      return [key === "__proto__" ? PROTO_KEY_STANDIN : key, walked] as const;
+    });
+    return changed ? Object.fromEntries(entries) : v;
+  };
+  return walk(value) as T;
+}
+
+/**
  * Shapes of a metadata value the schema cannot be trusted with: nested deeper than the limit
  * (deep recursion would overflow the stack before a size check ran) and keys named __proto__
  * (an object built from them loses them silently).
@@ -332,7 +359,8 @@ function metadataShapeProblem(metadata: Record<string, unknown>): string | undef
     if (typeof value === "number" && !Number.isFinite(value)) return `${at} is ${value}, not a JSON value: numbers must be finite`;
     if (typeof value !== "object" || value === null) continue;
     for (const key of Object.keys(value)) {
-      if (key === "__proto__") return `${at}.__proto__: a key named __proto__ cannot be stored safely; rename it`;
+      if (key === "__proto__" || key === PROTO_KEY_STANDIN)
+        return `${at}.__proto__: a key named __proto__ cannot be stored safely (Pulumi's SDKs drop it without a word); rename it`;
       stack.push([(value as Record<string, unknown>)[key], Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`]);
     }
   }

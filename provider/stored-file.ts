@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { StoredFileInputDocs } from "./documented-args";
 import { STORED_FILE_TYPES } from "./resource-types";
-import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState } from "./stored-file-schema";
+import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState, withProtoKeysNamed } from "./stored-file-schema";
 import { assetProblem, sourceProblemMarker } from "./stored-file-source";
 import storedFileProviderStub from "./stored-file-stub";
 
@@ -46,7 +46,7 @@ export class StoredFile extends pulumi.dynamic.Resource {
     super(
       storedFileProviderStub,
       name,
-      { ...props, ...args, source: checkedSource(name, args.source), __urn, __secretInputs: secretFieldsOf(args) },
+      { ...props, ...withProtoKeysNamed(args), source: checkedSource(name, args.source), __urn, __secretInputs: secretFieldsOf(args) },
       opts,
       "tuskr",
       "StoredFile",

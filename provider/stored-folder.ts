@@ -4,7 +4,7 @@ import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "./folder-ent
 import { byContent, folderEntries, folderFiles, noFileWarning } from "./folder-walk";
 import { STORED_FOLDER_TYPES } from "./resource-types";
 import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
-import { validateInputs } from "./stored-file-schema";
+import { validateInputs, withProtoKeysNamed } from "./stored-file-schema";
 import storedFolderProviderStub from "./stored-folder-stub";
 
 /** What every file of a folder shares, and what a file may set for itself. */
@@ -78,10 +78,10 @@ export class StoredFolder extends pulumi.ComponentResource {
 
   constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("tuskr:index:StoredFolder", name, {}, opts);
-    const { path: dir, include, exclude, files: overrides = {}, oneResource, ...shared } = args;
+    const { path: dir, include, exclude, files: overrides = {}, oneResource, ...shared } = withProtoKeysNamed(args);
     if (oneResource) {
       refusePlaintextApiKey();
-      const declared = { path: dir, include, exclude, ...shared, files: args.files };
+      const declared = { path: dir, include, exclude, ...shared, files: withProtoKeysNamed(args.files) };
       // The folder is walked and hashed by the provider's check (bad input reported there, with the file it is about).
       const folder = new StoredFolderResource(
         storedFolderProviderStub,
