@@ -144,6 +144,11 @@ describe("StoredFile through the real Pulumi engine: failures", () => {
         [{ blobId: id, retentionEpochs: 60 }, /retentionEpochs can rise by at most 53 epochs in one update.*increase of 56/],
         [{ blobId: id, retentionEpochs: 4, name: "n".repeat(300) }, /name must be at most 256 characters \(got 300\)/],
         [{ blobId: id, retentionEpochs: 4, metadata: ["not", "an", "object"] }, /metadata must be a JSON object/],
+        // The program reads its config with JSON.parse, which makes `__proto__` an own key: refused, not dropped.
+        [
+          { blobId: id, retentionEpochs: 4, metadata: JSON.parse('{"__proto__":1,"team":"web"}') },
+          /metadata\.__proto__: a key named __proto__ cannot be stored safely/,
+        ],
       ];
       for (const [args, message] of cases) {
         emu.clearRequests();
