@@ -2,7 +2,7 @@ import { isPlainObject } from "../api";
 import { earliestOf, firstPaths, fromOutputTexts, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
 import { code } from "./markdown";
 import { SECRET_SIG, SIG_KEY } from "./pulumi-markers";
-import { isStoredFileType, isStoredFolderType } from "./resource-types";
+import { folderOfContentResource, isStoredFileType, isStoredFolderType } from "./resource-types";
 import { CONFIG_KEYS, configOfSettings, settingsFrom } from "./settings";
 import { remainingEpochs } from "./stored-file-plan";
 import { StoredFolderStateSchema } from "./stored-folder-schema";
@@ -103,8 +103,8 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
     // Read field by field: a secret output is an encrypted object, and must not hide the rest.
     const outputs = revealed(isPlainObject(r.outputs) ? r.outputs : {});
     // A folder's file kept as a StoredFile of its own is named after its content: shown by its name (a path unless declared otherwise).
-    const entry = /^(.*\/)sha256:[0-9a-f]{32}$/.exec(name);
-    if (isStoredFileType(r.type)) rows.push(row(entry && typeof outputs.name === "string" ? `${entry[1]}${outputs.name}` : name, outputs));
+    const folder = folderOfContentResource(name);
+    if (isStoredFileType(r.type)) rows.push(row(folder !== undefined && typeof outputs.name === "string" ? `${folder}/${outputs.name}` : name, outputs));
     // The TypeScript StoredFolder's component has the plugin resource's type token; it keeps
     // nothing itself (its files, or its one resource, are rows of their own); an export marks it
     // `custom: false` (a resource without the field is read, so a trimmed export loses nothing).

@@ -119,12 +119,6 @@ function hashFileSync(file: string, maxBytes = Number.POSITIVE_INFINITY): { hash
 }
 
 /**
- * The folder's regular files matching the globs, as sorted POSIX paths relative to it. The walk
- * never follows a symbolic link, so it never leaves the folder; a link or a special file (FIFO,
- * socket, device) that the globs match is refused, naming it: uploading what a link points to
- * could upload any file of the machine that runs `pulumi up`.
- */
-/**
  * The warning for a folder that keeps no file: an empty directory, or globs that match nothing
  * there (a typo in one would otherwise stop managing every file without a word).
  */
@@ -135,6 +129,12 @@ export function noFileWarning(name: string, dir: string, include: unknown, exclu
     : `warning: StoredFolder ${name}: ${dir} has no file to keep (it is empty, or has only dot files, which an include must name)`;
 }
 
+/**
+ * The folder's regular files matching the globs, as sorted POSIX paths relative to it. The walk
+ * never follows a symbolic link, so it never leaves the folder; a link or a special file (FIFO,
+ * socket, device) that the globs match is refused, naming it: uploading what a link points to
+ * could upload any file of the machine that runs `pulumi up`.
+ */
 export function folderFiles(name: string, dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {
   let stat: fs.Stats;
   try {

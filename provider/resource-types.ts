@@ -18,4 +18,10 @@ export const STORED_FOLDER_TYPES = {
   plugin: "tuskr:index:StoredFolder",
 } as const;
 
+/** The name of a folder's content kept as a StoredFile of its own (one StoredFile per content): the folder's name and the content's hash. */
+export const contentResourceName = (folder: string, hash: string): string => `${folder}/sha256:${hash.slice(0, 32)}`;
+
+/** The folder's name in such a name, or undefined when it is not one. */
+export const folderOfContentResource = (name: string): string | undefined => /^(.*)\/sha256:[0-9a-f]{32}$/.exec(name)?.[1];
+
 export const isStoredFolderType = (type: unknown): boolean => type === STORED_FOLDER_TYPES.dynamic || type === STORED_FOLDER_TYPES.plugin;

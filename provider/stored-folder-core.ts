@@ -43,6 +43,10 @@ const folderName = (urn: string | undefined, inputs: Props): string => JSON.stri
 /** The key of a path in a property path (`manifest["docs/a.html"]`). */
 const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
 
+/** The value an entry declares for `field` (shared or its paths' own), if any. */
+const declaredValue = (entry: FolderEntry<unknown> | undefined, field: string): unknown =>
+  entry ? ownValue(entry.values as Record<string, unknown>, field) : undefined;
+
 /** A file's own declared value of `field` (files[rel][field]), if the inputs have one. */
 const ownDeclared = (inputs: Props, rel: string, field: string): unknown => {
   const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Record<string, unknown>, rel) : undefined;
@@ -122,11 +126,11 @@ export class StoredFolderCore {
     for (const [hash, rels] of groups) for (const rel of rels) manifest[rel] = hash;
     const withManifest = { ...inputs, manifest };
     // Each content's date as its entry declared it before (made only for a folder that declares one).
-    let oldDates: Map<string, unknown> | undefined;
+    let oldDates: Map<string, FolderEntry<unknown>> | undefined;
     const dateAsBefore = (hash: string, date: unknown): boolean => {
       if (date === undefined || date === null || !isPlainObject(olds?.manifest)) return false;
-      oldDates ??= new Map(this.entriesOf(olds).map((e) => [e.hash, ownValue(e.values as Record<string, unknown>, "retainUntil")]));
-      return jsonEqual(oldDates.get(hash), date);
+      oldDates ??= this.entriesByHash(olds);
+      return jsonEqual(declaredValue(oldDates.get(hash), "retainUntil"), date);
     };
     for (const entry of this.entriesOf(withManifest)) {
       for (const { path: rel, fields } of entry.notApplied) {
@@ -172,10 +176,10 @@ export class StoredFolderCore {
     let entriesChange = false;
     // The entries as declared before (made only if an entry is to be patched).
     let declaredEntries: Map<string, FolderEntry<unknown>> | undefined;
-    const declaredBefore = (hash: string, field: string, values: Readonly<Record<string, unknown>>): boolean => {
-      declaredEntries ??= new Map(this.entriesOf({ ...state, manifest: oldManifest }).map((e) => [e.hash, e]));
-      const old = declaredEntries.get(hash);
-      return old !== undefined && jsonEqual(ownValue(old.values as Record<string, unknown>, field), ownValue(values as Record<string, unknown>, field));
+    const declaredAsBefore = (entry: FolderEntry<unknown>, field: string): boolean => {
+      declaredEntries ??= this.entriesByHash({ ...state, manifest: oldManifest });
+      const old = declaredEntries.get(entry.hash);
+      return old !== undefined && jsonEqual(declaredValue(old, field), declaredValue(entry, field));
     };
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
     const notices: string[] = [];
@@ -196,7 +200,7 @@ export class StoredFolderCore {
           if (field === "keepAliveEpochs") detailedDiff[at("blobIds", entry.paths[0])] = { kind: "update", inputDiff: false };
           // A value changed outside the stack, which a refresh handed back under files[path] (see
           // `drifted`): the entry's declared value is as before, and yet it is to be set.
-          else if ((PATCH_FIELDS as readonly string[]).includes(field) && declaredBefore(entry.hash, field, entry.values))
+          else if ((PATCH_FIELDS as readonly string[]).includes(field) && declaredAsBefore(entry, field))
             detailedDiff[`${at("files", entry.paths[0])}.${field}`] = {
               kind: ownDeclared(news, entry.paths[0], field) === undefined ? "delete" : "update",
               inputDiff: true,
@@ -287,7 +291,7 @@ export class StoredFolderCore {
       const now = fresh.get(entry.hash);
       if (!now) continue;
       for (const field of PATCH_FIELDS) {
-        const value = ownValue(entry.values as Record<string, unknown>, field);
+        const value = declaredValue(entry, field);
         if (secret.has(field) || value === undefined || value === null || jsonEqual(value, now[field])) continue;
         out[entry.paths[0]] = { ...out[entry.paths[0]], [field]: now[field] ?? null };
         any = true;
@@ -370,6 +374,11 @@ export class StoredFolderCore {
   }
 
   /** The folder's entries, from the manifest `check` computed and the declared values. */
+  /** The entries `inputs` declare, by their content's hash. */
+  private entriesByHash(inputs: Props): Map<string, FolderEntry<unknown>> {
+    return new Map(this.entriesOf(inputs).map((e) => [e.hash, e]));
+  }
+
   private entriesOf(inputs: Props): Array<FolderEntry<unknown>> {
     const groups = new Map<string, string[]>();
     for (const [rel, hash] of Object.entries((inputs.manifest ?? {}) as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {

@@ -2,7 +2,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "./folder-entries";
 import { byContent, folderEntries, folderFiles, noFileWarning } from "./folder-walk";
-import { STORED_FOLDER_TYPES } from "./resource-types";
+import { STORED_FOLDER_TYPES, contentResourceName } from "./resource-types";
 import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
 import { validateInputs, withProtoKeysNamed } from "./stored-file-schema";
 import storedFolderProviderStub from "./stored-folder-stub";
@@ -78,10 +78,11 @@ export class StoredFolder extends pulumi.ComponentResource {
 
   constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("tuskr:index:StoredFolder", name, {}, opts);
-    const { path: dir, include, exclude, files: overrides = {}, oneResource, ...shared } = withProtoKeysNamed(args);
+    const named = withProtoKeysNamed(args);
+    const { path: dir, include, exclude, files: overrides = {}, oneResource, ...shared } = named;
     if (oneResource) {
       refusePlaintextApiKey();
-      const declared = { path: dir, include, exclude, ...shared, files: withProtoKeysNamed(args.files) };
+      const declared = { path: dir, include, exclude, ...shared, files: named.files };
       // The folder is walked and hashed by the provider's check (bad input reported there, with the file it is about).
       const folder = new StoredFolderResource(
         storedFolderProviderStub,
@@ -130,7 +131,7 @@ export class StoredFolder extends pulumi.ComponentResource {
       }
       for (const reason of entryProblems(entry.values as Record<string, unknown>)) problems.set(reason, [...(problems.get(reason) ?? []), ...entry.paths]);
       const file = new StoredFile(
-        `${name}/sha256:${entry.hash.slice(0, 32)}`,
+        contentResourceName(name, entry.hash),
         { ...(entry.values as FileValues), source: new pulumi.asset.FileAsset(path.join(dir, first)) },
         // Stacks of earlier releases named each file's resource by its path: taken over in place.
         { parent: this, aliases: entry.paths.map((rel) => ({ name: `${name}/${rel}` })) },

@@ -1,10 +1,5 @@
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
-import * as pulumi from "@pulumi/pulumi";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PROTO_KEY_STANDIN, validateInputs, withProtoKeysNamed } from "../../provider/stored-file-schema";
-import { StoredFolder } from "../../provider/stored-folder";
 
 /**
  * A metadata key named `__proto__` (JSON.parse makes one an own key) is refused, never dropped:
@@ -24,41 +19,5 @@ describe("a key named __proto__", () => {
     expect(failures).toEqual([
       { property: "metadata", reason: expect.stringMatching(/^metadata\.nested\[0\]\.__proto__: a key named __proto__ cannot be stored safely/) },
     ]);
-  });
-});
-
-describe("a key named __proto__ in a StoredFolder's values", () => {
-  let root: string;
-  const registered: Array<{ type: string; inputs: Record<string, unknown> }> = [];
-  beforeAll(() => {
-    pulumi.runtime.setMocks(
-      {
-        newResource: (args) => {
-          registered.push({ type: args.type, inputs: args.inputs });
-          return { id: `${args.name}-id`, state: args.inputs };
-        },
-        call: (args) => args.inputs,
-      },
-      "proj",
-      "stack",
-      true,
-    );
-    root = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-proto-"));
-  });
-  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-
-  it("reaches the StoredFile's check under the standin (refused there), and the folder names the file", async () => {
-    fs.writeFileSync(path.join(root, "a.txt"), "a");
-    const errors: string[] = [];
-    const spy = vi.spyOn(pulumi.log, "error").mockImplementation(async (message: string) => void errors.push(message));
-    try {
-      new StoredFolder("site", { path: root, metadata: JSON.parse('{"__proto__":1,"team":"web"}') });
-      await new Promise((r) => setTimeout(r, 50));
-    } finally {
-      spy.mockRestore();
-    }
-    const file = registered.find((r) => r.type !== "tuskr:index:StoredFolder");
-    expect(file?.inputs.metadata).toEqual({ [PROTO_KEY_STANDIN]: 1, team: "web" });
-    expect(errors).toEqual([expect.stringMatching(/^StoredFolder site: "a\.txt": metadata\.__proto__: a key named __proto__/)]);
   });
 });

@@ -3,6 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { PROTO_KEY_STANDIN } from "../../provider/stored-file-schema";
 import { StoredFolder } from "../../provider/stored-folder";
 
 /**
@@ -157,5 +158,20 @@ describe("StoredFolder: one entry per content", () => {
       expect.stringMatching(/^StoredFolder many: "1\.txt", "2\.txt", "3\.txt" and 2 more file\(s\): tag must be at most 256 characters/),
     ]);
     expect(storedFiles()).toHaveLength(10);
+  });
+
+  it("a key named __proto__ reaches the StoredFile's check under the standin (refused there), and the folder names the file", async () => {
+    registered = [];
+    const dir = tree("proto", { "a.txt": "a" });
+    const errors: string[] = [];
+    const spy = vi.spyOn(pulumi.log, "error").mockImplementation(async (message: string) => void errors.push(message));
+    try {
+      new StoredFolder("site", { path: dir, metadata: JSON.parse('{"__proto__":1,"team":"web"}') });
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(storedFiles()[0]?.inputs.metadata).toEqual({ [PROTO_KEY_STANDIN]: 1, team: "web" });
+    expect(errors).toEqual([expect.stringMatching(/^StoredFolder site: "a\.txt": metadata\.__proto__: a key named __proto__/)]);
   });
 });
