@@ -3,6 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
 import { PROTO_KEY_STANDIN } from "../../provider/stored-file-schema";
 import { StoredFolder } from "../../provider/stored-folder";
 
@@ -172,6 +173,18 @@ describe("StoredFolder: one entry per content", () => {
       spy.mockRestore();
     }
     expect(storedFiles()[0]?.inputs.metadata).toEqual({ [PROTO_KEY_STANDIN]: 1, team: "web" });
+    // Kept as one resource (no StoredFile of its own to rename it): shared and per-file values alike.
+    registered = [];
+    new StoredFolder("one", {
+      path: dir,
+      oneResource: true,
+      metadata: JSON.parse('{"__proto__":1}'),
+      files: { "a.txt": { metadata: JSON.parse('{"__proto__":{"owner":"me"}}') } },
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const folder = registered.find((r) => r.type === STORED_FOLDER_TYPES.dynamic);
+    expect(folder?.inputs.metadata).toEqual({ [PROTO_KEY_STANDIN]: 1 });
+    expect(folder?.inputs.files).toEqual({ "a.txt": { metadata: { [PROTO_KEY_STANDIN]: { owner: "me" } } } });
     expect(errors).toEqual([expect.stringMatching(/^StoredFolder site: "a\.txt": metadata\.__proto__: a key named __proto__/)]);
   });
 });
