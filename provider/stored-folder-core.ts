@@ -47,6 +47,12 @@ const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
 const declaredValue = (entry: FolderEntry<unknown> | undefined, field: string): unknown =>
   entry ? ownValue(entry.values as Record<string, unknown>, field) : undefined;
 
+/** Whether a refresh handed back `recorded`'s value of `field` (changed outside the stack) as files[rel]'s own value. */
+const handedBack = (inputs: Props, rel: string, field: string, recorded: StoredFileState): boolean => {
+  const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Record<string, unknown>, rel) : undefined;
+  return isPlainObject(own) && Object.hasOwn(own, field) && jsonEqual(own[field] ?? null, (recorded as Props)[field] ?? null);
+};
+
 /** A file's own declared value of `field` (files[rel][field]), if the inputs have one. */
 const ownDeclared = (inputs: Props, rel: string, field: string): unknown => {
   const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Record<string, unknown>, rel) : undefined;
@@ -164,7 +170,7 @@ export class StoredFolderCore {
    * entry keeps its period) or removed (no longer managed, no request), and each entry's own
    * changes as a StoredFile's diff finds them (refusals included: the preview fails with them).
    */
-  diff(_id: string, state: StoredFolderState, req: StoredFolderRequest): StoredFileDiff {
+  diff(_id: string, state: StoredFolderState, req: StoredFolderRequest, oldInputs: Props = {}): StoredFileDiff {
     const news = req.inputs;
     if (!isPlainObject(news.manifest)) return { changes: true, replaces: [], deleteBeforeReplace: false, detailedDiff: {} };
     const oldManifest = recordedManifest(state);
@@ -197,14 +203,17 @@ export class StoredFolderCore {
         entriesChange = true;
         for (const key of Object.keys(d.detailedDiff)) {
           const field = key.split(/[.[]/)[0];
-          if (field === "keepAliveEpochs") detailedDiff[at("blobIds", entry.paths[0])] = { kind: "update", inputDiff: false };
-          // A value changed outside the stack, which a refresh handed back under files[path] (see
-          // `drifted`): the entry's declared value is as before, and yet it is to be set.
-          else if ((PATCH_FIELDS as readonly string[]).includes(field) && declaredAsBefore(entry, field))
-            detailedDiff[`${at("files", entry.paths[0])}.${field}`] = {
-              kind: ownDeclared(news, entry.paths[0], field) === undefined ? "delete" : "update",
-              inputDiff: true,
-            };
+          const rel = entry.paths[0];
+          if (field === "keepAliveEpochs") detailedDiff[at("blobIds", rel)] = { kind: "update", inputDiff: false };
+          else if ((PATCH_FIELDS as readonly string[]).includes(field) && declaredAsBefore(entry, field)) {
+            // The entry's declared value is as before, and yet it is to be set: a value changed
+            // outside the stack, which a refresh handed back under files[path] (see `drifted`), or
+            // what an earlier `up` failed to set (its partial failure recorded the new inputs), or
+            // a secret value that moved (not handed back): the entry changes.
+            if (handedBack(oldInputs, rel, field, before))
+              detailedDiff[`${at("files", rel)}.${field}`] = { kind: ownDeclared(news, rel, field) === undefined ? "delete" : "update", inputDiff: true };
+            else detailedDiff[at("blobIds", rel)] = { kind: "update", inputDiff: false };
+          }
         }
       }
     }

@@ -205,8 +205,15 @@ export class StoredFolderPlugin {
     return { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
   }
 
-  async diff(id: string, urn: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
-    const { changes, replaces, detailedDiff } = this.core.diff(id, folderStateOf(olds), requestOf(urn, news));
+  /** `oldInputs`: the inputs the engine recorded (after a refresh, those it handed back), where it sends them. */
+  async diff(
+    id: string,
+    urn: string,
+    olds: Props,
+    news: Props,
+    oldInputs: Props = {},
+  ): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
+    const { changes, replaces, detailedDiff } = this.core.diff(id, folderStateOf(olds), requestOf(urn, news), revealAll(oldInputs).plain);
     return { changes, replaces, detailedDiff };
   }
 

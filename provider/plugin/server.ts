@@ -157,7 +157,7 @@ function service(plugin: StoredFilePlugin, schema: string) {
       return checkResponse(await resourceOf(req.getUrn()).check(req.getUrn(), toJs(req.getOlds()), toJs(req.getNews())));
     }),
     diff: unary(async (req) => {
-      const result = await resourceOf(req.getUrn()).diff(req.getId(), req.getUrn(), toJs(req.getOlds()), toJs(req.getNews()));
+      const result = await resourceOf(req.getUrn()).diff(req.getId(), req.getUrn(), toJs(req.getOlds()), toJs(req.getNews()), toJs(req.getOldInputs()));
       const resp = new provproto.DiffResponse();
       resp.setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE);
       resp.setReplacesList(result.replaces);

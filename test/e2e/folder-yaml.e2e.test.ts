@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
 import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
 import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
 
@@ -101,6 +102,40 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
         expect(new Set(ends)).toEqual(new Set([emu.currentEpoch() + 8]));
         // One read and one renew per entry (4 contents), nothing else.
         expect(writes(routes())).toEqual(["renew", "renew", "renew", "renew"]);
+
+        // A name changed outside the stack: after a refresh, the preview names it under the file's path.
+        const siteDiff = async () => {
+          const out = await cli(["preview", "--json"]);
+          expect(out.code, out.stderr).toBe(0);
+          const steps = (JSON.parse(out.stdout) as { steps: Array<{ urn: string; detailedDiff?: Record<string, unknown> }> }).steps;
+          return steps.find((st) => st.urn.endsWith("::site"))?.detailedDiff;
+        };
+        await fetch(`${emu.url}/v1/files/${blobIds["home/index.html"]}`, {
+          method: "PATCH",
+          headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ name: "hacked" }),
+        });
+        expect((await cli(["refresh", "--yes"])).code).toBe(0);
+        expect(await siteDiff()).toEqual({ 'files["home/index.html"].name': { kind: "delete", inputDiff: true } });
+        emu.clearRequests();
+        await stack.up();
+        expect(
+          fileRequests()
+            .filter((r) => r.route === "patch")
+            .map((r) => r.requestBody),
+        ).toEqual([{ name: "home/index.html" }]);
+
+        // A declared change that failed for one file: its retry is the entry's change, not a change made outside the stack.
+        const program = path.join(workDir, "Pulumi.yaml");
+        fs.writeFileSync(program, fs.readFileSync(program, "utf8").replace("      tag: site\n", "      tag: site-v2\n"));
+        emu.setFaults({ script: [{ route: "patch", blobId: blobIds["style.css"], fault: "5xx", times: 100 }] });
+        await expect(stack.up()).rejects.toThrow(/style\.css: StoredFile .*503 SERVICE_UNAVAILABLE/);
+        emu.setFaults({});
+        expect(await siteDiff()).toEqual({ 'blobIds["style.css"]': { kind: "update", inputDiff: false } });
+        emu.clearRequests();
+        await stack.up();
+        expect(writes(routes())).toEqual(["patch"]);
+        expect(await storedOnEmulator(blobIds["style.css"])).toMatchObject({ tag: "site-v2" });
 
         emu.clearRequests();
         await stack.destroy();

@@ -60,12 +60,12 @@ function withManifestMap(outs: Record<string, unknown>): Record<string, unknown>
 }
 
 /** check → diff → update (or create), as the engine calls them; what the diff said, and the new outputs. */
-async function up(olds: Record<string, unknown> | undefined, program: Record<string, unknown>) {
+async function up(olds: Record<string, unknown> | undefined, program: Record<string, unknown>, oldInputs?: Record<string, unknown>) {
   const plugin = await newPlugin();
   const checked = await plugin.folder.check(URN, olds ?? {}, program);
   expect(checked.failures).toEqual([]);
   if (!olds) return { diff: undefined, ...(await plugin.folder.create(URN, checked.inputs)) };
-  const diff = await plugin.folder.diff(String(olds.path), URN, olds, checked.inputs);
+  const diff = await plugin.folder.diff(String(olds.path), URN, olds, checked.inputs, oldInputs);
   if (!diff.changes) return { diff, outs: olds };
   return { diff, ...(await plugin.folder.update(String(olds.path), URN, olds, checked.inputs)) };
 }
@@ -93,7 +93,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect((await plugin.folder.read(String(outs.path), URN, read.props!)).inputs?.files).toEqual(read.inputs?.files);
     expect(logged.filter((l) => /changed outside this stack/.test(l))).toHaveLength(3);
     // The next up sets them back (what the preview shows as the difference of the inputs).
-    const again = await up(read.props!, program);
+    const again = await up(read.props!, program, read.inputs);
     expect(again.diff?.changes).toBe(true);
     // The plugin's preview names each of them (the engine shows a provider plugin's detailed diff).
     expect(again.diff?.detailedDiff).toEqual({
@@ -112,6 +112,31 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(JSON.stringify(secretRead.inputs)).not.toContain("moved-by-someone");
     expect(JSON.stringify(logged)).not.toContain("moved-by-someone");
     expect(logged.filter((l) => /tag was changed outside this stack: \(a secret input/.test(l))).toHaveLength(1);
+  });
+
+  it("the retry of a declared change that failed for one file is not shown as a change made outside the stack", async () => {
+    write({ "w1.html": "<p>1</p>", "w2.html": "<p>2</p>" });
+    const { outs } = (await up(undefined, { path: dir, tag: "a" })) as { outs: Record<string, unknown> };
+    const w2 = (outs.blobIds as Record<string, string>)["w2.html"];
+    // The shared tag changes; w2's PATCH fails every time (the retries included).
+    emu.setFaults({ script: [{ route: "patch", blobId: w2, fault: "5xx", times: 100 }] });
+    const plugin = await newPlugin();
+    const program = { path: dir, tag: "b" };
+    const checked = await plugin.folder.check(URN, outs, program);
+    const failed = (await plugin.folder.update(String(outs.path), URN, outs, checked.inputs).then(
+      () => undefined,
+      (e) => e,
+    )) as Error & { properties?: Record<string, unknown> };
+    expect(failed?.message).toMatch(/1 of 2 file\(s\) failed: w2\.html/);
+    emu.setFaults({});
+    // The engine records the new inputs with the partial state: the tag is declared as before, and w2's entry still lacks it.
+    const news = (await plugin.folder.check(URN, failed.properties!, program)).inputs;
+    const diff = await plugin.folder.diff(String(outs.path), URN, failed.properties!, news, checked.inputs);
+    expect(diff.changes).toBe(true);
+    expect(diff.detailedDiff).toEqual({ 'blobIds["w2.html"]': { kind: "update", inputDiff: false } });
+    emu.clearRequests();
+    await up(failed.properties, program);
+    expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([["patch", { tag: "b" }]]);
   });
 
   it("a folder that keeps no file (empty, or globs that match nothing) is said at check, with its globs", async () => {
