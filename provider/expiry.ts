@@ -39,7 +39,7 @@ export interface ExpiryReport {
   alarm: boolean;
 }
 
-type Resource = { urn?: unknown; type?: unknown; custom?: unknown; outputs?: unknown; inputs?: unknown };
+type Resource = { urn?: unknown; type?: unknown; custom?: unknown; parent?: unknown; outputs?: unknown; inputs?: unknown };
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
@@ -98,13 +98,12 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
         : undefined;
     return { resource, blobId: str(values.blobId), expiresAt, epochsLeft: left, keepAlive, alarm: left === undefined || left <= withinEpochs };
   };
+  const byUrn = new Map(resources.map((r) => [r.urn, r]));
   for (const r of resources) {
     const name = str(r.urn)?.split("::").pop() ?? "?";
     // Read field by field: a secret output is an encrypted object, and must not hide the rest.
     const outputs = revealed(isPlainObject(r.outputs) ? r.outputs : {});
-    // A folder's file kept as a StoredFile of its own is named after its content: shown by its name (a path unless declared otherwise).
-    const folder = folderOfContentResource(name);
-    if (isStoredFileType(r.type)) rows.push(row(folder !== undefined && typeof outputs.name === "string" ? `${folder}/${outputs.name}` : name, outputs));
+    if (isStoredFileType(r.type)) rows.push(row(contentFileName(name, outputs, byUrn.get(r.parent)) ?? name, outputs));
     // The TypeScript StoredFolder's component has the plugin resource's type token; it keeps
     // nothing itself (its files, or its one resource, are rows of their own); an export marks it
     // `custom: false` (a resource without the field is read, so a trimmed export loses nothing).
@@ -112,6 +111,25 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
   }
   rows.sort((a, b) => (a.epochsLeft ?? -1) - (b.epochsLeft ?? -1) || a.resource.localeCompare(b.resource));
   return { withinEpochs, settingsFrom: from, epochSeconds: settings.epochSeconds, unreadSettings: unread, rows, alarm: rows.some((r) => r.alarm) };
+}
+
+/**
+ * A folder's file kept as a StoredFile of its own is named after its content (`folder/sha256:…`):
+ * shown as `folder/path` by the paths its folder's `blobIds` output gives that blobId, else by the
+ * file's name (its first path, unless an override or a change outside the stack moved it).
+ */
+function contentFileName(name: string, outputs: Record<string, unknown>, parent: Resource | undefined): string | undefined {
+  const folder = folderOfContentResource(name);
+  if (folder === undefined) return undefined;
+  const byPath = isStoredFolderType(parent?.type) && isPlainObject(parent?.outputs) ? revealed(parent.outputs).blobIds : undefined;
+  const paths =
+    isPlainObject(byPath) && typeof outputs.blobId === "string"
+      ? Object.keys(byPath)
+          .filter((rel) => byPath[rel] === outputs.blobId)
+          .sort()
+      : [];
+  if (paths.length > 0) return `${folder}/${paths[0]}${paths.length > 1 ? ` (and ${paths.length - 1} more path(s))` : ""}`;
+  return typeof outputs.name === "string" ? `${folder}/${outputs.name}` : undefined;
 }
 
 /**

@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
 import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
 
 afterAll(stopEmulator);
@@ -129,13 +130,27 @@ describe("examples/gitops, one stack per environment", () => {
           const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gitops-alarm-"));
           const configFile = path.join(dir, "config.json");
           fs.writeFileSync(configFile, JSON.stringify(await stack.getAllConfig()));
-          const alarm = spawnSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "expiry", "--config", configFile], {
-            input: JSON.stringify(await stack.exportStack()),
-            encoding: "utf8",
-          });
-          fs.rmSync(dir, { recursive: true, force: true });
+          const expiry = async (...args: string[]) =>
+            spawnSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "expiry", "--config", configFile, ...args], {
+              input: JSON.stringify(await stack.exportStack()),
+              encoding: "utf8",
+            });
+          const alarm = await expiry();
           expect(alarm.stdout).toMatch(new RegExp(`No file ends within ${env === "staging" ? 1 : 3} epoch\\(s\\)`));
           expect(alarm.status).toBe(0);
+          // Each file is named by its path in the folder, even after its name was changed outside the stack.
+          await fetch(`${emu.url}/v1/files/${blobIds["app.js"]}`, {
+            method: "PATCH",
+            headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "Content-Type": "application/json" },
+            body: JSON.stringify({ name: "renamed-by-hand.js" }),
+          });
+          await stack.refresh();
+          const rows = JSON.parse((await expiry("--json")).stdout).rows as Array<{ resource: string; blobId: string }>;
+          expect(rows.map((r) => [r.resource, r.blobId]).sort()).toEqual([
+            ["release/app.js", blobIds["app.js"]],
+            ["release/release-notes.md", blobIds["release-notes.md"]],
+          ]);
+          fs.rmSync(dir, { recursive: true, force: true });
         },
         { stackName: env },
       );

@@ -69,6 +69,42 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
     expect(out.stdout).toMatch(/\*\*2 file\(s\) end within 3 epoch\(s\) or have ended\*\*/);
   });
 
+  it("a folder's file kept as a StoredFile of its own is named by its paths from the folder's outputs, not by a name that an override or a drift changes", () => {
+    const folderUrn = "urn:pulumi:dev::p::tuskr:index:StoredFolder::docs";
+    const stack = {
+      version: 3,
+      deployment: {
+        resources: [
+          {
+            urn: folderUrn,
+            type: "tuskr:index:StoredFolder",
+            custom: false,
+            outputs: { blobIds: { "b/copy.md": "b-guide", "a/intro.md": "b-guide", "c.md": "b-c" } },
+          },
+          {
+            urn: `${folderUrn}$pulumi-nodejs:dynamic/tuskr:StoredFile::docs/sha256:0123456789abcdef0123456789abcdef`,
+            type: "pulumi-nodejs:dynamic/tuskr:StoredFile",
+            parent: folderUrn,
+            outputs: { blobId: "b-guide", name: "Guide (renamed)", expiresAt: at(30) },
+          },
+          {
+            urn: `${folderUrn}$pulumi-nodejs:dynamic/tuskr:StoredFile::docs/sha256:fedcba9876543210fedcba9876543210`,
+            type: "pulumi-nodejs:dynamic/tuskr:StoredFile",
+            parent: folderUrn,
+            outputs: { blobId: "b-c", name: "hacked", expiresAt: at(40) },
+          },
+        ],
+      },
+    };
+    const rows = run([], stack)
+      .stdout.split("\n")
+      .filter((l) => l.startsWith("| `"));
+    expect(rows).toEqual([
+      `| \`docs/a/intro.md (and 1 more path(s))\` | \`b-guide\` | \`${at(30)}\` | 30 | — |`,
+      `| \`docs/c.md\` | \`b-c\` | \`${at(40)}\` | 40 | — |`,
+    ]);
+  });
+
   it("--within sets the window; nothing within it exits 0; --json gives the same rows", () => {
     const fine = { version: 3, deployment: { resources: exported.deployment.resources.slice(0, 2) } };
     const out = run(["--within", "19"], fine);
