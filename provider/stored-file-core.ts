@@ -194,7 +194,7 @@ export class StoredFileCore {
    * an expired file) fails the preview, before any request.
    */
   diff(id: string, state: StoredFileState, req: StoredFileRequest, log: ProviderLog = this.log): StoredFileDiff {
-    const redact = redactor(req.inputs, req.secretInputs);
+    const redact = redactor(req.inputs, req.secretInputs, state);
     const plan = planChange(state, req.inputs, this.clock());
     const who = label(state, state.blobId ?? id);
     for (const notice of plan.notices) log(redact(`warning: StoredFile ${who}: ${notice}`), req.urn);
@@ -398,7 +398,7 @@ export class StoredFileCore {
   /** One PATCH with only the changed fields, then one renew for the increase; nothing if unchanged. */
   async update(id: string, before: StoredFileState, req: StoredFileRequest): Promise<StoredFileState> {
     const news = req.inputs;
-    const redact = redactor(news, req.secretInputs);
+    const redact = redactor(news, req.secretInputs, before);
     const blobId = String(news.blobId ?? before.blobId ?? id);
     const state: StoredFileState = {
       ...before,

@@ -17,9 +17,14 @@ export function shown(value: unknown): string {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
-/** Masks every value of the named secret inputs in a message. */
-export function redactor(values: Record<string, unknown>, secretNames: Iterable<string>): (text: string) => string {
-  const texts = secretTexts(values, secretNames);
+/**
+ * Masks every value of the named secret inputs in a message. `recorded`: the state a change
+ * starts from, whose values (a secret's old value among them) a message may show too, masked
+ * for the inputs secret then or now.
+ */
+export function redactor(values: Record<string, unknown>, secretNames: Iterable<string>, recorded?: StoredFileState): (text: string) => string {
+  const names = new Set([...secretNames, ...(recorded?.secretInputs ?? [])]);
+  const texts = [...secretTexts(values, names), ...secretTexts(recorded as Record<string, unknown> | undefined, names)];
   return (text) => (texts.length ? redactString(text, texts) : text);
 }
 

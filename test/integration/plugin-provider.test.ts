@@ -106,6 +106,27 @@ describe("resources", () => {
     expect(logged.join("\n")).not.toContain("changed-outside");
   });
 
+  it("a secret value that changes: neither the recorded value nor the new one is in a message (diff, update, a refusal)", async () => {
+    // One epoch left: every diff and update warns that it expires soon, naming the file.
+    const blobId = await upload();
+    const first = await plugin.check(URN, {}, { blobId, name: secret("OLD-SECRET-NAME") });
+    const { outs } = await plugin.create(URN, first.inputs);
+    logged = [];
+    const news = (await plugin.check(URN, outs, { blobId, name: secret("NEW-SECRET-NAME") })).inputs;
+    const diff = await plugin.diff(blobId, URN, outs, news);
+    expect(diff.changes).toBe(true);
+    await plugin.update(blobId, URN, outs, news);
+    const refused = await plugin
+      .diff(blobId, URN, outs, (await plugin.check(URN, outs, { blobId, name: secret("NEW-SECRET-NAME"), retentionEpochs: 60 })).inputs)
+      .catch((e: Error) => e.message);
+    expect(emu.files().find((f) => f.blobId === blobId)?.name).toBe("NEW-SECRET-NAME");
+    expect(logged.join("\n")).toMatch(/warning: StoredFile "\[REDACTED\]" .*expiring soon/);
+    for (const text of [logged.join("\n"), String(refused)]) {
+      expect(text).not.toContain("OLD-SECRET-NAME");
+      expect(text).not.toContain("NEW-SECRET-NAME");
+    }
+  });
+
   it("import: one GET and no write; the inputs are the file's own name, tag and metadata, so the declared program changes nothing", async () => {
     const blobId = await upload("imported-tag");
     const { patchFile } = await import("../helpers/emulator");
