@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { LIMITS, type PatchField } from "../api";
 import { filePath, type ReceivedFile, type TuskrClient, type UploadResult } from "./client/client";
 import { isTuskrApiError, TuskrApiError } from "./client/errors";
+import { carriedAsIs } from "./client/multipart";
 import { label } from "./stored-file-messages";
 import { sameMediaType } from "./stored-file-source";
 import { epochStartOnGrid, type PlanClock, planChange, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
@@ -175,7 +176,18 @@ export async function upload(
       );
     }
   }
-  const fresh = isNew(result) ? { ...file, name: filename, tag: tag ?? null, metadata: {}, mimeType: file.mimeType ?? contentType } : file;
+  // A new entry holds what the form carried: the filename as its name, unless escaping changed
+  // it, and the tag its answer gives. One that differs from what is declared is PATCHed next.
+  const carriedTag = tag !== undefined && carriedAsIs(tag, "field") ? tag : null;
+  const fresh = isNew(result)
+    ? {
+        ...file,
+        name: carriedAsIs(filename, "filename") ? filename : null,
+        tag: file.tag !== undefined ? file.tag : carriedTag,
+        metadata: {},
+        mimeType: file.mimeType ?? contentType,
+      }
+    : file;
   return { blobId: result.file.blobId, file: fresh, state: { ...common, ...retentionStartOf(file, clock) } };
 }
 

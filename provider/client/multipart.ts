@@ -34,6 +34,14 @@ export interface MultipartBody {
 const CRLF = "\r\n";
 /** A name or filename inside a quoted header parameter. */
 const escapeName = (name: string) => name.replace(/[\r\n"]/g, (c) => (c === "\r" ? "%0D" : c === "\n" ? "%0A" : "%22"));
+/** A text field's value, its line breaks written as CRLF. */
+const fieldValue = (value: string) => value.replace(/\r?\n|\r/g, CRLF);
+
+/**
+ * Whether the service reads a text as it was given: a filename's quote or line break is escaped
+ * (as a browser does), a field's line breaks arrive as CRLF.
+ */
+export const carriedAsIs = (text: string, as: "filename" | "field"): boolean => (as === "filename" ? escapeName(text) : fieldValue(text)) === text;
 
 export function multipartBody(file: MultipartFile, fields: ReadonlyArray<readonly [string, string]>): MultipartBody {
   // A header value is one line of visible ASCII: anything else would end the part's header early.
@@ -45,7 +53,7 @@ export function multipartBody(file: MultipartFile, fields: ReadonlyArray<readonl
   );
   let rest = CRLF;
   for (const [name, value] of fields) {
-    rest += `--${boundary}${CRLF}Content-Disposition: form-data; name="${escapeName(name)}"${CRLF}${CRLF}${value.replace(/\r?\n|\r/g, CRLF)}${CRLF}`;
+    rest += `--${boundary}${CRLF}Content-Disposition: form-data; name="${escapeName(name)}"${CRLF}${CRLF}${fieldValue(value)}${CRLF}`;
   }
   const tail = Buffer.from(`${rest}--${boundary}--${CRLF}`);
   const contentType = `multipart/form-data; boundary=${boundary}`;

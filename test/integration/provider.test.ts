@@ -1,4 +1,6 @@
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ASSET_SIG, SIG_KEY } from "../../provider/pulumi-markers";
 import { storedFileProvider as provider } from "../../provider/stored-file-provider";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
 import { configureProvider } from "../helpers/provider-fixture";
@@ -44,6 +46,36 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(emu.requests()[1].requestBody).toEqual({ tag: "docs", metadata: { team: "web" } });
     // Uploaded for the default single epoch: 5 epochs from this epoch's start lack 4.
     expect(stored().epochsBought).toBe(4);
+  });
+
+  it("create uploads a name and tag the upload's form cannot carry as declared (a quote, line breaks), then PATCHes them to what is declared", async () => {
+    const text = `quoted ${Math.random()}`;
+    const hash = createHash("sha256").update(text).digest("hex");
+    const source = { [SIG_KEY]: ASSET_SIG, text, hash };
+    const declared = { name: 'say "hi".txt', tag: "line1\nline2" };
+    const { id, outs } = await provider.create({
+      source,
+      ...declared,
+      __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::q",
+      __provider: STUB,
+    });
+    expect(emu.files().find((f) => f.blobId === id)).toMatchObject(declared);
+    expect(outs).toMatchObject(declared);
+    expect(emu.requests().map((r) => [r.route, r.route === "patch" ? r.requestBody : undefined])).toEqual([
+      ["upload", undefined],
+      ["patch", declared],
+    ]);
+    // A plain name and tag are carried by the upload as they are: no PATCH.
+    emu.clearRequests();
+    const plain = `plain ${Math.random()}`;
+    await provider.create({
+      source: { [SIG_KEY]: ASSET_SIG, text: plain, hash: createHash("sha256").update(plain).digest("hex") },
+      name: "plain.txt",
+      tag: "plain tag",
+      __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::p",
+      __provider: STUB,
+    });
+    expect(emu.requests().map((r) => r.route)).toEqual(["upload"]);
   });
 
   it("create with nothing to change sends only the GET", async () => {
