@@ -3,9 +3,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import picomatch from "picomatch";
 import { globSync } from "tinyglobby";
-import { ownValue } from "../api";
+import { isPlainObject, ownValue } from "../api";
 import { retainUntilMs } from "./stored-file-schema";
-import { FILE_FIELDS } from "./stored-folder-schema";
+import { FILE_FIELDS, SHARED_FIELDS } from "./stored-folder-schema";
 
 /**
  * A folder's files and the rule that makes them entries: one entry per content, named by its
@@ -61,6 +61,22 @@ export function folderEntries<V>(groups: Map<string, string[]>, shared: FileValu
     entries.push({ hash, paths, values, notApplied });
   }
   return entries;
+}
+
+/**
+ * The entries a folder's inputs declare: its `manifest` (path → SHA-256, as `check` computed it)
+ * grouped by content, with the shared values and `files`' own.
+ */
+export function manifestEntries(inputs: Record<string, unknown>): Array<FolderEntry<unknown>> {
+  const groups = new Map<string, string[]>();
+  for (const [rel, hash] of Object.entries((inputs.manifest ?? {}) as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const paths = groups.get(hash);
+    if (paths) paths.push(rel);
+    else groups.set(hash, [rel]);
+  }
+  const shared: FileValues = {};
+  for (const field of SHARED_FIELDS) if (inputs[field] !== undefined && inputs[field] !== null) shared[field] = inputs[field];
+  return folderEntries(groups, shared, (isPlainObject(inputs.files) ? inputs.files : {}) as Record<string, FileValues>);
 }
 
 /** Of the values the paths of one content declare, the one that ends latest (by `at`); undefined when none is declared or one is not known yet. */

@@ -1,14 +1,14 @@
 import * as path from "node:path";
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api";
 import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
-import { byContent, type FileValues, type FolderEntry, folderEntries, folderFiles, noFileWarning } from "./folder-walk";
+import { byContent, type FileValues, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
 import type { PropertyDiff } from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, isUnknown } from "./stored-file-schema";
 import { walkedSource } from "./stored-file-source";
 import { parseState } from "./stored-file-state";
-import { FILE_FIELDS, FOLDER_INPUT_FIELDS, SHARED_FIELDS, type StoredFolderState, StoredFolderInputsSchema } from "./stored-folder-schema";
+import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type StoredFolderState, StoredFolderInputsSchema } from "./stored-folder-schema";
 
 /**
  * StoredFolder as one resource: the folder's manifest (each kept path → its content's sha256)
@@ -138,7 +138,7 @@ export class StoredFolderCore {
       oldDates ??= this.entriesByHash(olds);
       return jsonEqual(declaredValue(oldDates.get(hash), "retainUntil"), date);
     };
-    for (const entry of this.entriesOf(withManifest)) {
+    for (const entry of manifestEntries(withManifest)) {
       for (const { path: rel, fields } of entry.notApplied) {
         this.log(
           `warning: StoredFolder ${label}: ${rel} has the same content as ${entry.paths[0]}: one entry, named and tagged as ${entry.paths[0]} declares; its files[${JSON.stringify(rel)}] values (${fields.join(", ")}) are not applied`,
@@ -190,7 +190,7 @@ export class StoredFolderCore {
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
     const notices: string[] = [];
     const gather: ProviderLog = (line) => void notices.push(line);
-    for (const entry of this.entriesOf(news)) {
+    for (const entry of manifestEntries(news)) {
       const before = recorded.get(entry.hash);
       if (!before) continue;
       const d = this.files.diff(
@@ -296,7 +296,7 @@ export class StoredFolderCore {
     const out: Record<string, Props> = { ...declared };
     let any = false;
     // Against what is declared (not what the last refresh recorded: a second refresh finds the same).
-    for (const entry of this.entriesOf({ ...before, manifest })) {
+    for (const entry of manifestEntries({ ...before, manifest })) {
       const now = fresh.get(entry.hash);
       if (!now) continue;
       for (const field of PATCH_FIELDS) {
@@ -315,7 +315,7 @@ export class StoredFolderCore {
     // Each entry kept, by the content `check` saw (an upload sends only that content: `onlyPreviewedContent`).
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
-    const entries = this.entriesOf(news);
+    const entries = manifestEntries(news);
     const failed = await eachLimited(entries, async (entry) => {
       const entryReq = {
         inputs: this.entryInputs(news, entry),
@@ -382,22 +382,9 @@ export class StoredFolderCore {
     return unpackEntries(state.entries, { manifest, blobIds: state.blobIds ?? {}, urls: state.urls ?? {} });
   }
 
-  /** The folder's entries, from the manifest `check` computed and the declared values. */
   /** The entries `inputs` declare, by their content's hash. */
   private entriesByHash(inputs: Props): Map<string, FolderEntry<unknown>> {
-    return new Map(this.entriesOf(inputs).map((e) => [e.hash, e]));
-  }
-
-  private entriesOf(inputs: Props): Array<FolderEntry<unknown>> {
-    const groups = new Map<string, string[]>();
-    for (const [rel, hash] of Object.entries((inputs.manifest ?? {}) as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const paths = groups.get(hash);
-      if (paths) paths.push(rel);
-      else groups.set(hash, [rel]);
-    }
-    const shared: FileValues = {};
-    for (const field of SHARED_FIELDS) if (inputs[field] !== undefined && inputs[field] !== null) shared[field] = inputs[field];
-    return folderEntries(groups, shared, (isPlainObject(inputs.files) ? inputs.files : {}) as Record<string, FileValues>);
+    return new Map(manifestEntries(inputs).map((e) => [e.hash, e]));
   }
 
   /** An entry's inputs, as a StoredFile declares them: its values, and its first path's content as the source (`walked`: as the walk just found it). */
