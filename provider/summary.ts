@@ -1,12 +1,15 @@
 import { z } from "zod";
 import { settingsFrom } from "./settings";
 import { PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api";
-import { planChange, uploadEpochs } from "./stored-file-plan";
+import { type PlanClock, planChange, uploadEpochs } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
-import { recordedManifest } from "./folder-entries";
+import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
+import { manifestEntries } from "./folder-walk";
+import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import { isStoredFileType, isStoredFolderType } from "./resource-types";
-import type { StoredFileState } from "./stored-file-schema";
+import type { DeclaredInputs, StoredFileState } from "./stored-file-schema";
+import { FOLDER_INPUT_FIELDS } from "./stored-folder-schema";
 import { parseState } from "./stored-file-state";
 
 /**
@@ -54,6 +57,11 @@ interface FileLine {
   patch: boolean;
   /** The step uploads content (a create or replace with `source`). */
   upload?: boolean;
+  /** A folder's: its PATCHes and renews (a file's are one at most, said by `patch` and its epochs). */
+  patches?: number;
+  renews?: number;
+  /** What it buys cannot be counted from the preview (a folder's, say why). */
+  notCounted?: boolean;
 }
 
 function metadataChanges(before: unknown, after: Record<string, unknown>): string[] {
@@ -80,20 +88,84 @@ function settingsOf(config: Record<string, unknown> | undefined) {
   );
 }
 
+/** How `pulumi preview --json` shows a secret value. */
+const SHOWN_SECRET = "[secret]";
+const showsSecret = (v: unknown): boolean =>
+  v === SHOWN_SECRET || (Array.isArray(v) ? v.some(showsSecret) : isPlainObject(v) && Object.values(v).some(showsSecret));
+/** The declared inputs a purchase follows: a secret one leaves the epochs uncounted. */
+const END_FIELDS: readonly string[] = ["retentionEpochs", "retainUntil", "keepAlive"];
+
+/**
+ * A StoredFile's recorded outputs and declared inputs without the inputs the preview shows as
+ * secrets (in either; the bookkeeping fields are never declared): those cannot be compared, and
+ * left in, a recorded `"[secret]"` where an object belongs would make the whole state unreadable.
+ */
+function withoutSecrets(olds: Record<string, unknown>, news: Record<string, unknown>) {
+  const secret = [...new Set([...Object.keys(olds), ...Object.keys(news)])]
+    .filter((f) => !f.startsWith("__") && (showsSecret(olds[f]) || showsSecret(news[f])))
+    .sort();
+  const keep = (values: Record<string, unknown>) => Object.fromEntries(Object.entries(values).filter(([f]) => !secret.includes(f)));
+  return { olds: keep(olds), news: keep(news), secret };
+}
+
+/** What a row says of the inputs it could not compare. */
+function secretNote(secret: string[], compared: boolean): string[] {
+  if (secret.length === 0) return [];
+  const ends = secret.some((f) => END_FIELDS.includes(f)) ? " (epochs a secret end buys are not counted)" : "";
+  return [`${secret.map(code).join(", ")}: secret${compared ? `, not compared${ends}` : ""}`];
+}
+
 /** Paths a folder row names one by one before it counts the rest. */
 const FOLDER_PATHS_LISTED = 10;
 
 /**
- * A one-resource folder's row: its files added, changed and removed, from the manifests (what the
- * preview compares). Uploads are the added and changed contents; what each entry buys is decided
- * at `up` from the expiry it reads (a folder's files are listed, not priced).
+ * What a one-resource folder's entries buy and patch, each planned as the folder's `up` plans it
+ * (from the expiry its state records; the `up` reads it again before buying): a content with no
+ * recorded entry is uploaded with its own epochs. A string when the preview does not show what
+ * that needs: why.
  */
-function folderLine(step: {
-  op: string;
-  urn: string;
-  oldState?: { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
-  newState?: { inputs?: Record<string, unknown> };
-}): FileLine | undefined {
+function folderPurchases(
+  outputs: Record<string, unknown> | undefined,
+  news: Record<string, unknown>,
+  clock: PlanClock,
+): { epochs: number; keepAlive: number; renews: number; patches: number } | string {
+  const recorded = fromOutputTexts(outputs ?? {});
+  if (showsSecret(recorded.entries)) return "its recorded entries are secret in the preview";
+  if (FOLDER_INPUT_FIELDS.some((f) => showsSecret(news[f]))) return "a declared value is secret";
+  // A folder created now has none; one recorded before has them (an empty folder's too).
+  if (outputs && recordedEntryCount(recorded.entries) === undefined) return "its recorded entries are not in the preview";
+  const manifest = recordedManifest(recorded);
+  const entries = unpackEntries(recorded.entries, { manifest, blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) });
+  const out = { epochs: 0, keepAlive: 0, renews: 0, patches: 0 };
+  for (const entry of manifestEntries(news)) {
+    const inputs = { ...entry.values, source: { [SIG_KEY]: ASSET_SIG, hash: entry.hash } } as DeclaredInputs;
+    const before = entries.get(entry.hash);
+    const plan = before ? planChange(before, inputs, clock) : undefined;
+    if (!plan || plan.replace) {
+      out.epochs += Math.max(uploadEpochs(inputs, clock), 1);
+      continue;
+    }
+    out.epochs += plan.retentionIncrease;
+    out.keepAlive += plan.keepAliveEpochs;
+    if (plan.retentionIncrease + plan.keepAliveEpochs > 0) out.renews++;
+    if (plan.patch) out.patches++;
+  }
+  return out;
+}
+
+/**
+ * A one-resource folder's row: its files added, changed and removed, from the manifests (what the
+ * preview compares), and what its entries buy. Uploads are the added and changed contents.
+ */
+function folderLine(
+  step: {
+    op: string;
+    urn: string;
+    oldState?: { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
+    newState?: { inputs?: Record<string, unknown> };
+  },
+  clock: PlanClock,
+): FileLine | undefined {
   const name = step.urn.split("::").pop() ?? step.urn;
   if (step.op === "delete") {
     return { name, op: "delete", changes: ["folder no longer managed; no request, its files keep their periods"], epochs: 0, keepAlive: 0, patch: false };
@@ -109,10 +181,13 @@ function folderLine(step: {
   const listed = marks.slice(0, FOLDER_PATHS_LISTED).join(" ") + (marks.length > FOLDER_PATHS_LISTED ? ` … (${marks.length - FOLDER_PATHS_LISTED} more)` : "");
   const contents = new Set(Object.values(before));
   const uploads = new Set(Object.values(after).filter((h) => !contents.has(h))).size;
+  const bought = folderPurchases(step.op === "create" ? undefined : (step.oldState?.outputs ?? {}), step.newState?.inputs ?? {}, clock);
   const changes = [
-    `folder: ${Object.keys(after).length} file(s)${marks.length ? `; ${listed}` : "; values changed"}${uploads ? `; ${uploads} upload(s)` : ""}`,
+    `folder: ${Object.keys(after).length} file(s)${marks.length ? `; ${listed}` : "; values changed"}${uploads ? `; ${uploads} upload(s)` : ""}${typeof bought === "string" ? `; epochs not counted: ${bought}` : ""}`,
   ];
-  return { name, op: step.op === "create" ? "create" : "update", changes, epochs: 0, keepAlive: 0, patch: false, upload: step.op === "create" || uploads > 0 };
+  const line = { name, op: step.op === "create" ? "create" : "update", changes, upload: step.op === "create" || uploads > 0 };
+  if (typeof bought === "string") return { ...line, epochs: 0, keepAlive: 0, patch: false, notCounted: true };
+  return { ...line, epochs: bought.epochs, keepAlive: bought.keepAlive, patch: bought.patches > 0, patches: bought.patches, renews: bought.renews };
 }
 
 export function summarizePreview(preview: unknown, options: SummaryOptions = {}): string {
@@ -129,7 +204,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
   for (const step of parsed.data.steps) {
     const type = step.newState?.type ?? step.oldState?.type ?? step.urn.split("::")[2];
     if (isStoredFolderType(type) && CHANGE_OPS.has(step.op)) {
-      const folder = folderLine(step);
+      const folder = folderLine(step, clock);
       if (folder) lines.push(folder);
       continue;
     }
@@ -137,8 +212,9 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     // `preview --refresh`, which would add a row for every unchanged file.
     if (!isStoredFileType(type) || !CHANGE_OPS.has(step.op)) continue;
     const name = step.urn.split("::").pop() ?? step.urn;
-    const news = step.newState?.inputs ?? {};
-    const olds: StoredFileState = parseState(step.oldState?.outputs);
+    const shown = withoutSecrets(step.oldState?.outputs ?? {}, step.newState?.inputs ?? {});
+    const news = shown.news;
+    const olds: StoredFileState = parseState(shown.olds);
     if (step.op === "delete" || step.op === "delete-replaced" || step.op === "discard") {
       if (step.op === "delete")
         lines.push({ name, op: "delete", changes: ["no longer managed; no request, the file keeps its period"], epochs: 0, keepAlive: 0, patch: false });
@@ -161,6 +237,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
         else if (typeof v === "string") changes.push(`${f} → ${code(v)}`);
       }
       if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
+      changes.push(...secretNote(shown.secret, false));
       lines.push({ name, op: "create", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content) });
       continue;
     }
@@ -198,6 +275,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     }
     if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : "changed"}`);
     if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
+    changes.push(...secretNote(shown.secret, true));
     for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`${code(name)}: ${n}`);
     for (const problem of [plan.expiredProblem, plan.horizonProblem]) if (problem) notices.push(`${code(name)}: **will fail**: ${problem}`);
     const expires = olds.expiresAt ? Date.parse(olds.expiresAt) : Number.NaN;
@@ -221,18 +299,25 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     // By name: the engine's step order varies with parallelism, a review should not.
     lines.sort((a, b) => a.name.localeCompare(b.name));
     for (const l of lines) {
-      const epochs = l.epochs + l.keepAlive === 0 ? "—" : `${l.epochs + l.keepAlive}${l.keepAlive ? ` (keep-alive ${l.keepAlive})` : ""}`;
+      const epochs = l.notCounted
+        ? "not counted"
+        : l.epochs + l.keepAlive === 0
+          ? "—"
+          : `${l.epochs + l.keepAlive}${l.keepAlive ? ` (keep-alive ${l.keepAlive})` : ""}`;
       out.push(`| ${code(l.name)} | ${l.op} | ${l.changes.join("; ") || "—"} | ${epochs} | ${l.newExpiry ?? "—"} |`);
     }
     const count = (op: string) => lines.filter((l) => l.op === op).length;
     const bought = lines.reduce((n, l) => n + l.epochs + l.keepAlive, 0);
     // An upload buys its epochs in the upload itself: no renew is sent for it.
-    const renews = lines.filter((l) => !l.upload && l.epochs + l.keepAlive > 0).length;
+    const renews = lines.reduce((n, l) => n + (l.renews ?? (!l.upload && l.epochs + l.keepAlive > 0 ? 1 : 0)), 0);
+    const patches = lines.reduce((n, l) => n + (l.patches ?? (l.patch ? 1 : 0)), 0);
+    const notCounted = lines.filter((l) => l.notCounted).length;
     out.push(
       "",
       `**Totals:** ${lines.filter((l) => l.op === "create" && !l.upload).length} adopted, ` +
         `${lines.some((l) => l.upload) ? `${lines.filter((l) => l.upload).length} uploaded, ` : ""}${count("update")} updated, ${count("replace")} replaced, ${count("delete")} no longer managed; ` +
-        `${lines.filter((l) => l.patch).length} PATCH on existing files, ${renews} renew(s), **${bought} epoch(s) to buy**` +
+        `${patches} PATCH on existing files, ${renews} renew(s), **${bought} epoch(s) to buy**` +
+        (notCounted ? `, and what ${notCounted} folder(s) buy, not counted (see their rows)` : "") +
         (lines.some((l) => l.op === "create" || l.op === "replace")
           ? " (adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds)."
           : "."),

@@ -8,6 +8,7 @@ import { type EntryOutputs, fromOutputTexts, recordedManifest, unpackEntries } f
 import { StoredFilePlugin } from "../../provider/plugin/provider";
 import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
 import { hideBookkeeping } from "../../provider/stored-file-state";
+import { summarizePreview } from "../../provider/summary";
 
 /**
  * `tuskr:index:StoredFolder`, the folder as one resource, through the plugin's front door (the
@@ -137,6 +138,27 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     emu.clearRequests();
     await up(failed.properties, program);
     expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([["patch", { tag: "b" }]]);
+  });
+
+  it("the pull-request summary counts the epochs and requests the folder's up then makes", async () => {
+    write({ "a.txt": "a", "b.txt": "b", "copy.txt": "a" });
+    const created = (await up(undefined, { path: dir, tag: "site", retentionEpochs: 3 })) as { outs: Record<string, unknown> };
+    await emu.advanceEpochs(1);
+    write({ "d.txt": "d" });
+    const program = { path: dir, tag: "site", retentionEpochs: 8, files: { "b.txt": { tag: "b" } } };
+    const plugin = await newPlugin();
+    const checked = await plugin.folder.check(URN, created.outs, program);
+    const type = STORED_FOLDER_TYPES.plugin;
+    const md = summarizePreview({
+      steps: [{ op: "update", urn: URN, oldState: { type, outputs: created.outs }, newState: { type, inputs: checked.inputs } }],
+    });
+    const bought = () => emu.files().reduce((n, f) => n + f.uploadEpochs + f.epochsBought, 0);
+    const before = bought();
+    emu.clearRequests();
+    await plugin.folder.update(String(created.outs.path), URN, created.outs, checked.inputs);
+    const sent = (route: string) => requests().filter((r) => r === route).length;
+    expect([sent("upload"), sent("renew"), sent("patch")]).toEqual([1, 2, 1]);
+    expect(md).toMatch(new RegExp(`1 PATCH on existing files, 2 renew\\(s\\), \\*\\*${bought() - before} epoch\\(s\\) to buy\\*\\*`));
   });
 
   it("a folder that keeps no file (empty, or globs that match nothing) is said at check, with its globs", async () => {

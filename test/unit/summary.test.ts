@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { packEntries } from "../../provider/folder-entries";
 import { summarizePreview } from "../../provider/summary";
 import { STORED_FILE_TYPES } from "../../provider/resource-types";
 
@@ -40,6 +41,39 @@ describe("summarizePreview", () => {
     expect(md).toMatch(/1 updated.*1 no longer managed; 1 PATCH on existing files, 1 renew\(s\), \*\*3 epoch\(s\) to buy\*\*/);
   });
 
+  it("a value shown as [secret] is not compared (nor priced), and does not hide the rest of the file's change", () => {
+    const md = summarizePreview(
+      {
+        steps: [
+          {
+            op: "update",
+            urn: urn("s4"),
+            oldState: { type: TYPE, outputs: outputs({ metadata: "[secret]", __secretInputs: ["metadata"] }) },
+            newState: { type: TYPE, inputs: { blobId: "b1", tag: "old", metadata: "[secret]", retentionEpochs: 6 } },
+          },
+          {
+            op: "update",
+            urn: urn("nested"),
+            oldState: { type: TYPE, outputs: outputs({ metadata: { token: "[secret]" } }) },
+            newState: { type: TYPE, inputs: { blobId: "b1", tag: "new", metadata: { token: "[secret]" }, retentionEpochs: "[secret]" } },
+          },
+          {
+            op: "create",
+            urn: urn("fresh"),
+            newState: { type: TYPE, inputs: { blobId: "b9", name: "[secret]", retentionEpochs: 3 } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md).toContain("| `s4` | update | retentionEpochs 2 → 6; `metadata`: secret, not compared | 4 | 2026-12-06T00:00:00.000Z |");
+    expect(md).toContain(
+      "| `nested` | update | tag `old` → `new`; `metadata`, `retentionEpochs`: secret, not compared (epochs a secret end buys are not counted) | — | — |",
+    );
+    expect(md).toContain("| `fresh` | create | adopt `b9`; `name`: secret | 3 | — |");
+    expect(md).not.toMatch(/\*\*replace\*\*|undefined/);
+  });
+
   const before = { "a.html": "h1", "b.css": "h2", "old.js": "h3", "moved.txt": "h4" };
   it.each([
     ["its inputs (what the last run compared)", { inputs: { manifest: before }, outputs: {} }],
@@ -60,7 +94,10 @@ describe("summarizePreview", () => {
       },
       { nowMs: now },
     );
-    expect(md).toContain("| `site` | update | folder: 4 file(s); +`docs/moved.txt` +`new.svg` ~`b.css` -`moved.txt` -`old.js`; 2 upload(s) | — | — |");
+    // No entries recorded in these outputs: what the entries buy cannot be counted, and the row says so.
+    expect(md).toContain(
+      "| `site` | update | folder: 4 file(s); +`docs/moved.txt` +`new.svg` ~`b.css` -`moved.txt` -`old.js`; 2 upload(s); epochs not counted: its recorded entries are not in the preview | not counted | — |",
+    );
   });
 
   it("a one-resource folder's file named like a member of every object (constructor) is added like any other", () => {
@@ -75,8 +112,51 @@ describe("summarizePreview", () => {
       "folder: 2 file(s); +`constructor`; 1 upload(s)",
     );
     expect(summarizePreview({ steps: [step({ "a.html": "h1", toString: "h2" }, { "a.html": "h1" })] }, { nowMs: now })).toContain(
-      "folder: 1 file(s); -`toString` |",
+      "folder: 1 file(s); -`toString`; epochs not counted",
     );
+  });
+
+  it("a one-resource folder's purchases are planned entry by entry as its up plans them; entries the preview shows as secret are said not counted", () => {
+    const FOLDER = "tuskr:index:StoredFolder";
+    const manifest = { "a.html": "h1", "b.css": "h2", "copy.html": "h1" };
+    const blobIds = { "a.html": "ba", "b.css": "bb", "copy.html": "ba" };
+    const entry = (hash: string, blobId: string, name: string, days: number) => ({
+      blobId,
+      sourceHash: hash,
+      name,
+      retentionEpochs: 10,
+      tag: "site",
+      expiresAt: new Date(now + days * DAY).toISOString(),
+    });
+    const entries = packEntries(
+      new Map([
+        ["h1", entry("h1", "ba", "a.html", 10)],
+        ["h2", entry("h2", "bb", "b.css", 12)],
+      ]),
+      { manifest, blobIds, urls: {} },
+    );
+    const step = (outputs: Record<string, unknown>, inputs: Record<string, unknown>) => ({
+      op: "update",
+      urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+      oldState: { type: FOLDER, inputs: { manifest, tag: "site", retentionEpochs: 10 }, outputs },
+      newState: { type: FOLDER, inputs: { manifest: { ...manifest, "new.svg": "h3" }, tag: "site", retentionEpochs: 20, ...inputs } },
+    });
+    const outputs = { manifestText: JSON.stringify(manifest), blobIds, entries };
+    // retentionEpochs 10 → 20: each entry's end moves 10 epochs (counted from its start, as a StoredFile's); new.svg is uploaded for its 20.
+    const md = summarizePreview({ steps: [step(outputs, {})] }, { nowMs: now });
+    expect(md).toContain("| `site` | update | folder: 4 file(s); +`new.svg`; 1 upload(s) | 40 | — |");
+    expect(md).toMatch(/1 uploaded, 1 updated, 0 replaced, 0 no longer managed; 0 PATCH on existing files, 2 renew\(s\), \*\*40 epoch\(s\) to buy\*\*/);
+    // A tag changed for one path: one PATCH.
+    expect(summarizePreview({ steps: [step(outputs, { files: { "b.css": { tag: "css" } } })] }, { nowMs: now })).toMatch(/1 PATCH on existing files, 2 renew/);
+    // The TypeScript resource's entries are secret in the preview; a secret shared end cannot be counted either.
+    for (const [changed, why] of [
+      [step({ ...outputs, entries: "[secret]" }, {}), "its recorded entries are secret in the preview"],
+      [step(outputs, { retentionEpochs: "[secret]" }), "a declared value is secret"],
+    ] as const) {
+      const hidden = summarizePreview({ steps: [changed] }, { nowMs: now });
+      expect(hidden).toContain(`| \`site\` | update | folder: 4 file(s); +\`new.svg\`; 1 upload(s); epochs not counted: ${why} | not counted | — |`);
+      expect(hidden).toMatch(/\*\*0 epoch\(s\) to buy\*\*, and what 1 folder\(s\) buy, not counted/);
+    }
   });
 
   it("calls out a purchase that will fail at the horizon", () => {
