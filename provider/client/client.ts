@@ -724,7 +724,10 @@ export class TuskrClient {
     const unexplained404 =
       status === 404 && !gone
         ? `; the answer does not say that a file ${about !== undefined ? JSON.stringify(about) : ""} does not exist (no error naming it), so ${this.baseUrl}${path} may not be the service's route: check tuskr:baseUrl`
-        : "";
+        : // A method the server does not have, said without the service's error: another server's answer.
+          !envelope.success && (status === 405 || status === 501)
+          ? `; this is not the service's error (no error envelope) and the server does not support ${method} there, so ${this.baseUrl} may not be the service: check tuskr:baseUrl`
+          : "";
     return new TuskrApiError({
       code: code.slice(0, 64),
       status,
@@ -732,10 +735,11 @@ export class TuskrClient {
       path,
       goneBlobId: gone ? about : undefined,
       message: this.redact(`${method} ${path} failed with ${status} ${code.slice(0, 64)}${serverMessage ? `: ${serverMessage}` : ""}${unexplained404}`),
-      retryable: status === 429 || status >= 500,
+      // 501: the server does not implement the method: neither applied nor worth sending again.
+      retryable: status === 429 || (status >= 500 && status !== 501),
       responseBody: redactValue(typeof body === "string" ? body.slice(0, 2000) : body, [this.apiKey]),
       retryAfterSeconds: status === 429 || status === 503 ? waitSeconds : undefined,
-      mayHaveBeenApplied: status >= 500,
+      mayHaveBeenApplied: status >= 500 && status !== 501,
     });
   }
 

@@ -54,6 +54,25 @@ describe("refresh: a file is gone only when the service says so", () => {
     }
   });
 
+  it("a server that does not have the method (405, 501, as a static file server answers a PATCH) is named as a possible wrong base URL", async () => {
+    const { id, outs } = await created(`no patch ${Math.random()}`);
+    for (const status of [405, 501]) {
+      service = await hostileService((req, res) =>
+        req.method === "GET"
+          ? json(res, 200, { ...outs, name: null, metadata: {}, size: 1, mimeType: "text/plain", createdAt: outs.createdAt, url: outs.url })
+          : res.writeHead(status).end("Unsupported method"),
+      );
+      const provider = await configuredProvider(service, {}, { retry: { baseDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } });
+      await expect(provider.update(id, outs, { blobId: id, tag: "changed" })).rejects.toThrow(
+        new RegExp(`PATCH .* failed with ${status} .*not the service's error.*check tuskr:baseUrl`),
+      );
+      // Neither is a failure that passes (501: not implemented): sent once.
+      expect(service.requests.filter((r) => r.method === "PATCH")).toHaveLength(1);
+      await service.close();
+      service = undefined;
+    }
+  });
+
   it("the service's own 404 for this file, or 410 expired, drops it", async () => {
     const provider = await configuredProvider(emu);
     expect(await provider.read("nope", { blobId: "never-uploaded-blob", tag: "x" })).toEqual({});
