@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -95,6 +96,15 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
         const probe = await emu.uploadFile({ content: `probe ${Math.random()}`, filename: "p.txt", epochs: 1 });
         const until = new Date(Date.parse(probe.expiresAt) + 7 * emu.epochSeconds * 1000 - 3_600_000).toISOString();
         await stack.setConfig("siteRetainUntil", { value: until });
+        // The pull-request summary of this change counts what the up then buys. (It plans from the
+        // expiries the state records, as the preview does; the emulator's time travel moved the
+        // service's back by an epoch, which a refresh records.)
+        await stack.refresh();
+        const previewJson = await cli(["preview", "--json"]);
+        expect(previewJson.code, previewJson.stderr).toBe(0);
+        const summary = spawnSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "summary"], { input: previewJson.stdout, encoding: "utf8" });
+        const bought = () => emu.files().reduce((n, f) => n + f.uploadEpochs + f.epochsBought, 0);
+        const before = bought();
         emu.clearRequests();
         const dated = await stack.up();
         blobIds = dated.outputs.siteBlobIds.value as Record<string, string>;
@@ -102,6 +112,7 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
         expect(new Set(ends)).toEqual(new Set([emu.currentEpoch() + 8]));
         // One read and one renew per entry (4 contents), nothing else.
         expect(writes(routes())).toEqual(["renew", "renew", "renew", "renew"]);
+        expect(summary.stdout).toContain(`0 PATCH on existing files, 4 renew(s), **${bought() - before} epoch(s) to buy**`);
 
         // A name changed outside the stack: after a refresh, the preview names it under the file's path.
         const siteDiff = async () => {
