@@ -180,13 +180,15 @@ export class StoredFolderCore {
     // The declared values that changed: what an entry's own change comes from, unless it is a value changed outside the stack.
     const declaredChanges = FOLDER_INPUT_FIELDS.filter((field) => !jsonEqual(state[field] ?? undefined, news[field] ?? undefined));
     let entriesChange = false;
-    // The entries as declared before (made only if an entry is to be patched).
+    // The entries as declared before (made only if an entry changes).
     let declaredEntries: Map<string, FolderEntry<unknown>> | undefined;
     const declaredAsBefore = (entry: FolderEntry<unknown>, field: string): boolean => {
       declaredEntries ??= this.entriesByHash({ ...state, manifest: oldManifest });
       const old = declaredEntries.get(entry.hash);
       return old !== undefined && jsonEqual(declaredValue(old, field), declaredValue(entry, field));
     };
+    // Paths whose entry changes with its content and declared values as before, with what changes.
+    const entryOnly = new Map<string, string[]>();
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
     const notices: string[] = [];
     const gather: ProviderLog = (line) => void notices.push(line);
@@ -201,23 +203,27 @@ export class StoredFolderCore {
       );
       if (d.changes) {
         entriesChange = true;
+        const rel = entry.paths[0];
         for (const key of Object.keys(d.detailedDiff)) {
           const field = key.split(/[.[]/)[0];
-          const rel = entry.paths[0];
-          if (field === "keepAliveEpochs") detailedDiff[at("blobIds", rel)] = { kind: "update", inputDiff: false };
-          else if ((PATCH_FIELDS as readonly string[]).includes(field) && declaredAsBefore(entry, field)) {
-            // The entry's declared value is as before, and yet it is to be set: a value changed
-            // outside the stack, which a refresh handed back under files[path] (see `drifted`), or
-            // what an earlier `up` failed to set (its partial failure recorded the new inputs), or
-            // a secret value that moved (not handed back): the entry changes.
-            if (handedBack(oldInputs, rel, field, before))
-              detailedDiff[`${at("files", rel)}.${field}`] = { kind: ownDeclared(news, rel, field) === undefined ? "delete" : "update", inputDiff: true };
-            else detailedDiff[at("blobIds", rel)] = { kind: "update", inputDiff: false };
+          // A change of a declared value is said by that value's own key (below). One declared as
+          // before (a keep-alive renewal is never declared), and yet to be made, is either a value
+          // changed outside the stack, which a refresh handed back under files[path] (see
+          // `drifted`), or what an earlier `up` did not finish (its partial failure recorded the
+          // new inputs), or a secret value that moved (not handed back): then the entry changes,
+          // said under its first path with the same content.
+          if (field !== "keepAliveEpochs" && !declaredAsBefore(entry, field)) continue;
+          if ((PATCH_FIELDS as readonly string[]).includes(field) && handedBack(oldInputs, rel, field, before)) {
+            detailedDiff[`${at("files", rel)}.${field}`] = { kind: ownDeclared(news, rel, field) === undefined ? "delete" : "update", inputDiff: true };
+          } else {
+            detailedDiff[at("manifest", rel)] = { kind: "update", inputDiff: true };
+            entryOnly.set(rel, [...(entryOnly.get(rel) ?? []), field === "keepAliveEpochs" ? "keep-alive renewal due" : `${field} to make as declared`]);
           }
         }
       }
     }
     const lines: string[] = [];
+    for (const [rel, what] of entryOnly) lines.push(`~ ${rel} (same content; its entry: ${[...new Set(what)].join(", ")})`);
     for (const rel of [...new Set([...Object.keys(oldManifest), ...Object.keys(newManifest)])].sort()) {
       const was = ownValue(oldManifest, rel);
       const now = ownValue(newManifest, rel);

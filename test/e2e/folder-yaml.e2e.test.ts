@@ -142,7 +142,11 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
         emu.setFaults({ script: [{ route: "patch", blobId: blobIds["style.css"], fault: "5xx", times: 100 }] });
         await expect(stack.up()).rejects.toThrow(/style\.css: StoredFile .*503 SERVICE_UNAVAILABLE/);
         emu.setFaults({});
-        expect(await siteDiff()).toEqual({ 'blobIds["style.css"]': { kind: "update", inputDiff: false } });
+        expect(await siteDiff()).toEqual({ 'manifest["style.css"]': { kind: "update", inputDiff: true } });
+        // Shown as that file's entry changing, its content the same (not as every blobId removed).
+        const retry = await cli(["preview", "--diff"]);
+        expect(retry.stdout).toMatch(/~ manifest: \{\s*~ style\.css: "([0-9a-f]{64})" => "\1"\s*\}/);
+        expect(retry.stdout).not.toMatch(/- blobIds/);
         emu.clearRequests();
         await stack.up();
         expect(writes(routes())).toEqual(["patch"]);

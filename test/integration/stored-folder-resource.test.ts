@@ -134,10 +134,40 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const news = (await plugin.folder.check(URN, failed.properties!, program)).inputs;
     const diff = await plugin.folder.diff(String(outs.path), URN, failed.properties!, news, checked.inputs);
     expect(diff.changes).toBe(true);
-    expect(diff.detailedDiff).toEqual({ 'blobIds["w2.html"]': { kind: "update", inputDiff: false } });
+    expect(diff.detailedDiff).toEqual({ 'manifest["w2.html"]': { kind: "update", inputDiff: true } });
+    expect(logged).toContain('StoredFolder "site": ~ w2.html (same content; its entry: tag to make as declared)');
     emu.clearRequests();
     await up(failed.properties, program);
     expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([["patch", { tag: "b" }]]);
+  });
+
+  it("the retry of a renew that failed for one file names that file's entry; the next up buys only what it lacks", async () => {
+    write({ "w1.html": "<p>1</p>", "w2.html": "<p>2</p>" });
+    const { outs } = (await up(undefined, { path: dir, retentionEpochs: 2 })) as { outs: Record<string, unknown> };
+    const w2 = (outs.blobIds as Record<string, string>)["w2.html"];
+    emu.setFaults({ script: [{ route: "renew", blobId: w2, fault: "5xx", times: 100 }] });
+    const plugin = await newPlugin();
+    const program = { path: dir, retentionEpochs: 6 };
+    const checked = await plugin.folder.check(URN, outs, program);
+    const failed = (await plugin.folder.update(String(outs.path), URN, outs, checked.inputs).then(
+      () => undefined,
+      (e) => e,
+    )) as Error & { properties?: Record<string, unknown> };
+    expect(failed?.message).toMatch(/1 of 2 file\(s\) failed: w2\.html/);
+    emu.setFaults({});
+    logged = [];
+    const news = (await plugin.folder.check(URN, failed.properties!, program)).inputs;
+    const diff = await plugin.folder.diff(String(outs.path), URN, failed.properties!, news, checked.inputs);
+    expect(diff.detailedDiff).toEqual({ 'manifest["w2.html"]': { kind: "update", inputDiff: true } });
+    expect(logged).toContain('StoredFolder "site": ~ w2.html (same content; its entry: retentionEpochs to make as declared)');
+    emu.clearRequests();
+    await up(failed.properties, program, checked.inputs);
+    expect(
+      emu
+        .requests()
+        .filter((r) => r.route === "renew")
+        .map((r) => [r.blobId, r.requestBody]),
+    ).toEqual([[w2, { epochs: 4 }]]);
   });
 
   it("the pull-request summary counts the epochs and requests the folder's up then makes", async () => {
