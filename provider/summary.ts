@@ -6,7 +6,7 @@ import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
 import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
 import { manifestEntries } from "./folder-walk";
-import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
+import { ASSET_SIG, SIG_KEY, UNKNOWN } from "./pulumi-markers";
 import { isStoredFileType, isStoredFolderType } from "./resource-types";
 import type { DeclaredInputs, StoredFileState } from "./stored-file-schema";
 import { FOLDER_INPUT_FIELDS } from "./stored-folder-schema";
@@ -88,31 +88,35 @@ function settingsOf(config: Record<string, unknown> | undefined) {
   );
 }
 
-/** How `pulumi preview --json` shows a secret value. */
+/** What `pulumi preview --json` shows for a secret value; an input known only at `up` is the engine's unknown marker. */
 const SHOWN_SECRET = "[secret]";
-const showsSecret = (v: unknown): boolean =>
-  v === SHOWN_SECRET || (Array.isArray(v) ? v.some(showsSecret) : isPlainObject(v) && Object.values(v).some(showsSecret));
-/** The declared inputs a purchase follows: a secret one leaves the epochs uncounted. */
+const holds = (v: unknown, marker: string): boolean =>
+  v === marker || (Array.isArray(v) ? v.some((x) => holds(x, marker)) : isPlainObject(v) && Object.values(v).some((x) => holds(x, marker)));
+/** The declared inputs a purchase follows: one not shown leaves the epochs uncounted. */
 const END_FIELDS: readonly string[] = ["retentionEpochs", "retainUntil", "keepAlive"];
 
 /**
- * A StoredFile's recorded outputs and declared inputs without the inputs the preview shows as
- * secrets (in either; the bookkeeping fields are never declared): those cannot be compared, and
- * left in, a recorded `"[secret]"` where an object belongs would make the whole state unreadable.
+ * A StoredFile's recorded outputs and declared inputs without the inputs the preview does not
+ * show (secret in either, or known only at `up`; the bookkeeping fields are never declared):
+ * those cannot be compared, and left in, a recorded `"[secret]"` where an object belongs would
+ * make the whole state unreadable.
  */
-function withoutSecrets(olds: Record<string, unknown>, news: Record<string, unknown>) {
-  const secret = [...new Set([...Object.keys(olds), ...Object.keys(news)])]
-    .filter((f) => !f.startsWith("__") && (showsSecret(olds[f]) || showsSecret(news[f])))
-    .sort();
-  const keep = (values: Record<string, unknown>) => Object.fromEntries(Object.entries(values).filter(([f]) => !secret.includes(f)));
-  return { olds: keep(olds), news: keep(news), secret };
+function withoutHidden(olds: Record<string, unknown>, news: Record<string, unknown>) {
+  const fields = [...new Set([...Object.keys(olds), ...Object.keys(news)])].filter((f) => !f.startsWith("__")).sort();
+  const secret = fields.filter((f) => holds(olds[f], SHOWN_SECRET) || holds(news[f], SHOWN_SECRET));
+  const unknown = fields.filter((f) => !secret.includes(f) && holds(news[f], UNKNOWN));
+  const hidden = [...secret, ...unknown];
+  const keep = (values: Record<string, unknown>) => Object.fromEntries(Object.entries(values).filter(([f]) => !hidden.includes(f)));
+  return { olds: keep(olds), news: keep(news), secret, unknown, endHidden: hidden.some((f) => END_FIELDS.includes(f)) };
 }
 
 /** What a row says of the inputs it could not compare. */
-function secretNote(secret: string[], compared: boolean): string[] {
-  if (secret.length === 0) return [];
-  const ends = secret.some((f) => END_FIELDS.includes(f)) ? " (epochs a secret end buys are not counted)" : "";
-  return [`${secret.map(code).join(", ")}: secret${compared ? `, not compared${ends}` : ""}`];
+function hiddenNote({ secret, unknown }: { secret: string[]; unknown: string[] }, compared: boolean): string[] {
+  const not = compared ? ", not compared" : "";
+  return [
+    ...(secret.length > 0 ? [`${secret.map(code).join(", ")}: secret${not}`] : []),
+    ...(unknown.length > 0 ? [`${unknown.map(code).join(", ")}: known only at \`up\`${not}`] : []),
+  ];
 }
 
 /** Paths a folder row names one by one before it counts the rest. */
@@ -130,8 +134,9 @@ function folderPurchases(
   clock: PlanClock,
 ): { epochs: number; keepAlive: number; renews: number; patches: number } | string {
   const recorded = fromOutputTexts(outputs ?? {});
-  if (showsSecret(recorded.entries)) return "its recorded entries are secret in the preview";
-  if (FOLDER_INPUT_FIELDS.some((f) => showsSecret(news[f]))) return "a declared value is secret";
+  if (holds(recorded.entries, SHOWN_SECRET)) return "its recorded entries are secret in the preview";
+  if (FOLDER_INPUT_FIELDS.some((f) => holds(news[f], SHOWN_SECRET))) return "a declared value is secret";
+  if (FOLDER_INPUT_FIELDS.some((f) => holds(news[f], UNKNOWN))) return "a declared value is known only at `up`";
   // A folder created now has none; one recorded before has them (an empty folder's too).
   if (outputs && recordedEntryCount(recorded.entries) === undefined) return "its recorded entries are not in the preview";
   const manifest = recordedManifest(recorded);
@@ -185,7 +190,8 @@ function folderLine(
   const changes = [
     `folder: ${Object.keys(after).length} file(s)${marks.length ? `; ${listed}` : "; values changed"}${uploads ? `; ${uploads} upload(s)` : ""}${typeof bought === "string" ? `; epochs not counted: ${bought}` : ""}`,
   ];
-  const line = { name, op: step.op === "create" ? "create" : "update", changes, upload: step.op === "create" || uploads > 0 };
+  // Counted as uploaded when created (as a file is); an update's uploads are in its row.
+  const line = { name, op: step.op === "create" ? "create" : "update", changes, upload: step.op === "create" };
   if (typeof bought === "string") return { ...line, epochs: 0, keepAlive: 0, patch: false, notCounted: true };
   return { ...line, epochs: bought.epochs, keepAlive: bought.keepAlive, patch: bought.patches > 0, patches: bought.patches, renews: bought.renews };
 }
@@ -212,7 +218,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     // `preview --refresh`, which would add a row for every unchanged file.
     if (!isStoredFileType(type) || !CHANGE_OPS.has(step.op)) continue;
     const name = step.urn.split("::").pop() ?? step.urn;
-    const shown = withoutSecrets(step.oldState?.outputs ?? {}, step.newState?.inputs ?? {});
+    const shown = withoutHidden(step.oldState?.outputs ?? {}, step.newState?.inputs ?? {});
     const news = shown.news;
     const olds: StoredFileState = parseState(shown.olds);
     if (step.op === "delete" || step.op === "delete-replaced" || step.op === "discard") {
@@ -237,8 +243,8 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
         else if (typeof v === "string") changes.push(`${f} → ${code(v)}`);
       }
       if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
-      changes.push(...secretNote(shown.secret, false));
-      lines.push({ name, op: "create", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content) });
+      changes.push(...hiddenNote(shown, false));
+      lines.push({ name, op: "create", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content), notCounted: shown.endHidden });
       continue;
     }
     const plan = planChange(olds, news, clock);
@@ -253,7 +259,8 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
           ? `**replace**: new content${olds.sourceHash && content.hash ? ` (sha256 ${olds.sourceHash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…)` : ""}, uploaded as a new file; ${old}`
           : `**replace**: blobId ${code(olds.blobId)} → ${code(news.blobId)} (${old})`,
       ];
-      lines.push({ name, op: "replace", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content) });
+      changes.push(...hiddenNote(shown, true));
+      lines.push({ name, op: "replace", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content), notCounted: shown.endHidden });
       continue;
     }
     const changes: string[] = [];
@@ -275,7 +282,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     }
     if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : "changed"}`);
     if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
-    changes.push(...secretNote(shown.secret, true));
+    changes.push(...hiddenNote(shown, true));
     for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`${code(name)}: ${n}`);
     for (const problem of [plan.expiredProblem, plan.horizonProblem]) if (problem) notices.push(`${code(name)}: **will fail**: ${problem}`);
     const expires = olds.expiresAt ? Date.parse(olds.expiresAt) : Number.NaN;
@@ -286,8 +293,9 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       changes,
       epochs: plan.retentionIncrease,
       keepAlive: plan.keepAliveEpochs,
-      newExpiry,
+      newExpiry: shown.endHidden ? undefined : newExpiry,
       patch: plan.patch !== undefined,
+      notCounted: shown.endHidden,
     });
   }
 
@@ -307,9 +315,11 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       out.push(`| ${code(l.name)} | ${l.op} | ${l.changes.join("; ") || "—"} | ${epochs} | ${l.newExpiry ?? "—"} |`);
     }
     const count = (op: string) => lines.filter((l) => l.op === op).length;
-    const bought = lines.reduce((n, l) => n + l.epochs + l.keepAlive, 0);
+    // A row whose purchases are not counted adds none of its own, nor its renews.
+    const counted = lines.filter((l) => !l.notCounted);
+    const bought = counted.reduce((n, l) => n + l.epochs + l.keepAlive, 0);
     // An upload buys its epochs in the upload itself: no renew is sent for it.
-    const renews = lines.reduce((n, l) => n + (l.renews ?? (!l.upload && l.epochs + l.keepAlive > 0 ? 1 : 0)), 0);
+    const renews = counted.reduce((n, l) => n + (l.renews ?? (!l.upload && l.epochs + l.keepAlive > 0 ? 1 : 0)), 0);
     const patches = lines.reduce((n, l) => n + (l.patches ?? (l.patch ? 1 : 0)), 0);
     const notCounted = lines.filter((l) => l.notCounted).length;
     out.push(
@@ -317,7 +327,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       `**Totals:** ${lines.filter((l) => l.op === "create" && !l.upload).length} adopted, ` +
         `${lines.some((l) => l.upload) ? `${lines.filter((l) => l.upload).length} uploaded, ` : ""}${count("update")} updated, ${count("replace")} replaced, ${count("delete")} no longer managed; ` +
         `${patches} PATCH on existing files, ${renews} renew(s), **${bought} epoch(s) to buy**` +
-        (notCounted ? `, and what ${notCounted} folder(s) buy, not counted (see their rows)` : "") +
+        (notCounted ? `, and what ${notCounted} row(s) marked "not counted" buy` : "") +
         (lines.some((l) => l.op === "create" || l.op === "replace")
           ? " (adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds)."
           : "."),

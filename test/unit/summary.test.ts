@@ -67,11 +67,28 @@ describe("summarizePreview", () => {
       { nowMs: now },
     );
     expect(md).toContain("| `s4` | update | retentionEpochs 2 → 6; `metadata`: secret, not compared | 4 | 2026-12-06T00:00:00.000Z |");
-    expect(md).toContain(
-      "| `nested` | update | tag `old` → `new`; `metadata`, `retentionEpochs`: secret, not compared (epochs a secret end buys are not counted) | — | — |",
-    );
+    // A secret end: what the file buys cannot be counted, in its row or in the totals.
+    expect(md).toContain("| `nested` | update | tag `old` → `new`; `metadata`, `retentionEpochs`: secret, not compared | not counted | — |");
     expect(md).toContain("| `fresh` | create | adopt `b9`; `name`: secret | 3 | — |");
+    expect(md).toMatch(/1 PATCH on existing files, 2 renew\(s\), \*\*7 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/);
     expect(md).not.toMatch(/\*\*replace\*\*|undefined/);
+    // A value known only at `up` (another resource's output) is the same.
+    const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    const later = summarizePreview(
+      {
+        steps: [
+          {
+            op: "update",
+            urn: urn("u"),
+            oldState: { type: TYPE, outputs: outputs({}) },
+            newState: { type: TYPE, inputs: { blobId: "b1", tag: UNKNOWN, retainUntil: UNKNOWN } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(later).toContain("| `u` | update | `retainUntil`, `tag`: known only at `up`, not compared | not counted | — |");
+    expect(later).not.toContain(UNKNOWN);
   });
 
   const before = { "a.html": "h1", "b.css": "h2", "old.js": "h3", "moved.txt": "h4" };
@@ -145,17 +162,19 @@ describe("summarizePreview", () => {
     // retentionEpochs 10 → 20: each entry's end moves 10 epochs (counted from its start, as a StoredFile's); new.svg is uploaded for its 20.
     const md = summarizePreview({ steps: [step(outputs, {})] }, { nowMs: now });
     expect(md).toContain("| `site` | update | folder: 4 file(s); +`new.svg`; 1 upload(s) | 40 | — |");
-    expect(md).toMatch(/1 uploaded, 1 updated, 0 replaced, 0 no longer managed; 0 PATCH on existing files, 2 renew\(s\), \*\*40 epoch\(s\) to buy\*\*/);
+    // One row, one folder updated (its upload is in its row).
+    expect(md).toMatch(/0 adopted, 1 updated, 0 replaced, 0 no longer managed; 0 PATCH on existing files, 2 renew\(s\), \*\*40 epoch\(s\) to buy\*\*/);
     // A tag changed for one path: one PATCH.
     expect(summarizePreview({ steps: [step(outputs, { files: { "b.css": { tag: "css" } } })] }, { nowMs: now })).toMatch(/1 PATCH on existing files, 2 renew/);
     // The TypeScript resource's entries are secret in the preview; a secret shared end cannot be counted either.
     for (const [changed, why] of [
       [step({ ...outputs, entries: "[secret]" }, {}), "its recorded entries are secret in the preview"],
       [step(outputs, { retentionEpochs: "[secret]" }), "a declared value is secret"],
+      [step(outputs, { retainUntil: "04da6b54-80e4-46f7-96ec-b56ff0331ba9" }), "a declared value is known only at `up`"],
     ] as const) {
       const hidden = summarizePreview({ steps: [changed] }, { nowMs: now });
       expect(hidden).toContain(`| \`site\` | update | folder: 4 file(s); +\`new.svg\`; 1 upload(s); epochs not counted: ${why} | not counted | — |`);
-      expect(hidden).toMatch(/\*\*0 epoch\(s\) to buy\*\*, and what 1 folder\(s\) buy, not counted/);
+      expect(hidden).toMatch(/\*\*0 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/);
     }
   });
 
