@@ -1,3 +1,4 @@
+import { jsonEqual } from "../api";
 import { TuskrApiError, isTuskrApiError, redactString } from "./client/errors";
 import type { StoredFileState } from "./stored-file-schema";
 import { secretTexts } from "./stored-file-schema";
@@ -19,12 +20,14 @@ export function shown(value: unknown): string {
 
 /**
  * Masks every value of the named secret inputs in a message. `recorded`: the state a change
- * starts from, whose values (a secret's old value among them) a message may show too, masked
- * for the inputs secret then or now.
+ * starts from, whose values a message may show too: a value of an input secret then or now that
+ * differs from the one declared now (a secret's old value) is masked as well.
  */
 export function redactor(values: Record<string, unknown>, secretNames: Iterable<string>, recorded?: StoredFileState): (text: string) => string {
-  const names = new Set([...secretNames, ...(recorded?.secretInputs ?? [])]);
-  const texts = [...secretTexts(values, names), ...secretTexts(recorded as Record<string, unknown> | undefined, names)];
+  const names = [...secretNames];
+  const old = recorded as Record<string, unknown> | undefined;
+  const changed = [...new Set([...names, ...(recorded?.secretInputs ?? [])])].filter((f) => old !== undefined && !jsonEqual(old[f], values[f]));
+  const texts = [...secretTexts(values, names), ...secretTexts(old, changed)];
   return (text) => (texts.length ? redactString(text, texts) : text);
 }
 

@@ -149,7 +149,7 @@ export class StoredFolderCore {
       const entryInputs = this.entryInputs(withManifest, entry, true);
       // Dates declared as before are not judged again (see StoredFileCore.check).
       const asBefore = dateAsBefore(entry.hash, entryInputs.retainUntil) ? { retainUntil: entryInputs.retainUntil } : {};
-      const checked = this.files.check(asBefore, entryInputs, this.entrySecrets(secretInputs), this.entryUrn(urn, entry));
+      const checked = this.files.check(asBefore, entryInputs, this.entrySecrets(secretInputs, withManifest, entry), this.entryUrn(urn, entry));
       for (const failure of checked.failures) {
         const field = failure.property as keyof FileValues;
         // The path whose own value the entry took (a later path may declare the latest end), else the shared field.
@@ -198,7 +198,7 @@ export class StoredFolderCore {
       const d = this.files.diff(
         before.blobId ?? entry.hash,
         before,
-        { inputs: this.entryInputs(news, entry), urn: this.entryUrn(req.urn, entry), secretInputs: this.entrySecrets(req.secretInputs) },
+        { inputs: this.entryInputs(news, entry), urn: this.entryUrn(req.urn, entry), secretInputs: this.entrySecrets(req.secretInputs, news, entry) },
         gather,
       );
       if (d.changes) {
@@ -297,7 +297,6 @@ export class StoredFolderCore {
    * stays out (the refresh said which field moved).
    */
   private drifted(fresh: Map<string, StoredFileState>, manifest: Record<string, string>, before: StoredFolderState): Props {
-    const secret = new Set(this.entrySecrets(before.secretInputs ?? []));
     const declared = (isPlainObject(before.files) ? before.files : {}) as Record<string, Props>;
     const out: Record<string, Props> = { ...declared };
     let any = false;
@@ -305,6 +304,7 @@ export class StoredFolderCore {
     for (const entry of manifestEntries({ ...before, manifest })) {
       const now = fresh.get(entry.hash);
       if (!now) continue;
+      const secret = new Set(this.entrySecrets(before.secretInputs ?? [], before, entry));
       for (const field of PATCH_FIELDS) {
         const value = declaredValue(entry, field);
         if (secret.has(field) || value === undefined || value === null || jsonEqual(value, now[field])) continue;
@@ -326,7 +326,7 @@ export class StoredFolderCore {
       const entryReq = {
         inputs: this.entryInputs(news, entry),
         urn: this.entryUrn(req.urn, entry),
-        secretInputs: this.entrySecrets(req.secretInputs),
+        secretInputs: this.entrySecrets(req.secretInputs, news, entry),
         onlyPreviewedContent: true,
       };
       const old = recorded.get(entry.hash);
@@ -402,9 +402,21 @@ export class StoredFolderCore {
     return out as DeclaredInputs;
   }
 
-  /** The names of an entry's secret inputs: the shared ones declared secret, every value when the per-file values are. */
-  private entrySecrets(secretInputs: readonly string[]): string[] {
-    return secretInputs.includes("files") ? [...FILE_FIELDS] : secretInputs.filter((f) => (FILE_FIELDS as readonly string[]).includes(f));
+  /**
+   * The names of an entry's secret inputs: the shared ones declared secret and, when the per-file
+   * values are secret, each one its paths declare of their own (a shared value that is not
+   * secret stays shown: masked, a `retentionEpochs: 2` would garble every number in a message).
+   */
+  private entrySecrets(secretInputs: readonly string[], inputs: Props, entry: FolderEntry<unknown>): string[] {
+    const names = new Set(secretInputs.filter((f) => (FILE_FIELDS as readonly string[]).includes(f)));
+    if (secretInputs.includes("files")) {
+      const files = isPlainObject(inputs.files) ? (inputs.files as Record<string, unknown>) : {};
+      for (const rel of entry.paths) {
+        const own = ownValue(files, rel);
+        if (isPlainObject(own)) for (const f of Object.keys(own)) if ((FILE_FIELDS as readonly string[]).includes(f)) names.add(f);
+      }
+    }
+    return [...names];
   }
 
   private entryUrn(urn: string | undefined, entry: FolderEntry<unknown>): string | undefined {

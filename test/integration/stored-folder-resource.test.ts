@@ -170,6 +170,22 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     ).toEqual([[w2, { epochs: 4 }]]);
   });
 
+  it("secret per-file values are masked in messages, and only they: a plain shared value, blobIds and dates stay readable", async () => {
+    write({ "a.txt": "a", "b.txt": "b" });
+    const program = (code: unknown) => ({ path: dir, retentionEpochs: 2, files: secret({ "b.txt": { metadata: { code } } }) });
+    const created = (await up(undefined, program("SECRET-B1"))) as { outs: Record<string, unknown> };
+    const plugin = await newPlugin();
+    logged = [];
+    // Two epochs stored, three the warning window: every preview warns, naming each file by its blobId and expiry.
+    const news = (await plugin.folder.check(URN, created.outs, program("SECRET-B2"))).inputs;
+    await plugin.folder.diff(String(created.outs.path), URN, created.outs, news);
+    const warned = logged.filter((l) => /expiring soon/.test(l));
+    expect(warned).toHaveLength(2);
+    for (const f of emu.files()) expect(warned.join("\n")).toContain(f.blobId);
+    expect(warned.join("\n")).not.toContain("[REDACTED]");
+    expect(logged.join("\n")).not.toMatch(/SECRET-B/);
+  });
+
   it("the pull-request summary counts the epochs and requests the folder's up then makes", async () => {
     write({ "a.txt": "a", "b.txt": "b", "copy.txt": "a" });
     const created = (await up(undefined, { path: dir, tag: "site", retentionEpochs: 3 })) as { outs: Record<string, unknown> };
