@@ -115,39 +115,18 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(logged.filter((l) => /tag was changed outside this stack: \(a secret input/.test(l))).toHaveLength(1);
   });
 
-  it("the retry of a declared change that failed for one file is not shown as a change made outside the stack", async () => {
+  it.each([
+    ["PATCH", { tag: "a" }, { tag: "b" }, "tag", { tag: "b" }],
+    ["renew", { retentionEpochs: 2 }, { retentionEpochs: 6 }, "retentionEpochs", { epochs: 4 }],
+  ] as const)("the retry of a %s that failed for one file names that file's entry, not a change made outside the stack; the next up sends only it", async (request, first, then, field, body) => {
     write({ "w1.html": "<p>1</p>", "w2.html": "<p>2</p>" });
-    const { outs } = (await up(undefined, { path: dir, tag: "a" })) as { outs: Record<string, unknown> };
+    const { outs } = (await up(undefined, { path: dir, ...first })) as { outs: Record<string, unknown> };
     const w2 = (outs.blobIds as Record<string, string>)["w2.html"];
-    // The shared tag changes; w2's PATCH fails every time (the retries included).
-    emu.setFaults({ script: [{ route: "patch", blobId: w2, fault: "5xx", times: 100 }] });
+    const route = request === "PATCH" ? "patch" : "renew";
+    // w2's request fails every time (the retries included).
+    emu.setFaults({ script: [{ route, blobId: w2, fault: "5xx", times: 100 }] });
     const plugin = await newPlugin();
-    const program = { path: dir, tag: "b" };
-    const checked = await plugin.folder.check(URN, outs, program);
-    const failed = (await plugin.folder.update(String(outs.path), URN, outs, checked.inputs).then(
-      () => undefined,
-      (e) => e,
-    )) as Error & { properties?: Record<string, unknown> };
-    expect(failed?.message).toMatch(/1 of 2 file\(s\) failed: w2\.html/);
-    emu.setFaults({});
-    // The engine records the new inputs with the partial state: the tag is declared as before, and w2's entry still lacks it.
-    const news = (await plugin.folder.check(URN, failed.properties!, program)).inputs;
-    const diff = await plugin.folder.diff(String(outs.path), URN, failed.properties!, news, checked.inputs);
-    expect(diff.changes).toBe(true);
-    expect(diff.detailedDiff).toEqual({ 'manifest["w2.html"]': { kind: "update", inputDiff: true } });
-    expect(logged).toContain('StoredFolder "site": ~ w2.html (same content; its entry: tag to make as declared)');
-    emu.clearRequests();
-    await up(failed.properties, program);
-    expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([["patch", { tag: "b" }]]);
-  });
-
-  it("the retry of a renew that failed for one file names that file's entry; the next up buys only what it lacks", async () => {
-    write({ "w1.html": "<p>1</p>", "w2.html": "<p>2</p>" });
-    const { outs } = (await up(undefined, { path: dir, retentionEpochs: 2 })) as { outs: Record<string, unknown> };
-    const w2 = (outs.blobIds as Record<string, string>)["w2.html"];
-    emu.setFaults({ script: [{ route: "renew", blobId: w2, fault: "5xx", times: 100 }] });
-    const plugin = await newPlugin();
-    const program = { path: dir, retentionEpochs: 6 };
+    const program = { path: dir, ...then };
     const checked = await plugin.folder.check(URN, outs, program);
     const failed = (await plugin.folder.update(String(outs.path), URN, outs, checked.inputs).then(
       () => undefined,
@@ -156,18 +135,21 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(failed?.message).toMatch(/1 of 2 file\(s\) failed: w2\.html/);
     emu.setFaults({});
     logged = [];
+    // The engine records the new inputs with the partial state: the value is declared as before, and w2's entry still lacks it.
     const news = (await plugin.folder.check(URN, failed.properties!, program)).inputs;
     const diff = await plugin.folder.diff(String(outs.path), URN, failed.properties!, news, checked.inputs);
+    expect(diff.changes).toBe(true);
     expect(diff.detailedDiff).toEqual({ 'manifest["w2.html"]': { kind: "update", inputDiff: true } });
-    expect(logged).toContain('StoredFolder "site": ~ w2.html (same content; its entry: retentionEpochs to make as declared)');
+    expect(logged).toContain(`StoredFolder "site": ~ w2.html (same content; its entry: ${field} to make as declared)`);
     emu.clearRequests();
     await up(failed.properties, program, checked.inputs);
+    // (A renew reads the file's expiry first.)
     expect(
       emu
         .requests()
-        .filter((r) => r.route === "renew")
-        .map((r) => [r.blobId, r.requestBody]),
-    ).toEqual([[w2, { epochs: 4 }]]);
+        .filter((r) => r.route !== "get")
+        .map((r) => [r.route, r.blobId, r.requestBody]),
+    ).toEqual([[route, w2, body]]);
   });
 
   it("secret per-file values are masked in messages, and only they: a plain shared value, blobIds and dates stay readable", async () => {
