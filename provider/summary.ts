@@ -22,6 +22,7 @@ import { parseState } from "./stored-file-state";
 const ResourceStateSchema = z.object({
   urn: z.string().optional(),
   type: z.string().optional(),
+  custom: z.boolean().optional(),
   inputs: z.record(z.string(), z.unknown()).optional(),
   outputs: z.record(z.string(), z.unknown()).optional(),
 });
@@ -62,6 +63,10 @@ interface FileLine {
   renews?: number;
   /** What it buys cannot be counted from the preview (a folder's, say why). */
   notCounted?: boolean;
+  /** A value it may PATCH is not shown (secret, or known only at `up`): its PATCHes are not counted. */
+  patchesHidden?: boolean;
+  /** Keep-alive on new files: what it buys is decided on the expiry found. */
+  keepAliveFound?: boolean;
 }
 
 function metadataChanges(before: unknown, after: Record<string, unknown>): string[] {
@@ -110,6 +115,10 @@ function withoutHidden(olds: Record<string, unknown>, news: Record<string, unkno
   return { olds: keep(olds), news: keep(news), secret, unknown, endHidden: hidden.some((f) => END_FIELDS.includes(f)) };
 }
 
+/** Whether a value a PATCH sets is among those not shown. */
+const hidesPatch = ({ secret, unknown }: { secret: string[]; unknown: string[] }): boolean =>
+  [...secret, ...unknown].some((f) => (PATCH_FIELDS as readonly string[]).includes(f));
+
 /** What a row says of the inputs it could not compare. */
 function hiddenNote({ secret, unknown }: { secret: string[]; unknown: string[] }, compared: boolean): string[] {
   const not = compared ? ", not compared" : "";
@@ -122,32 +131,34 @@ function hiddenNote({ secret, unknown }: { secret: string[]; unknown: string[] }
 /** Paths a folder row names one by one before it counts the rest. */
 const FOLDER_PATHS_LISTED = 10;
 
+/** A folder's declared values that decide no end: left out of its plan when not shown. */
+const FOLDER_LOOKS: readonly string[] = ["tag", "metadata", "contentType"];
+
 /**
  * What a one-resource folder's entries buy and patch, each planned as the folder's `up` plans it
  * (from the expiry its state records; the `up` reads it again before buying): a content with no
- * recorded entry is uploaded with its own epochs. A string when the preview does not show what
- * that needs: why.
+ * recorded entry is uploaded with its own epochs (keep-alive, if declared, then decides on the
+ * expiry it finds). A tag or metadata not shown is left out; a string when the preview does not
+ * show what the epochs need: why.
  */
-function folderPurchases(
-  outputs: Record<string, unknown> | undefined,
-  news: Record<string, unknown>,
-  clock: PlanClock,
-): { epochs: number; keepAlive: number; renews: number; patches: number } | string {
+function folderPurchases(outputs: Record<string, unknown> | undefined, declared: Record<string, unknown>, clock: PlanClock) {
   const recorded = fromOutputTexts(outputs ?? {});
   if (holds(recorded.entries, SHOWN_SECRET)) return "its recorded entries are secret in the preview";
-  if (FOLDER_INPUT_FIELDS.some((f) => holds(news[f], SHOWN_SECRET))) return "a declared value is secret";
-  if (FOLDER_INPUT_FIELDS.some((f) => holds(news[f], UNKNOWN))) return "a declared value is known only at `up`";
+  const shown = withoutHidden({}, declared);
+  const decisive = [...shown.secret, ...shown.unknown].filter((f) => !FOLDER_LOOKS.includes(f));
+  if (decisive.length > 0) return `${decisive.map(code).join(", ")} ${shown.unknown.includes(decisive[0]) ? "known only at `up`" : "secret"}`;
   // A folder created now has none; one recorded before has them (an empty folder's too).
   if (outputs && recordedEntryCount(recorded.entries) === undefined) return "its recorded entries are not in the preview";
   const manifest = recordedManifest(recorded);
   const entries = unpackEntries(recorded.entries, { manifest, blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) });
-  const out = { epochs: 0, keepAlive: 0, renews: 0, patches: 0 };
-  for (const entry of manifestEntries(news)) {
+  const out = { epochs: 0, keepAlive: 0, renews: 0, patches: 0, newKeptAlive: 0, shown };
+  for (const entry of manifestEntries(shown.news)) {
     const inputs = { ...entry.values, source: { [SIG_KEY]: ASSET_SIG, hash: entry.hash } } as DeclaredInputs;
     const before = entries.get(entry.hash);
     const plan = before ? planChange(before, inputs, clock) : undefined;
     if (!plan || plan.replace) {
       out.epochs += Math.max(uploadEpochs(inputs, clock), 1);
+      if (isPlainObject(inputs.keepAlive)) out.newKeptAlive++;
       continue;
     }
     out.epochs += plan.retentionIncrease;
@@ -178,7 +189,8 @@ function folderLine(
   // The manifest the last run compared (its inputs), else the one its outputs record.
   const compared = step.oldState?.inputs?.manifest;
   const before = isPlainObject(compared) ? (compared as Record<string, string>) : recordedManifest(step.oldState?.outputs ?? {});
-  const after = (isPlainObject(step.newState?.inputs?.manifest) ? step.newState?.inputs?.manifest : {}) as Record<string, string>;
+  const news = step.newState?.inputs ?? {};
+  const after = (isPlainObject(news.manifest) ? news.manifest : {}) as Record<string, string>;
   const marks: string[] = [];
   for (const rel of Object.keys(after).sort()) if (ownValue(before, rel) === undefined) marks.push(`+${code(rel)}`);
   for (const rel of Object.keys(after).sort()) if (ownValue(before, rel) !== undefined && before[rel] !== after[rel]) marks.push(`~${code(rel)}`);
@@ -186,14 +198,36 @@ function folderLine(
   const listed = marks.slice(0, FOLDER_PATHS_LISTED).join(" ") + (marks.length > FOLDER_PATHS_LISTED ? ` … (${marks.length - FOLDER_PATHS_LISTED} more)` : "");
   const contents = new Set(Object.values(before));
   const uploads = new Set(Object.values(after).filter((h) => !contents.has(h))).size;
-  const bought = folderPurchases(step.op === "create" ? undefined : (step.oldState?.outputs ?? {}), step.newState?.inputs ?? {}, clock);
-  const changes = [
-    `folder: ${Object.keys(after).length} file(s)${marks.length ? `; ${listed}` : "; values changed"}${uploads ? `; ${uploads} upload(s)` : ""}${typeof bought === "string" ? `; epochs not counted: ${bought}` : ""}`,
-  ];
+  // No path changed: a declared value did, or (declared as before) its entries are brought to what is declared.
+  const olds = step.oldState?.inputs;
+  const valuesChanged = !olds || FOLDER_INPUT_FIELDS.some((f) => !jsonEqual(olds[f] ?? undefined, news[f] ?? undefined));
+  const what = marks.length
+    ? listed
+    : valuesChanged
+      ? "values changed"
+      : "entries brought to what is declared (a keep-alive renewal, or what an earlier `up` did not finish)";
+  const bought = folderPurchases(step.op === "create" ? undefined : (step.oldState?.outputs ?? {}), news, clock);
+  const notes =
+    typeof bought === "string"
+      ? [`epochs not counted: ${bought}`]
+      : [
+          ...hiddenNote(bought.shown, step.op !== "create"),
+          ...(bought.newKeptAlive ? [`keep-alive on ${bought.newKeptAlive} new file(s) (what it buys depends on the expiry found)`] : []),
+        ];
+  const changes = [`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)` : ""}`, ...notes];
   // Counted as uploaded when created (as a file is); an update's uploads are in its row.
   const line = { name, op: step.op === "create" ? "create" : "update", changes, upload: step.op === "create" };
   if (typeof bought === "string") return { ...line, epochs: 0, keepAlive: 0, patch: false, notCounted: true };
-  return { ...line, epochs: bought.epochs, keepAlive: bought.keepAlive, patch: bought.patches > 0, patches: bought.patches, renews: bought.renews };
+  return {
+    ...line,
+    epochs: bought.epochs,
+    keepAlive: bought.keepAlive,
+    patch: bought.patches > 0,
+    patches: bought.patches,
+    renews: bought.renews,
+    patchesHidden: bought.shown.secret.length + bought.shown.unknown.length > 0,
+    keepAliveFound: bought.newKeptAlive > 0,
+  };
 }
 
 export function summarizePreview(preview: unknown, options: SummaryOptions = {}): string {
@@ -209,6 +243,8 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
 
   for (const step of parsed.data.steps) {
     const type = step.newState?.type ?? step.oldState?.type ?? step.urn.split("::")[2];
+    // The TypeScript StoredFolder's component shares the plugin resource's type: it keeps nothing itself.
+    if (isStoredFolderType(type) && (step.newState ?? step.oldState)?.custom === false) continue;
     if (isStoredFolderType(type) && CHANGE_OPS.has(step.op)) {
       const folder = folderLine(step, clock);
       if (folder) lines.push(folder);
@@ -244,7 +280,17 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       }
       if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
       changes.push(...hiddenNote(shown, false));
-      lines.push({ name, op: "create", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content), notCounted: shown.endHidden });
+      lines.push({
+        name,
+        op: "create",
+        changes,
+        epochs,
+        keepAlive: 0,
+        patch: false,
+        upload: Boolean(content),
+        notCounted: shown.endHidden,
+        patchesHidden: hidesPatch(shown),
+      });
       continue;
     }
     const plan = planChange(olds, news, clock);
@@ -296,6 +342,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       newExpiry: shown.endHidden ? undefined : newExpiry,
       patch: plan.patch !== undefined,
       notCounted: shown.endHidden,
+      patchesHidden: hidesPatch(shown),
     });
   }
 
@@ -326,9 +373,9 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       "",
       `**Totals:** ${lines.filter((l) => l.op === "create" && !l.upload).length} adopted, ` +
         `${lines.some((l) => l.upload) ? `${lines.filter((l) => l.upload).length} uploaded, ` : ""}${count("update")} updated, ${count("replace")} replaced, ${count("delete")} no longer managed; ` +
-        `${patches} PATCH on existing files, ${renews} renew(s), **${bought} epoch(s) to buy**` +
+        `${patches} PATCH on existing files${lines.some((l) => l.patchesHidden) ? " (and any of values not shown)" : ""}, ${renews} renew(s), **${bought} epoch(s) to buy**` +
         (notCounted ? `, and what ${notCounted} row(s) marked "not counted" buy` : "") +
-        (lines.some((l) => l.op === "create" || l.op === "replace")
+        (lines.some((l) => l.op === "create" || l.op === "replace" || l.keepAliveFound)
           ? " (adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds)."
           : "."),
     );

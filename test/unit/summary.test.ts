@@ -70,7 +70,9 @@ describe("summarizePreview", () => {
     // A secret end: what the file buys cannot be counted, in its row or in the totals.
     expect(md).toContain("| `nested` | update | tag `old` → `new`; `metadata`, `retentionEpochs`: secret, not compared | not counted | — |");
     expect(md).toContain("| `fresh` | create | adopt `b9`; `name`: secret | 3 | — |");
-    expect(md).toMatch(/1 PATCH on existing files, 2 renew\(s\), \*\*7 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/);
+    expect(md).toMatch(
+      /1 PATCH on existing files \(and any of values not shown\), 2 renew\(s\), \*\*7 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/,
+    );
     expect(md).not.toMatch(/\*\*replace\*\*|undefined/);
     // A value known only at `up` (another resource's output) is the same.
     const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -169,13 +171,54 @@ describe("summarizePreview", () => {
     // The TypeScript resource's entries are secret in the preview; a secret shared end cannot be counted either.
     for (const [changed, why] of [
       [step({ ...outputs, entries: "[secret]" }, {}), "its recorded entries are secret in the preview"],
-      [step(outputs, { retentionEpochs: "[secret]" }), "a declared value is secret"],
-      [step(outputs, { retainUntil: "04da6b54-80e4-46f7-96ec-b56ff0331ba9" }), "a declared value is known only at `up`"],
+      [step(outputs, { retentionEpochs: "[secret]" }), "`retentionEpochs` secret"],
+      [step(outputs, { retainUntil: "04da6b54-80e4-46f7-96ec-b56ff0331ba9" }), "`retainUntil` known only at `up`"],
     ] as const) {
       const hidden = summarizePreview({ steps: [changed] }, { nowMs: now });
       expect(hidden).toContain(`| \`site\` | update | folder: 4 file(s); +\`new.svg\`; 1 upload(s); epochs not counted: ${why} | not counted | — |`);
       expect(hidden).toMatch(/\*\*0 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/);
     }
+  });
+
+  it("a folder's row: a secret tag is left out of the plan, keep-alive on new files is said, the TypeScript component adds no row", () => {
+    const FOLDER = "tuskr:index:StoredFolder";
+    const md = summarizePreview(
+      {
+        steps: [
+          // The TypeScript StoredFolder's component: the plugin resource's type, and nothing kept.
+          { op: "create", urn: `urn:pulumi:dev::p::${FOLDER}::web`, newState: { type: FOLDER, custom: false, inputs: {} } },
+          {
+            op: "create",
+            urn: `urn:pulumi:dev::p::${FOLDER}$pulumi-nodejs:dynamic/tuskr:StoredFolder::web`,
+            newState: {
+              type: "pulumi-nodejs:dynamic/tuskr:StoredFolder",
+              custom: true,
+              inputs: { manifest: { "a.txt": "h1", "b.txt": "h2" }, tag: "[secret]", retentionEpochs: 2, keepAlive: { minRemainingEpochs: 3, renewEpochs: 4 } },
+            },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md.split("\n").filter((l) => l.startsWith("| `web`"))).toEqual([
+      "| `web` | create | folder: 2 file(s); +`a.txt` +`b.txt`; 2 upload(s); `tag`: secret; keep-alive on 2 new file(s) (what it buys depends on the expiry found) | 4 | — |",
+    ]);
+    expect(md).toMatch(
+      /0 adopted, 1 uploaded, 0 updated.*\*\*4 epoch\(s\) to buy\*\* \(adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds\)/,
+    );
+    // Nothing declared changed, and yet the folder changes: said so, not as "values changed".
+    const same = { manifest: { "a.txt": "h1" }, tag: "t" };
+    const retry = summarizePreview({
+      steps: [
+        {
+          op: "update",
+          urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+          oldState: { type: FOLDER, inputs: same, outputs: {} },
+          newState: { type: FOLDER, inputs: same },
+        },
+      ],
+    });
+    expect(retry).toContain("folder: 1 file(s); entries brought to what is declared (a keep-alive renewal, or what an earlier `up` did not finish)");
   });
 
   it("calls out a purchase that will fail at the horizon", () => {
