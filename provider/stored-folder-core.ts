@@ -383,9 +383,21 @@ export class StoredFolderCore {
     return state;
   }
 
-  /** The recorded entries (`manifest`: the state's recorded manifest, when the caller has read it already). */
+  /**
+   * The recorded entries (`manifest`: the state's recorded manifest, when the caller has read it
+   * already), each with the names of its secret inputs as the folder's recorded inputs declare
+   * them: with `files` secret, an earlier release recorded every value of every entry as secret.
+   */
   private recordedEntries(state: StoredFolderState, manifest = recordedManifest(state)): Map<string, StoredFileState> {
-    return unpackEntries(state.entries, { manifest, blobIds: state.blobIds ?? {}, urls: state.urls ?? {} });
+    const entries = unpackEntries(state.entries, { manifest, blobIds: state.blobIds ?? {}, urls: state.urls ?? {} });
+    const secretInputs = state.secretInputs ?? [];
+    if (secretInputs.includes("files")) {
+      for (const declared of manifestEntries({ ...state, manifest })) {
+        const entry = entries.get(declared.hash);
+        if (entry) entry.secretInputs = this.entrySecrets(secretInputs, state, declared);
+      }
+    }
+    return entries;
   }
 
   /** The entries `inputs` declare, by their content's hash. */

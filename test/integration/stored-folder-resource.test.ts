@@ -4,9 +4,10 @@ import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LIMITS } from "../../api";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
-import { type EntryOutputs, fromOutputTexts, recordedManifest, unpackEntries } from "../../provider/folder-entries";
+import { type EntryOutputs, fromOutputTexts, packEntries, recordedManifest, unpackEntries } from "../../provider/folder-entries";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
 import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
+import { FILE_FIELDS } from "../../provider/stored-folder-schema";
 import { hideBookkeeping } from "../../provider/stored-file-state";
 import { summarizePreview } from "../../provider/summary";
 
@@ -161,10 +162,22 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     // Two epochs stored, three the warning window: every preview warns, naming each file by its blobId and expiry.
     const news = (await plugin.folder.check(URN, created.outs, program("SECRET-B2"))).inputs;
     await plugin.folder.diff(String(created.outs.path), URN, created.outs, news);
-    const warned = logged.filter((l) => /expiring soon/.test(l));
-    expect(warned).toHaveLength(2);
-    for (const f of emu.files()) expect(warned.join("\n")).toContain(f.blobId);
-    expect(warned.join("\n")).not.toContain("[REDACTED]");
+    const warned = () => logged.filter((l) => /expiring soon/.test(l)).join("\n");
+    expect(logged.filter((l) => /expiring soon/.test(l))).toHaveLength(2);
+    for (const f of emu.files()) expect(warned()).toContain(f.blobId);
+    expect(warned()).not.toContain("[REDACTED]");
+    expect(logged.join("\n")).not.toMatch(/SECRET-B/);
+
+    // A stack of the release before recorded every value of every entry as secret: a change of the plain retention is not masked either.
+    const outputs = { ...created.outs, manifest: recordedManifest(created.outs) } as unknown as EntryOutputs;
+    const sealed = created.outs.entries as { value: string };
+    const asBefore = new Map([...unpackEntries(sealed.value, outputs)].map(([hash, e]) => [hash, { ...e, secretInputs: [...FILE_FIELDS] }]));
+    const upgraded = { ...created.outs, entries: { ...sealed, value: packEntries(asBefore, outputs) } };
+    logged = [];
+    const raised = (await plugin.folder.check(URN, upgraded, { ...program("SECRET-B1"), retentionEpochs: 3 })).inputs;
+    await plugin.folder.diff(String(created.outs.path), URN, upgraded, raised);
+    expect(logged.filter((l) => /expiring soon/.test(l))).toHaveLength(2);
+    expect(warned()).not.toContain("[REDACTED]");
     expect(logged.join("\n")).not.toMatch(/SECRET-B/);
   });
 
