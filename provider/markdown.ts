@@ -10,7 +10,7 @@
  * or @mention, so every user-supplied string goes through here.
  */
 export function code(v: unknown): string {
-  const text = (typeof v === "string" ? v : (JSON.stringify(v) ?? String(v))).replace(/\r\n|\r|\n/g, "↵").replace(/\|/g, "\\|");
+  const text = (typeof v === "string" ? v : (JSON.stringify(v) ?? String(v))).replace(/\r/g, "␍").replace(/\n/g, "↵").replace(/\|/g, "\\|");
   // An empty span would be two bare backticks, which open a span that a later one closes.
   if (text.trim() === "") return `\` ${text.replace(/ /g, "·")} \``;
   const fence = "`".repeat(Math.max(0, ...(text.match(/`+/g) ?? []).map((t) => t.length)) + 1);

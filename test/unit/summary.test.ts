@@ -318,6 +318,21 @@ describe("summarizePreview with the stack's settings and hostile names", () => {
     expect(rows[0]).toContain("``we\\|ird`↵name``");
     expect(rows[0]).toContain("tag `a\\|b` → ``x`y↵z\\|w``");
     expect(rows[0]).toContain("metadata ~`k\\|1` +`new↵key`");
+    // A CRLF is not shown as a LF: a tag whose line break the service holds as CRLF is a change to see.
+    const crlf = summarizePreview(
+      {
+        steps: [
+          {
+            op: "update",
+            urn: urn("c"),
+            oldState: { type: TYPE, outputs: outputs({ tag: "a\r\nb" }) },
+            newState: { type: TYPE, inputs: { blobId: "b1", tag: "a\nb" } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(crlf).toContain("tag `a␍↵b` → `a↵b`");
   });
 });
 
