@@ -322,7 +322,14 @@ export class StoredFileCore {
     try {
       file = await this.context.client().getFile(blobId);
     } catch (e) {
-      if (isTuskrApiError(e) && e.isGone) return {};
+      if (isTuskrApiError(e) && e.isGone) {
+        const why = e.status === 410 ? "has expired" : "does not exist (unknown blobId)";
+        this.log(
+          redact(`warning: StoredFile ${label(before, blobId)}: the service says the file ${why}: it leaves the stack's state (nothing is deleted)`),
+          urn,
+        );
+        return {};
+      }
       throw masked(describe(e, blobId, "reading the file"), redact);
     }
     const managed = declaredFields(before);

@@ -48,8 +48,8 @@ export const TROUBLESHOOTING = {
     run: "Run `pulumi up` again; raise `tuskr:timeoutMs` for slow links.",
   },
   INVALID_RESPONSE: {
-    means: "An answer that does not check out (another file's record, an impossible expiry or id, a body past the limits); nothing of it was recorded.",
-    run: "Report it to the service's operator; `pulumi refresh` shows what the service now says.",
+    means: "An answer that does not check out (another file's record, an impossible expiry or id, a body past the limits, a body that is not JSON); nothing of it was recorded.",
+    run: "A body that is not JSON (a web page) usually means `tuskr:baseUrl` is not the service's API: check it. Otherwise report it to the service's operator; `pulumi refresh` shows what the service now says.",
   },
   RENEW_OUTCOME_UNKNOWN: {
     means: "A renew was sent and its answer lost, and the file could not be read back: it may or may not have been applied. Nothing was sent twice.",

@@ -28,6 +28,8 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_CONCURRENCY = 8;
 /** The largest response body the client reads; a larger one is refused, never kept. */
 const RESPONSE_MAX_BYTES = 256 * 1024;
+/** What an answer that is not JSON at all is said to be. */
+const NOT_JSON = "the body is not JSON";
 
 export interface TuskrClientOptions {
   baseUrl?: string;
@@ -664,7 +666,7 @@ export class TuskrClient {
       try {
         json = JSON.parse(text);
       } catch {
-        throw this.invalidResponse(method, path, response.status, "the body is not JSON", text.slice(0, 500));
+        throw this.invalidResponse(method, path, response.status, NOT_JSON, text.slice(0, 500));
       }
     }
     const parsed = schema.safeParse(json);
@@ -680,7 +682,10 @@ export class TuskrClient {
   private invalidResponse(method: string, path: string, status: number, detail: string, body: unknown): TuskrApiError {
     return new TuskrApiError({
       code: "INVALID_RESPONSE",
-      message: this.redact(`${method} ${path} answered ${status} with an unexpected body: ${detail}`),
+      // Not JSON at all (a web page): likely another server than the service's API.
+      message: this.redact(
+        `${method} ${this.baseUrl}${path} answered ${status} with an unexpected body (INVALID_RESPONSE): ${detail}${detail === NOT_JSON ? `; ${this.baseUrl} may not be the service's API: check tuskr:baseUrl` : ""}`,
+      ),
       status,
       method,
       path,
@@ -751,9 +756,11 @@ export class TuskrClient {
     const timeout = err.code === "ECONNABORTED" || err.code === "ETIMEDOUT";
     // Refused or unresolvable: the request never reached the server, so it was not applied.
     const neverSent = err.code === "ECONNREFUSED" || err.code === "ENOTFOUND" || err.code === "EAI_AGAIN";
+    const code = timeout ? "TIMEOUT" : "NETWORK_ERROR";
+    const why = neverSent ? `${err.code}: nothing answers at ${this.baseUrl}: check tuskr:baseUrl` : (err.code ?? err.message ?? "network error");
     return new TuskrApiError({
-      code: timeout ? "TIMEOUT" : "NETWORK_ERROR",
-      message: this.redact(`${method} ${this.baseUrl}${path} ${timeout ? "timed out" : `failed: ${err.code ?? err.message ?? "network error"}`}`),
+      code,
+      message: this.redact(`${method} ${this.baseUrl}${path} ${timeout ? `timed out (${code})` : `failed (${code}): ${why}`}`),
       method,
       path,
       retryable: true,

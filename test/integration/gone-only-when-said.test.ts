@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import * as net from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Emulator, startEmulator } from "../../emulator";
 import { hostileService, json, type HostileService } from "../helpers/hostile-service";
@@ -71,6 +73,28 @@ describe("refresh: a file is gone only when the service says so", () => {
       await service.close();
       service = undefined;
     }
+  });
+
+  it("a server that answers HTML, or nothing listening: the error names its code and points at tuskr:baseUrl", async () => {
+    const { id, outs } = await created(`not the api ${Math.random()}`);
+    service = await hostileService((_req, res) => res.writeHead(200, { "Content-Type": "text/html" }).end("<html>a web page</html>"));
+    const html = await (await configuredProvider(service)).read(id, outs).then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
+    expect(html).toMatch(
+      new RegExp(`GET ${service.url}/v1/files/\\S+ answered 200 with an unexpected body \\(INVALID_RESPONSE\\): the body is not JSON; .*check tuskr:baseUrl`),
+    );
+    // A port nothing listens on (taken, then let go; no connection to it was ever pooled).
+    const free = net.createServer().listen(0, "127.0.0.1");
+    await once(free, "listening");
+    const port = (free.address() as net.AddressInfo).port;
+    await new Promise((r) => free.close(r));
+    const refused = await (await configuredProvider({ url: `http://127.0.0.1:${port}` }, {}, { retry: { maxAttempts: 1 } })).read(id, outs).then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
+    expect(refused).toMatch(/failed \(NETWORK_ERROR\): ECONNREFUSED: nothing answers at http:\/\/127\.0\.0\.1:\d+: check tuskr:baseUrl/);
   });
 
   it("the service's own 404 for this file, or 410 expired, drops it", async () => {

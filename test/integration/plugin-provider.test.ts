@@ -127,6 +127,17 @@ describe("resources", () => {
     }
   });
 
+  it("a refresh that finds the file expired says so before it leaves the state", async () => {
+    const blobId = await upload();
+    const { outs } = await plugin.create(URN, (await plugin.check(URN, {}, { blobId, name: "a.txt" })).inputs);
+    await emu.advanceEpochs(3);
+    logged = [];
+    expect((await plugin.read(blobId, URN, outs)).props).toBeUndefined();
+    expect(logged).toEqual([
+      `${URN} warning: StoredFile "a.txt" (${blobId}): the service says the file has expired: it leaves the stack's state (nothing is deleted)`,
+    ]);
+  });
+
   it("import: one GET and no write; the inputs are the file's own name, tag and metadata, so the declared program changes nothing", async () => {
     const blobId = await upload("imported-tag");
     const { patchFile } = await import("../helpers/emulator");
