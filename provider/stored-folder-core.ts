@@ -47,16 +47,22 @@ const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
 const declaredValue = (entry: FolderEntry<unknown> | undefined, field: string): unknown =>
   entry ? ownValue(entry.values as Record<string, unknown>, field) : undefined;
 
-/** Whether a refresh handed back `recorded`'s value of `field` (changed outside the stack) as files[rel]'s own value. */
-const handedBack = (inputs: Props, rel: string, field: string, recorded: StoredFileState): boolean => {
-  const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Record<string, unknown>, rel) : undefined;
-  return isPlainObject(own) && Object.hasOwn(own, field) && jsonEqual(own[field] ?? null, (recorded as Props)[field] ?? null);
+/** A path's own declared values (files[rel]), if the inputs have them. */
+const ownValues = (inputs: Props, rel: string): Props | undefined => {
+  const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Props, rel) : undefined;
+  return isPlainObject(own) ? own : undefined;
 };
 
 /** A file's own declared value of `field` (files[rel][field]), if the inputs have one. */
 const ownDeclared = (inputs: Props, rel: string, field: string): unknown => {
-  const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Record<string, unknown>, rel) : undefined;
-  return isPlainObject(own) ? ownValue(own, field) : undefined;
+  const own = ownValues(inputs, rel);
+  return own ? ownValue(own, field) : undefined;
+};
+
+/** Whether a refresh handed back `recorded`'s value of `field` (changed outside the stack) as files[rel]'s own value. */
+const handedBack = (inputs: Props, rel: string, field: string, recorded: StoredFileState): boolean => {
+  const own = ownDeclared(inputs, rel, field);
+  return own !== undefined && jsonEqual(own ?? null, (recorded as Props)[field] ?? null);
 };
 
 /** Runs `work` on every item, `WORKERS` at a time; every item is tried, and the failures are returned with their items. */
@@ -422,11 +428,8 @@ export class StoredFolderCore {
   private entrySecrets(secretInputs: readonly string[], inputs: Props, entry: FolderEntry<unknown>): string[] {
     const names = new Set(secretInputs.filter((f) => (FILE_FIELDS as readonly string[]).includes(f)));
     if (secretInputs.includes("files")) {
-      const files = isPlainObject(inputs.files) ? (inputs.files as Record<string, unknown>) : {};
-      for (const rel of entry.paths) {
-        const own = ownValue(files, rel);
-        if (isPlainObject(own)) for (const f of Object.keys(own)) if ((FILE_FIELDS as readonly string[]).includes(f)) names.add(f);
-      }
+      for (const rel of entry.paths)
+        for (const f of Object.keys(ownValues(inputs, rel) ?? {})) if ((FILE_FIELDS as readonly string[]).includes(f)) names.add(f);
     }
     return [...names];
   }

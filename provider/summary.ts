@@ -9,7 +9,7 @@ import { manifestEntries } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY, UNKNOWN } from "./pulumi-markers";
 import { isStoredFileType, isStoredFolderType } from "./resource-types";
 import type { DeclaredInputs, StoredFileState } from "./stored-file-schema";
-import { FOLDER_INPUT_FIELDS } from "./stored-folder-schema";
+import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "./stored-folder-schema";
 import { parseState } from "./stored-file-state";
 
 /**
@@ -98,7 +98,7 @@ const SHOWN_SECRET = "[secret]";
 const holds = (v: unknown, marker: string): boolean =>
   v === marker || (Array.isArray(v) ? v.some((x) => holds(x, marker)) : isPlainObject(v) && Object.values(v).some((x) => holds(x, marker)));
 /** The declared inputs a purchase follows: one not shown leaves the epochs uncounted. */
-const END_FIELDS: readonly string[] = ["retentionEpochs", "retainUntil", "keepAlive"];
+const PURCHASE_FIELDS: readonly string[] = ["retentionEpochs", "retainUntil", "keepAlive"];
 
 /**
  * A StoredFile's recorded outputs and declared inputs without the inputs the preview does not
@@ -112,7 +112,7 @@ function withoutHidden(olds: Record<string, unknown>, news: Record<string, unkno
   const unknown = fields.filter((f) => !secret.includes(f) && holds(news[f], UNKNOWN));
   const hidden = [...secret, ...unknown];
   const keep = (values: Record<string, unknown>) => Object.fromEntries(Object.entries(values).filter(([f]) => !hidden.includes(f)));
-  return { olds: keep(olds), news: keep(news), secret, unknown, endHidden: hidden.some((f) => END_FIELDS.includes(f)) };
+  return { olds: keep(olds), news: keep(news), secret, unknown, endHidden: hidden.some((f) => PURCHASE_FIELDS.includes(f)) };
 }
 
 /** Whether a value a PATCH sets is among those not shown. */
@@ -131,8 +131,8 @@ function hiddenNote({ secret, unknown }: { secret: string[]; unknown: string[] }
 /** Paths a folder row names one by one before it counts the rest. */
 const FOLDER_PATHS_LISTED = 10;
 
-/** A folder's declared values that decide no end: left out of its plan when not shown. */
-const FOLDER_LOOKS: readonly string[] = ["tag", "metadata", "contentType"];
+/** A folder's shared values that no purchase follows: left out of its plan when not shown. */
+const FOLDER_LOOKS: readonly string[] = SHARED_FIELDS.filter((f) => !PURCHASE_FIELDS.includes(f));
 
 /**
  * What a one-resource folder's entries buy and patch, each planned as the folder's `up` plans it
