@@ -318,7 +318,18 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       else changes.push(`${f} ${olds[f] !== undefined ? `${code(olds[f])} ` : ""}→ ${code(declared)}`);
     }
     const byDate = plan.changedFields.includes("retainUntil") && !plan.changedFields.includes("retentionEpochs");
-    if (plan.retentionIncrease > 0 && !byDate) {
+    const endDeclaredBefore = !plan.changedFields.includes("retainUntil") && !plan.changedFields.includes("retentionEpochs");
+    if (plan.retentionIncrease > 0 && endDeclaredBefore) {
+      // The same end as recorded, not yet reached (a purchase an earlier `up` did not finish, or an
+      // expiry a refresh found earlier): the gap is bought, nothing declared changed.
+      const end = [
+        news.retentionEpochs !== undefined && `retentionEpochs ${String(news.retentionEpochs)}`,
+        news.retainUntil && `retainUntil ${code(news.retainUntil)}`,
+      ];
+      changes.push(
+        `the declared end (${end.filter(Boolean).join(", ")}) is past the recorded expiry${olds.expiresAt ? ` ${olds.expiresAt}` : ""}: the gap is bought`,
+      );
+    } else if (plan.retentionIncrease > 0 && !byDate) {
       changes.push(`retentionEpochs ${olds.retentionEpochs ?? 0} → ${String(news.retentionEpochs)}`);
     }
     if (plan.changedFields.includes("retainUntil")) changes.push(`retainUntil ${code(olds.retainUntil ?? "none")} → ${code(news.retainUntil ?? "none")}`);

@@ -391,4 +391,37 @@ describe("a truthful summary", () => {
     // Nothing of a key outside a code span.
     expect(row.replace(/`[^`]*`/g, "")).not.toMatch(/[@![\]*]/);
   });
+
+  it("an end declared as before but past the recorded expiry is said as the gap bought, not as a change of retentionEpochs", () => {
+    // What a preview after an `up` whose renew did not finish shows: the state records the end, the expiry is short of it.
+    const start = new Date(now - 20 * DAY).toISOString();
+    const short = { blobId: "b1", retentionEpochs: 30, retentionStart: start, expiresAt: new Date(now + 6 * DAY).toISOString() };
+    const md = summarizePreview(
+      {
+        config: { "tuskr:epochSeconds": "86400" },
+        steps: [
+          {
+            op: "update",
+            urn: urn("epochs"),
+            oldState: { type: TYPE, outputs: short },
+            newState: { type: TYPE, inputs: { blobId: "b1", retentionEpochs: 30 } },
+          },
+          {
+            op: "update",
+            urn: urn("date"),
+            oldState: { type: TYPE, outputs: { ...short, retainUntil: "2026-12-10" } },
+            newState: { type: TYPE, inputs: { blobId: "b1", retentionEpochs: 30, retainUntil: "2026-12-10" } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md).toContain(
+      "| `epochs` | update | the declared end (retentionEpochs 30) is past the recorded expiry 2026-11-28T00:00:00.000Z: the gap is bought | 4 | 2026-12-02T00:00:00.000Z |",
+    );
+    expect(md).toContain(
+      "| `date` | update | the declared end (retentionEpochs 30, retainUntil `2026-12-10`) is past the recorded expiry 2026-11-28T00:00:00.000Z: the gap is bought | 12 | 2026-12-10T00:00:00.000Z |",
+    );
+    expect(md).not.toContain("30 → 30");
+  });
 });
