@@ -8,7 +8,9 @@
 //     emulator): the physical limit of the first `up`;
 //   - the preview of the same program over an empty folder: the floor of an unchanged preview;
 //     and how long hashing the folder takes (the part of that preview that grows with the files);
-//   - today's default StoredFolder (one StoredFile per content) at 1,000 × 1 KiB, step by step.
+//   - today's default StoredFolder (one StoredFile per content) at 1,000 × 1 KiB, step by step,
+//     next to the one resource through either front door: the TypeScript dynamic resource and the
+//     provider plugin's tuskr:index:StoredFolder (what YAML, Python, Go and .NET programs use).
 // Writes BENCHMARKS-folders.json and the "Folders" section of BENCHMARKS.md (bench/report.mjs); a
 // run with options that change what is measured writes its JSON to a temp file instead (or --out).
 //
@@ -69,14 +71,14 @@ const { startEmulator, EMULATOR_DEFAULT_API_KEY } = await import(path.join(repoR
 const { byContent, folderFiles } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "folder-walk.js"));
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-folders-"));
 
-/** The peak RSS (VmHWM) of every dynamic-provider process alive while `run` runs, polled. */
+/** The peak RSS (VmHWM) of every provider process alive while `run` runs (dynamic provider or the plugin's run-plugin), polled. */
 async function withProviderPeak(run) {
   let peakKiB = 0;
   const poll = () => {
     for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
       try {
         const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-        if (!cmd.includes("dynamic-provider")) continue;
+        if (!cmd.includes("dynamic-provider") && !cmd.includes("run-plugin")) continue;
         const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
         if (hwm) peakKiB = Math.max(peakKiB, Number(hwm[1]));
       } catch {
@@ -323,7 +325,7 @@ try {
   if (compareN > 0) {
     const dir = path.join(tmpRoot, `compare-${compareN}`);
     const runs = {};
-    for (const variant of ["onefolder", "folder"]) {
+    for (const variant of ["onefolder", "pluginfolder", "folder"]) {
       writeFolder(dir, compareN, 1024);
       await emu.reset();
       runs[variant] = await runSteps(emu, variant, dir, compareN);

@@ -8,7 +8,8 @@ import * as pulumi from "@pulumi/pulumi";
 //     resource), as the tuskr provider plugin's StoredFile, or as no-op resources;
 //   - "folder" / "noopfolder": a directory of N files uploaded by a StoredFolder, or as no-op
 //     resources with the same inputs under a component of their own;
-//   - "onefolder": the same directory kept by a StoredFolder as one resource (`oneResource`).
+//   - "onefolder": the same directory kept by a StoredFolder as one resource (`oneResource`);
+//     "pluginfolder": the same, as the provider plugin's tuskr:index:StoredFolder.
 // The no-op resources are the floor: same engine, backend and inputs, a provider that does
 // nothing, serialized as ours is (a require of a package by name).
 const config = new pulumi.Config("bench");
@@ -55,8 +56,13 @@ if (variant === "storedfile" || variant === "plugin" || variant === "noop") {
 } else if (variant === "onefolder") {
   const { StoredFolder } = require("pulumi-tuskr") as typeof import("pulumi-tuskr");
   new StoredFolder("folder", { path: config.require("folder"), tag, retentionEpochs, oneResource: true });
+} else if (variant === "pluginfolder") {
+  const { PluginStoredFolder } = require("pulumi-tuskr/plugin") as typeof import("pulumi-tuskr/plugin");
+  new PluginStoredFolder("folder", { path: config.require("folder"), tag, retentionEpochs });
 } else if (variant === "noopfolder") {
   new NoopFolder("folder", config.require("folder"));
 } else {
-  throw new Error(`bench:variant must be "storedfile", "plugin", "noop", "folder", "onefolder" or "noopfolder", got ${JSON.stringify(variant)}`);
+  throw new Error(
+    `bench:variant must be "storedfile", "plugin", "noop", "folder", "onefolder", "pluginfolder" or "noopfolder", got ${JSON.stringify(variant)}`,
+  );
 }

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { STORED_FILE_TYPES } from "../resource-types";
+import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../resource-types";
 import type { StoredFileArgs } from "../stored-file";
+import type { StoredFolderArgs } from "../stored-folder";
 import { PACKAGE_VERSION } from "../version";
 
 /**
@@ -11,5 +12,16 @@ import { PACKAGE_VERSION } from "../version";
 export class PluginStoredFile extends pulumi.CustomResource {
   constructor(name: string, args: StoredFileArgs, opts?: pulumi.CustomResourceOptions) {
     super(STORED_FILE_TYPES.plugin, name, { ...args }, { version: PACKAGE_VERSION, ...opts });
+  }
+}
+
+/**
+ * The provider plugin's StoredFolder (the folder as one resource, `tuskr:index:StoredFolder`),
+ * declared as a generated SDK declares it. The inputs of `StoredFolder` but `oneResource` (the
+ * plugin's folder is always one resource); the bench uses it.
+ */
+export class PluginStoredFolder extends pulumi.CustomResource {
+  constructor(name: string, args: Omit<StoredFolderArgs, "oneResource">, opts?: pulumi.CustomResourceOptions) {
+    super(STORED_FOLDER_TYPES.plugin, name, { ...args }, { version: PACKAGE_VERSION, ...opts });
   }
 }
