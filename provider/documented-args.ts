@@ -54,7 +54,7 @@ export interface StoredFileInputDocs {
   /**
    * A date the file stays stored until at least (ISO 8601: `2027-01-31` is midnight UTC at its start, or a time with its zone): a declared end, like `retentionEpochs`'s; with both, the later one counts. Files declared with the same `retainUntil` at different times all reach it.
    * Type and limit: ISO 8601 date or time with its zone; at most 52 epochs from now, checked at preview (the service sells 53 epochs ahead of the start of its current epoch, which is not known before a file is read).
-   * A change makes: buys only what the file lacks of that date, rounded up to whole epochs (one `POST …/renew`, or the upload's own epochs for `source`); nothing when the expiry reaches it already. A date already passed buys nothing; moving it earlier buys nothing and returns nothing.
+   * A change makes: buys only what the file lacks of that date, rounded up to whole epochs (one `POST …/renew`, or the upload's own epochs for `source`, counted from now, then a renew of what the date still lacks, at most one epoch, when the service counts from the start of its current epoch); nothing when the expiry reaches it already. A date already passed buys nothing; moving it earlier buys nothing and returns nothing.
    * Omitted: no end by date.
    */
   retainUntil?: unknown;

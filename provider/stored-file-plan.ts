@@ -80,6 +80,17 @@ export function uploadEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs
   return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), clock));
 }
 
+/**
+ * Whether an upload's epochs are those its `retainUntil` needs (the date, not the count, decides):
+ * counted from now, they may fall an epoch short of the date when the service counts from the
+ * start of its current epoch, which is known only from the upload's answer; the plan then renews
+ * what is short (at most one epoch).
+ */
+export function uploadEndsAtDate(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "epochMs">): boolean {
+  const byDate = epochsUntil(retainUntilMs(news.retainUntil), clock);
+  return byDate > 0 && byDate >= (typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0);
+}
+
 /** Whole epochs to buy for an expiry to reach `endMs` (0 when it does already). */
 function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): number {
   return Math.max(0, Math.ceil((endMs - expiresAtMs) / epochMs - 1e-6));

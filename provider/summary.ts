@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { settingsFrom } from "./settings";
 import { PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api";
-import { type PlanClock, planChange, uploadEpochs } from "./stored-file-plan";
+import { type PlanClock, planChange, uploadEndsAtDate, uploadEpochs } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
 import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
@@ -67,6 +67,10 @@ interface FileLine {
   patchesHidden?: boolean;
   /** Keep-alive on new files: what it buys is decided on the expiry found. */
   keepAliveFound?: boolean;
+  /** A folder's: the contents it uploads. */
+  uploads?: number;
+  /** Uploads whose end is a `retainUntil` date: each may need one more epoch, renewed after it. */
+  toDate?: number;
 }
 
 function metadataChanges(before: unknown, after: Record<string, unknown>): string[] {
@@ -128,6 +132,10 @@ function hiddenNote({ secret, unknown }: { secret: string[]; unknown: string[] }
   ];
 }
 
+/** What an upload to a `retainUntil` date may add (the plan's rule: `uploadEndsAtDate`). */
+const DATE_TOP_UP =
+  "up to 1 more epoch, by a renew after the upload when the service counts from the start of its current epoch (known only from the upload's answer)";
+
 /** Paths a folder row names one by one before it counts the rest. */
 const FOLDER_PATHS_LISTED = 10;
 
@@ -151,7 +159,7 @@ function folderPurchases(outputs: Record<string, unknown> | undefined, declared:
   if (outputs && recordedEntryCount(recorded.entries) === undefined) return "its recorded entries are not in the preview";
   const manifest = recordedManifest(recorded);
   const entries = unpackEntries(recorded.entries, { manifest, blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) });
-  const out = { epochs: 0, keepAlive: 0, renews: 0, patches: 0, newKeptAlive: 0, shown };
+  const out = { epochs: 0, keepAlive: 0, renews: 0, patches: 0, newKeptAlive: 0, toDate: 0, shown };
   for (const entry of manifestEntries(shown.news)) {
     const inputs = { ...entry.values, source: { [SIG_KEY]: ASSET_SIG, hash: entry.hash } } as DeclaredInputs;
     const before = entries.get(entry.hash);
@@ -159,6 +167,7 @@ function folderPurchases(outputs: Record<string, unknown> | undefined, declared:
     if (!plan || plan.replace) {
       out.epochs += Math.max(uploadEpochs(inputs, clock), 1);
       if (isPlainObject(inputs.keepAlive)) out.newKeptAlive++;
+      if (uploadEndsAtDate(inputs, clock)) out.toDate++;
       continue;
     }
     out.epochs += plan.retentionIncrease;
@@ -213,10 +222,11 @@ function folderLine(
       : [
           ...hiddenNote(bought.shown, step.op !== "create"),
           ...(bought.newKeptAlive ? [`keep-alive on ${bought.newKeptAlive} new file(s) (what it buys depends on the expiry found)`] : []),
+          ...(bought.toDate ? [`${bought.toDate} upload(s) to the \`retainUntil\` date: ${DATE_TOP_UP}`] : []),
         ];
   const changes = [`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)` : ""}`, ...notes];
   // Counted as uploaded when created (as a file is); an update's uploads are in its row.
-  const line = { name, op: step.op === "create" ? "create" : "update", changes, upload: step.op === "create" };
+  const line = { name, op: step.op === "create" ? "create" : "update", changes, upload: step.op === "create", uploads };
   if (typeof bought === "string") return { ...line, epochs: 0, keepAlive: 0, patch: false, notCounted: true };
   return {
     ...line,
@@ -227,7 +237,24 @@ function folderLine(
     renews: bought.renews,
     patchesHidden: bought.shown.secret.length + bought.shown.unknown.length > 0,
     keepAliveFound: bought.newKeptAlive > 0,
+    toDate: bought.toDate,
   };
+}
+
+/** What the totals cannot count exactly, said after them. */
+function totalsCaveats(lines: FileLine[]): string {
+  const counted = lines.filter((l) => !l.notCounted);
+  const toDate = counted.reduce((n, l) => n + (l.toDate ?? 0), 0);
+  const caveats = [
+    ...(lines.some((l) => l.op === "create" || l.op === "replace" || l.keepAliveFound)
+      ? ["adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds"]
+      : []),
+    ...(counted.some((l) => l.upload || (l.uploads ?? 0) > 0)
+      ? ["uploads: the declared epochs, or only what the declared end lacks when the service already holds the content"]
+      : []),
+    ...(toDate ? [`up to ${toDate} more by renews after uploads to a \`retainUntil\` date`] : []),
+  ];
+  return caveats.length ? ` (${caveats.join("; ")}).` : ".";
 }
 
 export function summarizePreview(preview: unknown, options: SummaryOptions = {}): string {
@@ -279,6 +306,8 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
         else if (typeof v === "string") changes.push(`${f} → ${code(v)}`);
       }
       if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
+      const toDate = content && !shown.endHidden && uploadEndsAtDate(news, clock) ? 1 : 0;
+      if (toDate) changes.push(`to the \`retainUntil\` date: ${DATE_TOP_UP}`);
       changes.push(...hiddenNote(shown, false));
       lines.push({
         name,
@@ -290,6 +319,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
         upload: Boolean(content),
         notCounted: shown.endHidden,
         patchesHidden: hidesPatch(shown),
+        toDate,
       });
       continue;
     }
@@ -305,8 +335,10 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
           ? `**replace**: new content${olds.sourceHash && content.hash ? ` (sha256 ${olds.sourceHash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…)` : ""}, uploaded as a new file; ${old}`
           : `**replace**: blobId ${code(olds.blobId)} → ${code(news.blobId)} (${old})`,
       ];
+      const toDate = content && !shown.endHidden && uploadEndsAtDate(news, clock) ? 1 : 0;
+      if (toDate) changes.push(`to the \`retainUntil\` date: ${DATE_TOP_UP}`);
       changes.push(...hiddenNote(shown, true));
-      lines.push({ name, op: "replace", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content), notCounted: shown.endHidden });
+      lines.push({ name, op: "replace", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content), notCounted: shown.endHidden, toDate });
       continue;
     }
     const changes: string[] = [];
@@ -386,9 +418,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
         `${lines.some((l) => l.upload) ? `${lines.filter((l) => l.upload).length} uploaded, ` : ""}${count("update")} updated, ${count("replace")} replaced, ${count("delete")} no longer managed; ` +
         `${patches} PATCH on existing files${lines.some((l) => l.patchesHidden) ? " (and any of values not shown)" : ""}, ${renews} renew(s), **${bought} epoch(s) to buy**` +
         (notCounted ? `, and what ${notCounted} row(s) marked "not counted" buy` : "") +
-        (lines.some((l) => l.op === "create" || l.op === "replace" || l.keepAliveFound)
-          ? " (adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds)."
-          : "."),
+        totalsCaveats(lines),
     );
   }
   if (notices.length > 0) out.push("", "**Notices**", "", ...[...new Set(notices)].map((n) => `- ${n}`));

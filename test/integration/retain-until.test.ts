@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Emulator, type IdempotencyMode, startEmulator } from "../../emulator";
 import { STORED_FILE_TYPES } from "../../provider/resource-types";
 import type { StoredFileProvider } from "../../provider/stored-file-provider";
+import { summarizePreview } from "../../provider/summary";
 import { configuredProvider } from "../helpers/provider-fixture";
 
 /**
@@ -191,6 +192,37 @@ describe("retainUntil", () => {
     expect(failed.id).toBe(uploaded.blobId);
     expect(failed.properties).toMatchObject({ blobId: uploaded.blobId, expiresAt: expect.any(String) });
     expect(e.requests().filter((r) => r.route === "upload")).toHaveLength(1);
+  });
+
+  it("an upload to a date made mid-epoch is topped up by one renew, which the pull-request summary says it may add", async () => {
+    // Epochs of 4 s, half of one gone: the upload's epochs, counted from now, end at a boundary
+    // the service counts from its epoch's start, half an epoch short of the date.
+    emu = await startEmulator({ port: 0, epochSeconds: 4 });
+    const e = emu;
+    const probe = await e.uploadFile({ content: `probe ${Math.random()}`, filename: "probe.txt", epochs: 1 });
+    const epochStart = Date.parse(probe.expiresAt) - 4_000;
+    await new Promise((r) => setTimeout(r, Math.max(0, epochStart + 2_000 - Date.now())));
+    const until = new Date(epochStart + 10 * 4_000 + 1_000).toISOString();
+    const source = textAsset(`dated ${Math.random()}`);
+    const md = summarizePreview(
+      {
+        config: { "tuskr:epochSeconds": "4" },
+        steps: [{ op: "create", urn: urn("d"), newState: { type: STORED_FILE_TYPES.dynamic, inputs: { source, retainUntil: until } } }],
+      },
+      { nowMs: Date.now() },
+    );
+    const p = await configuredProvider(e, { "tuskr:epochSeconds": "4" }, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const { outs } = await p.create({ source, name: "d.txt", retainUntil: until, __urn: urn("d") });
+    const stored = entry(e, String(outs.blobId));
+    expect(e.requests().map((r) => [r.route, r.requestBody && (r.requestBody as { epochs?: unknown }).epochs])).toEqual([
+      ["upload", "10"],
+      ["renew", 1],
+    ]);
+    expect(stored.uploadEpochs + stored.epochsBought).toBe(11);
+    expect(Date.parse(String(outs.expiresAt))).toBeGreaterThanOrEqual(Date.parse(until));
+    // The summary: the upload's 10, and the one more a renew may add.
+    expect(md).toMatch(/\| `d` \| create \| .*to the `retainUntil` date: up to 1 more epoch, by a renew after the upload.* \| 10 \|/);
+    expect(md).toMatch(/\*\*10 epoch\(s\) to buy\*\* \(.*up to 1 more by renews after uploads to a `retainUntil` date\)/);
   });
 
   it("a refresh hands the declared retainUntil back (no change at the next preview)", async () => {

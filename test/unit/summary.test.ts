@@ -204,7 +204,7 @@ describe("summarizePreview", () => {
       "| `web` | create | folder: 2 file(s); +`a.txt` +`b.txt`; 2 upload(s); `tag`: secret; keep-alive on 2 new file(s) (what it buys depends on the expiry found) | 4 | — |",
     ]);
     expect(md).toMatch(
-      /0 adopted, 1 uploaded, 0 updated.*\*\*4 epoch\(s\) to buy\*\* \(adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds\)/,
+      /0 adopted, 1 uploaded, 0 updated.*\*\*4 epoch\(s\) to buy\*\* \(adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds; uploads: the declared epochs, or only what the declared end lacks when the service already holds the content\)/,
     );
     // Nothing declared changed, and yet the folder changes: said so, not as "values changed".
     const same = { manifest: { "a.txt": "h1" }, tag: "t" };
@@ -423,5 +423,32 @@ describe("a truthful summary", () => {
       "| `date` | update | the declared end (retentionEpochs 30, retainUntil `2026-12-10`) is past the recorded expiry 2026-11-28T00:00:00.000Z: the gap is bought | 12 | 2026-12-10T00:00:00.000Z |",
     );
     expect(md).not.toContain("30 → 30");
+  });
+
+  it("an upload to a retainUntil date says the one epoch a renew may add after it; one whose count decides does not", () => {
+    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", path: "files/a.txt", hash: "ab".repeat(32) };
+    const until = new Date(now + 10.5 * DAY).toISOString();
+    const FOLDER = "tuskr:index:StoredFolder";
+    const md = summarizePreview(
+      {
+        config: { "tuskr:epochSeconds": "86400" },
+        steps: [
+          { op: "create", urn: urn("dated"), newState: { type: TYPE, inputs: { source, retainUntil: until } } },
+          { op: "create", urn: urn("counted"), newState: { type: TYPE, inputs: { source, retainUntil: until, retentionEpochs: 20 } } },
+          {
+            op: "create",
+            urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+            newState: { type: FOLDER, custom: true, inputs: { manifest: { "a.txt": "h1", "b.txt": "h2", "c.txt": "h2" }, retainUntil: until } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    const row = (name: string) => md.split("\n").find((l) => l.startsWith(`| \`${name}\``));
+    expect(row("dated")).toMatch(/to the `retainUntil` date: up to 1 more epoch, by a renew after the upload .* \| 11 \|/);
+    expect(row("counted")).not.toContain("retainUntil");
+    expect(row("site")).toMatch(/2 upload\(s\) to the `retainUntil` date: up to 1 more epoch, by a renew after the upload .* \| 22 \|/);
+    expect(md).toMatch(/\*\*53 epoch\(s\) to buy\*\* \(.*; up to 3 more by renews after uploads to a `retainUntil` date\)/);
+    expect(md).toContain("uploads: the declared epochs, or only what the declared end lacks when the service already holds the content");
   });
 });
