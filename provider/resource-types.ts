@@ -18,6 +18,16 @@ export const STORED_FOLDER_TYPES = {
   plugin: "tuskr:index:StoredFolder",
 } as const;
 
+/**
+ * The URN a one-resource folder's entry goes by inside the provider (its purchase keys, the
+ * origin of what is said of it): the folder's URN and the content's hash. The engine knows the
+ * folder only: `resourceUrnOf` gives back the URN a message is attached to.
+ */
+export const folderEntryUrn = (folderUrn: string, hash: string): string => `${folderUrn}/sha256:${hash}`;
+
+/** The URN the engine knows: a folder entry's folder, any other URN as it is. */
+export const resourceUrnOf = (urn: string): string => urn.replace(/\/sha256:[0-9a-f]{64}$/, "");
+
 /** The name of a folder's content kept as a StoredFile of its own (one StoredFile per content): the folder's name and the content's hash. */
 export const contentResourceName = (folder: string, hash: string): string => `${folder}/sha256:${hash.slice(0, 32)}`;
 

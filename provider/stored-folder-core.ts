@@ -3,6 +3,7 @@ import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api
 import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
 import { byContent, type FileValues, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./folder-walk";
 import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
+import { folderEntryUrn } from "./resource-types";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
 import type { PropertyDiff } from "./stored-file-plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, isUnknown } from "./stored-file-schema";
@@ -435,6 +436,6 @@ export class StoredFolderCore {
   }
 
   private entryUrn(urn: string | undefined, entry: FolderEntry<unknown>): string | undefined {
-    return urn ? `${urn}/sha256:${entry.hash}` : undefined;
+    return urn ? folderEntryUrn(urn, entry.hash) : undefined;
   }
 }

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { PACKAGE_VERSION } from "../version";
 import { StoredFilePlugin } from "./provider";
-import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../resource-types";
+import { STORED_FILE_TYPES, STORED_FOLDER_TYPES, resourceUrnOf } from "../resource-types";
 import { packageSchema } from "./schema";
 
 /**
@@ -107,7 +107,8 @@ function engineLogger(engineAddress: string | undefined) {
     const req = new engineproto.LogRequest();
     req.setSeverity(warning ? engineproto.LogSeverity.WARNING : engineproto.LogSeverity.INFO);
     req.setMessage(warning ? line.slice("warning: ".length) : line);
-    if (urn) req.setUrn(urn);
+    // A folder's entry is said of the folder: the engine has no resource of the entry's URN.
+    if (urn) req.setUrn(resourceUrnOf(urn));
     engine.log(req, (err: unknown) => {
       if (err) process.stderr.write(`${line}\n`);
     });

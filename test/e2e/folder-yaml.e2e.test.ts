@@ -152,6 +152,14 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
         expect(writes(routes())).toEqual(["patch"]);
         expect(await storedOnEmulator(blobIds["style.css"])).toMatchObject({ tag: "site-v2" });
 
+        // A file removed earlier comes back: its content is still stored, so its upload is answered
+        // with the entry and nothing is bought; what is said of it is said of the folder, the
+        // resource the engine has (not of the entry's own URN, which names no resource).
+        fs.writeFileSync(path.join(site, "about.html"), fs.readFileSync(path.join(repoRoot, "examples/yaml/site/about.html")));
+        const readded = await stack.up();
+        expect(readded.stdout).toMatch(/about\.html.*the service already stored this content/);
+        expect(readded.stdout).not.toMatch(/site\/sha256:/);
+
         emu.clearRequests();
         await stack.destroy();
         expect(routes()).toEqual([]);
