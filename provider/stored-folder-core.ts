@@ -196,10 +196,15 @@ export class StoredFolderCore {
     };
     // Paths whose entry changes with its content and declared values as before, with what changes.
     const entryOnly = new Map<string, string[]>();
+    // The fields each entry's own diff changes, by content (a removed path's content may stay, under another path).
+    const entryFields = new Map<string, Set<string>>();
+    // Each content's first path (what its entry is named after, unless declared otherwise).
+    const firstPath = new Map<string, string>();
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
     const notices: string[] = [];
     const gather: ProviderLog = (line) => void notices.push(line);
     for (const entry of manifestEntries(news)) {
+      firstPath.set(entry.hash, entry.paths[0]);
       const before = recorded.get(entry.hash);
       if (!before) continue;
       const d = this.files.diff(
@@ -213,6 +218,7 @@ export class StoredFolderCore {
         const rel = entry.paths[0];
         for (const key of Object.keys(d.detailedDiff)) {
           const field = key.split(/[.[]/)[0];
+          entryFields.set(entry.hash, (entryFields.get(entry.hash) ?? new Set()).add(field));
           // A change of a declared value is said by that value's own key (below). One declared as
           // before (a keep-alive renewal is never declared), and yet to be made, is either a value
           // changed outside the stack, which a refresh handed back under files[path] (see
@@ -239,12 +245,17 @@ export class StoredFolderCore {
       if (kind === undefined) continue;
       detailedDiff[at("manifest", rel)] = { kind, inputDiff: true };
       const shared = now !== undefined && recorded.has(now) ? " (its content is stored already: no upload)" : "";
+      // A removed path whose content stays under another: the entry is still kept (renamed when its name was that path's).
+      const stays = kind === "delete" && was !== undefined ? firstPath.get(was) : undefined;
+      const renamed = stays !== undefined && entryFields.get(String(was))?.has("name") ? "; its entry is renamed: one PATCH" : "";
       lines.push(
         kind === "add"
           ? `+ ${rel}${shared || " (upload)"}`
-          : kind === "delete"
-            ? `- ${rel} (no longer managed; no request, the file keeps its period)`
-            : `~ ${rel} (new content${shared || ", uploaded"}; the old entry keeps its period)`,
+          : stays !== undefined
+            ? `- ${rel} (its content stays, under ${stays}${renamed})`
+            : kind === "delete"
+              ? `- ${rel} (no longer managed; no request, the file keeps its period)`
+              : `~ ${rel} (new content${shared || ", uploaded"}; the old entry keeps its period)`,
       );
     }
     for (const field of declaredChanges) {

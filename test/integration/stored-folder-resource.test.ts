@@ -252,6 +252,8 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(logged.join("\n")).toMatch(/\+ home\/index\.html \(its content is stored already: no upload\)/);
     expect(logged.join("\n")).toMatch(/~ css\/site\.css \(new content, uploaded; the old entry keeps its period\)/);
     expect(logged.join("\n")).toMatch(/- old\.txt \(no longer managed; no request/);
+    // The moved file's old path: its content is still kept, under the new one, renamed after it.
+    expect(logged).toContain(`StoredFolder "site": - index.html (its content stays, under home/index.html; its entry is renamed: one PATCH)`);
     // Two uploads (the new file, the edited one) and one PATCH (the moved file's entry renamed).
     expect(
       emu
