@@ -145,6 +145,8 @@ export class StoredFolderCore {
       oldDates ??= this.entriesByHash(olds);
       return jsonEqual(declaredValue(oldDates.get(hash), "retainUntil"), date);
     };
+    // The entries' refusals, by property and reason: with the paths they are refused for.
+    const refused = new Map<string, { property: string; reason: string; owners: string[]; shared: boolean }>();
     for (const entry of manifestEntries(withManifest)) {
       for (const { path: rel, fields } of entry.notApplied) {
         this.log(
@@ -165,9 +167,16 @@ export class StoredFolderCore {
         const declaredOwn = ownOf(owner) !== undefined;
         // The content itself (unreadable, or declared elsewhere in the stack): about the folder's files, under `path`.
         const property = (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
-        const reason = `${owner}: ${failure.reason}`;
-        if (!failures.some((f) => f.property === property && f.reason === reason)) failures.push({ property, reason });
+        const key = JSON.stringify([property, failure.reason]);
+        refused.set(key, { property, reason: failure.reason, owners: [...(refused.get(key)?.owners ?? []), owner], shared: !declaredOwn && inputs[field] !== undefined });
       }
+    }
+    // One failure per value and reason: a shared value refused for every file is the folder's
+    // (no file named); otherwise the files it is refused for.
+    const entries = manifestEntries(withManifest).length;
+    for (const { property, reason, owners, shared } of refused.values()) {
+      const who = shared && owners.length === entries ? "" : `${owners[0]}${owners.length > 1 ? ` (and ${owners.length - 1} more file(s))` : ""}: `;
+      failures.push({ property, reason: `${who}${reason}` });
     }
     return { inputs: withManifest, failures };
   }

@@ -603,8 +603,19 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect((await plugin.folder.check(URN, withManifest, { ...dated, files: { "g.txt": { tag: "x" } } })).failures).toEqual([]);
     expect((await plugin.folder.check(URN, { ...withManifest, files: { "g.txt": { tag: "hacked" } } }, dated)).failures).toEqual([]);
     const undated = (await plugin.folder.check(URN, {}, dated)).failures;
-    expect(undated.length).toBeGreaterThan(0);
-    for (const failure of undated) expect(failure).toEqual({ property: "retainUntil", reason: expect.stringMatching(/must be at most 52 epochs/) });
+    // The folder's own value, refused for every file: said once, of the folder, naming no file.
+    expect(undated).toEqual([{ property: "retainUntil", reason: expect.stringMatching(/^retainUntil must be at most 52 epochs/) }]);
+    // A value two paths declare of their own: said once, naming them.
+    const twoFar = (
+      await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], files: { "a.txt": { retainUntil: gap }, "g.txt": { retainUntil: gap } } })
+    ).failures;
+    expect(twoFar.map((f) => f.property).sort()).toEqual(['files["a.txt"].retainUntil', 'files["g.txt"].retainUntil']);
+    // Refused for some files only (a file added; the others' date is as before): naming it.
+    write({ "h.txt": "added" });
+    expect((await plugin.folder.check(URN, withManifest, dated)).failures).toEqual([
+      { property: "retainUntil", reason: expect.stringMatching(/^h\.txt: retainUntil must be at most 52 epochs/) },
+    ]);
+    fs.rmSync(path.join(dir, "h.txt"));
     fs.rmSync(path.join(dir, "g.txt"));
     const dup = await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], files: { "c.txt": { retainUntil: far } } });
     expect(dup.failures).toEqual([
