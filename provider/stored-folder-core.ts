@@ -168,7 +168,12 @@ export class StoredFolderCore {
         // The content itself (unreadable, or declared elsewhere in the stack): about the folder's files, under `path`.
         const property = (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
         const key = JSON.stringify([property, failure.reason]);
-        refused.set(key, { property, reason: failure.reason, owners: [...(refused.get(key)?.owners ?? []), owner], shared: !declaredOwn && inputs[field] !== undefined });
+        refused.set(key, {
+          property,
+          reason: failure.reason,
+          owners: [...(refused.get(key)?.owners ?? []), owner],
+          shared: !declaredOwn && inputs[field] !== undefined,
+        });
       }
     }
     // One failure per value and reason: a shared value refused for every file is the folder's
