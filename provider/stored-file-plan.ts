@@ -206,7 +206,9 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
         : 0;
 
   const keepAlive = news.keepAlive;
-  if (isUnknown(keepAlive) || (keepAlive !== undefined && keepAlive !== null && !jsonEqual(keepAlive, olds.keepAlive))) {
+  // A policy no longer declared is a change too: nothing is sent, the state (which the expiry report reads) drops it.
+  const keepAliveDropped = (keepAlive === undefined || keepAlive === null) && isPlainObject(olds.keepAlive);
+  if (isUnknown(keepAlive) || keepAliveDropped || (keepAlive !== undefined && keepAlive !== null && !jsonEqual(keepAlive, olds.keepAlive))) {
     changedFields.push("keepAlive");
   }
 
@@ -327,7 +329,8 @@ export function propertyDiffs(olds: StoredFileState, news: DeclaredInputs, plan:
       continue;
     }
     const had = olds[field as keyof StoredFileState] !== undefined && olds[field as keyof StoredFileState] !== null;
-    out[field] = { kind: had ? "update" : "add", inputDiff: true };
+    const has = news[field as keyof DeclaredInputs] !== undefined && news[field as keyof DeclaredInputs] !== null;
+    out[field] = { kind: !had ? "add" : has ? "update" : "delete", inputDiff: true };
   }
   // Keep-alive due changes no input: said on the output it moves.
   if (plan.keepAliveEpochs > 0) out.keepAliveEpochs = { kind: "update", inputDiff: false };

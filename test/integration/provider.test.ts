@@ -237,6 +237,17 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(after).toMatchObject({ retentionEpochs: 0, keepAliveEpochs: 10, remainingEpochs: 7 });
     // Once bought, not due again: a second up sends nothing.
     expect((await provider.diff(blobId, after, news)).changes).toBe(false);
+    // Keep-alive no longer declared: a change (the state, which the expiry report reads, drops
+    // the policy), no request; nothing kept alive after it.
+    const without = { blobId, retentionEpochs: 0, __provider: STUB };
+    const off = await provider.diff(blobId, after, without);
+    expect(off.changes).toBe(true);
+    expect(off.detailedDiff).toMatchObject({ keepAlive: { kind: "delete" } });
+    emu.clearRequests();
+    const { outs: dropped } = await provider.update(blobId, after, without);
+    expect(emu.requests()).toEqual([]);
+    expect(dropped.keepAlive).toBeUndefined();
+    expect((await provider.diff(blobId, dropped, without)).changes).toBe(false);
   });
 });
 
