@@ -369,7 +369,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       const served = olds.mimeType ? `; stored bytes keep their type, served as ${code(olds.mimeType)}` : "";
       changes.push(`contentType ${code(olds.contentType ?? "detected")} → ${code(news.contentType ?? "detected")}${served}`);
     }
-    if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : "changed"}`);
+    if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : news.keepAlive === undefined || news.keepAlive === null ? "off (nothing sent)" : "changed"}`);
     if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
     changes.push(...hiddenNote(shown, true));
     for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`${code(name)}: ${n}`);
