@@ -167,12 +167,15 @@ export class StoredFolderCore {
         const declaredOwn = ownOf(owner) !== undefined;
         // The content itself (unreadable, or declared elsewhere in the stack): about the folder's files, under `path`.
         const property = (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
-        const key = JSON.stringify([property, failure.reason]);
+        // The folder's own value fails alike for every file (its reason may differ only by the
+        // instant it was judged at): one failure; a path's own, or a path's name, by its reason.
+        const shared = !declaredOwn && inputs[field] !== undefined;
+        const key = JSON.stringify(shared ? [property] : [property, failure.reason]);
         refused.set(key, {
           property,
-          reason: failure.reason,
+          reason: refused.get(key)?.reason ?? failure.reason,
           owners: [...(refused.get(key)?.owners ?? []), owner],
-          shared: !declaredOwn && inputs[field] !== undefined,
+          shared,
         });
       }
     }

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { LIMITS } from "../../api";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
 import { type EntryOutputs, fromOutputTexts, packEntries, recordedManifest, unpackEntries } from "../../provider/folder-entries";
@@ -605,6 +605,16 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const undated = (await plugin.folder.check(URN, {}, dated)).failures;
     // The folder's own value, refused for every file: said once, of the folder, naming no file.
     expect(undated).toEqual([{ property: "retainUntil", reason: expect.stringMatching(/^retainUntil must be at most 52 epochs/) }]);
+    // Each file judged a millisecond later than the one before (the latest date it names moves with it): still one.
+    let t = Date.now();
+    const ticking = vi.spyOn(Date, "now").mockImplementation(() => (t += 1));
+    try {
+      expect((await plugin.folder.check(URN, {}, dated)).failures).toEqual([
+        { property: "retainUntil", reason: expect.stringMatching(/^retainUntil must be at most 52 epochs/) },
+      ]);
+    } finally {
+      ticking.mockRestore();
+    }
     // A value two paths declare of their own: said once, naming them.
     const twoFar = (
       await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], files: { "a.txt": { retainUntil: gap }, "g.txt": { retainUntil: gap } } })
