@@ -5,13 +5,14 @@
 import * as fs from "node:fs";
 import { parseArgs } from "node:util";
 import { expiryMarkdown, expiryReport } from "./expiry";
-import { summarizePreview } from "./summary";
+import { previewErrors, summarizePreview } from "./summary";
 
 const USAGE = `usage: pulumi-tuskr summary [--now <ISO time>] < preview.json
        pulumi-tuskr expiry [--within <epochs>] [--config <file>] [--json] [--now <ISO time>] < stack.json
 
 summary  reads the output of \`pulumi preview --json\` on stdin and prints Markdown: per StoredFile,
-         what changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces, totals.
+         what changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces, totals;
+         exits 1 when the preview failed (it reports errors: the Markdown says so), else 0.
 expiry   reads the output of \`pulumi stack export\` on stdin and prints each StoredFile's (and each
          content of a one-resource StoredFolder's) blobId, expiry, epochs left and keep-alive
          (Markdown, or JSON with --json); exits 1 when a file ends within --within epochs (default
@@ -91,7 +92,8 @@ async function main(argv: string[]): Promise<number> {
   try {
     if (command === "summary") {
       process.stdout.write(summarizePreview(json, { nowMs }));
-      return 0;
+      // A failed preview is said in the Markdown, and fails the step that posts it.
+      return previewErrors(json) > 0 ? 1 : 0;
     }
     const report = expiryReport(json, { withinEpochs, nowMs, config });
     process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : expiryMarkdown(report));

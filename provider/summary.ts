@@ -41,7 +41,15 @@ const PreviewSchema = z.object({
       }),
     )
     .default([]),
+  /** The engine's and the providers' messages; an error among them means the preview failed. */
+  diagnostics: z.array(z.object({ severity: z.string().optional() }).passthrough()).optional(),
 });
+
+/** How many errors the preview reported: a failed preview (its output is still JSON) plans nothing. */
+export function previewErrors(preview: unknown): number {
+  const parsed = PreviewSchema.safeParse(preview);
+  return parsed.success ? (parsed.data.diagnostics ?? []).filter((d) => d.severity === "error").length : 0;
+}
 
 export interface SummaryOptions {
   /** The time the summary plans at (default: now). */
@@ -262,6 +270,12 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
   if (!parsed.success) {
     throw new Error(`not the output of \`pulumi preview --json\`: ${parsed.error.issues[0]?.path.join(".") || "body"}: ${parsed.error.issues[0]?.message}`);
   }
+  const errors = previewErrors(preview);
+  if (errors > 0) {
+    // Its steps stop where it failed: a summary of them would understate the change. The messages
+    // are left to the preview's own output (a comment is no place to repeat what a provider said).
+    return `### Tuskr files in this change\n\n**The preview failed** (${errors} error(s)): nothing is summarized, and \`pulumi up\` would fail as well. See the preview's output.\n`;
+  }
   const settings = settingsOf(parsed.data.config);
   const epochMs = settings.epochSeconds * 1000;
   const clock = { nowMs: options.nowMs ?? Date.now(), epochMs, warnWithinEpochs: settings.expiryWarningEpochs };
@@ -369,7 +383,10 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       const served = olds.mimeType ? `; stored bytes keep their type, served as ${code(olds.mimeType)}` : "";
       changes.push(`contentType ${code(olds.contentType ?? "detected")} → ${code(news.contentType ?? "detected")}${served}`);
     }
-    if (plan.changedFields.includes("keepAlive")) changes.push(`keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : news.keepAlive === undefined || news.keepAlive === null ? "off (nothing sent)" : "changed"}`);
+    if (plan.changedFields.includes("keepAlive"))
+      changes.push(
+        `keep-alive ${isPlainObject(news.keepAlive) ? `→ ${code(news.keepAlive)}` : news.keepAlive === undefined || news.keepAlive === null ? "off (nothing sent)" : "changed"}`,
+      );
     if (plan.keepAliveEpochs > 0) changes.push(`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`);
     changes.push(...hiddenNote(shown, true));
     for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`${code(name)}: ${n}`);

@@ -17,6 +17,26 @@ describe("pulumi-tuskr summary (the CLI)", () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/pipe in the output of `pulumi preview --json`/);
   });
+  it("a failed preview (its JSON lists errors, and the steps stop where it failed) is said so, and exits 1; warnings alone do not", () => {
+    const diagnostics = (severity: string) => [
+      {
+        urn: "urn:pulumi:dev::p::tuskr:index:StoredFolder::site",
+        prefix: `${severity}: `,
+        message: "retainUntil must be at most 52 epochs from now\n",
+        severity,
+      },
+    ];
+    const failed = spawnSync(process.execPath, [cli, "summary"], { input: JSON.stringify({ steps: [], diagnostics: diagnostics("error") }), encoding: "utf8" });
+    expect(failed.status).toBe(1);
+    expect(failed.stdout).toContain("**The preview failed** (1 error(s)): nothing is summarized");
+    expect(failed.stdout).not.toMatch(/No StoredFile changes|retainUntil/);
+    const warned = spawnSync(process.execPath, [cli, "summary"], {
+      input: JSON.stringify({ steps: [], diagnostics: diagnostics("warning") }),
+      encoding: "utf8",
+    });
+    expect(warned.status).toBe(0);
+    expect(warned.stdout).toMatch(/No StoredFile changes/);
+  });
 });
 
 describe("pulumi-tuskr expiry (the alarm)", () => {
