@@ -235,7 +235,8 @@ function folderLine(
   const changes = [`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)` : ""}`, ...notes];
   // Counted as uploaded when created (as a file is); an update's uploads are in its row.
   const line = { name, op: step.op === "create" ? "create" : "update", changes, upload: step.op === "create", uploads };
-  if (typeof bought === "string") return { ...line, epochs: 0, keepAlive: 0, patch: false, notCounted: true };
+  // Nothing of its entries is planned: neither what they buy nor what they PATCH.
+  if (typeof bought === "string") return { ...line, epochs: 0, keepAlive: 0, patch: false, notCounted: true, patchesHidden: true };
   return {
     ...line,
     epochs: bought.epochs,
@@ -433,7 +434,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
       "",
       `**Totals:** ${lines.filter((l) => l.op === "create" && !l.upload).length} adopted, ` +
         `${lines.some((l) => l.upload) ? `${lines.filter((l) => l.upload).length} uploaded, ` : ""}${count("update")} updated, ${count("replace")} replaced, ${count("delete")} no longer managed; ` +
-        `${patches} PATCH on existing files${lines.some((l) => l.patchesHidden) ? " (and any of values not shown)" : ""}, ${renews} renew(s), **${bought} epoch(s) to buy**` +
+        `${patches} PATCH on existing files${lines.some((l) => l.patchesHidden) ? " (and any of values not shown)" : ""}, ${renews} renew(s)${notCounted ? " (and those of the rows not counted)" : ""}, **${bought} epoch(s) to buy**` +
         (notCounted ? `, and what ${notCounted} row(s) marked "not counted" buy` : "") +
         totalsCaveats(lines),
     );

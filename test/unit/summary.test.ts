@@ -71,7 +71,7 @@ describe("summarizePreview", () => {
     expect(md).toContain("| `nested` | update | tag `old` → `new`; `metadata`, `retentionEpochs`: secret, not compared | not counted | — |");
     expect(md).toContain("| `fresh` | create | adopt `b9`; `name`: secret | 3 | — |");
     expect(md).toMatch(
-      /1 PATCH on existing files \(and any of values not shown\), 2 renew\(s\), \*\*7 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/,
+      /1 PATCH on existing files \(and any of values not shown\), 2 renew\(s\) \(and those of the rows not counted\), \*\*7 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/,
     );
     expect(md).not.toMatch(/\*\*replace\*\*|undefined/);
     // A value known only at `up` (another resource's output) is the same.
@@ -177,6 +177,8 @@ describe("summarizePreview", () => {
       const hidden = summarizePreview({ steps: [changed] }, { nowMs: now });
       expect(hidden).toContain(`| \`site\` | update | folder: 4 file(s); +\`new.svg\`; 1 upload(s); epochs not counted: ${why} | not counted | — |`);
       expect(hidden).toMatch(/\*\*0 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/);
+      // Nor what it PATCHes or renews: not said to be none.
+      expect(hidden).toMatch(/0 PATCH on existing files \(and any of values not shown\), 0 renew\(s\) \(and those of the rows not counted\)/);
     }
   });
 
