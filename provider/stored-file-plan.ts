@@ -91,6 +91,24 @@ export function uploadEndsAtDate(news: DeclaredInputs, clock: Pick<PlanClock, "n
   return byDate > 0 && byDate >= (typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0);
 }
 
+/** What keep-alive buys with `left` epochs left after the declared purchase: its amount when too few are left, never past the horizon. */
+function keepAliveBuys(left: number, policy: KeepAlive): number {
+  return left < policy.minRemainingEpochs ? Math.max(0, Math.min(policy.renewEpochs, LIMITS.maxEpochsAhead - left)) : 0;
+}
+
+/**
+ * What keep-alive buys right after an upload of `news` (the `up` plans it on the expiry the
+ * upload answers): the upload leaves its own epochs, or one more after a date's top-up, so it is
+ * known unless those two disagree. Undefined when no keep-alive is declared.
+ */
+export function keepAliveAfterUpload(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "epochMs">): { epochs: number; known: boolean } | undefined {
+  if (!isPlainObject(news.keepAlive)) return undefined;
+  const policy = news.keepAlive as KeepAlive;
+  const left = Math.max(uploadEpochs(news, clock), 1);
+  const buys = keepAliveBuys(left, policy);
+  return { epochs: buys, known: !uploadEndsAtDate(news, clock) || keepAliveBuys(left + 1, policy) === buys };
+}
+
 /** Whole epochs to buy for an expiry to reach `endMs` (0 when it does already). */
 function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): number {
   return Math.max(0, Math.ceil((endMs - expiresAtMs) / epochMs - 1e-6));
@@ -233,9 +251,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     // Measured after this plan's declared purchase: keep-alive only tops up what is still short.
     const leftAfterDeclared = remainingBefore + retentionIncrease;
     if (policy && remainingBefore > 0 && leftAfterDeclared < policy.minRemainingEpochs) {
-      // Never past the horizon: buy what still fits, up to the policy's amount.
-      const room = LIMITS.maxEpochsAhead - leftAfterDeclared;
-      keepAliveEpochs = Math.max(0, Math.min(policy.renewEpochs, room));
+      keepAliveEpochs = keepAliveBuys(leftAfterDeclared, policy);
       const short = retentionIncrease > 0 ? `${leftAfterDeclared} epoch(s) left after the declared purchase` : left;
       notices.push(
         keepAliveEpochs > 0

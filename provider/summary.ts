@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { settingsFrom } from "./settings";
 import { PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api";
-import { type PlanClock, planChange, uploadEndsAtDate, uploadEpochs } from "./stored-file-plan";
+import { type PlanClock, keepAliveAfterUpload, planChange, uploadEndsAtDate, uploadEpochs } from "./stored-file-plan";
 import { wireAsset } from "./stored-file-source";
 import { code } from "./markdown";
 import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
@@ -167,14 +167,22 @@ function folderPurchases(outputs: Record<string, unknown> | undefined, declared:
   if (outputs && recordedEntryCount(recorded.entries) === undefined) return "its recorded entries are not in the preview";
   const manifest = recordedManifest(recorded);
   const entries = unpackEntries(recorded.entries, { manifest, blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) });
-  const out = { epochs: 0, keepAlive: 0, renews: 0, patches: 0, newKeptAlive: 0, toDate: 0, shown };
+  const out = { epochs: 0, keepAlive: 0, renews: 0, patches: 0, newKeptAlive: 0, newRenewed: 0, toDate: 0, shown };
   for (const entry of manifestEntries(shown.news)) {
     const inputs = { ...entry.values, source: { [SIG_KEY]: ASSET_SIG, hash: entry.hash } } as DeclaredInputs;
     const before = entries.get(entry.hash);
     const plan = before ? planChange(before, inputs, clock) : undefined;
     if (!plan || plan.replace) {
       out.epochs += Math.max(uploadEpochs(inputs, clock), 1);
-      if (isPlainObject(inputs.keepAlive)) out.newKeptAlive++;
+      // Keep-alive right after the upload, on the expiry it answers: counted when that is known.
+      const kept = keepAliveAfterUpload(inputs, clock);
+      if (kept?.known) {
+        out.keepAlive += kept.epochs;
+        if (kept.epochs > 0) {
+          out.renews++;
+          out.newRenewed++;
+        }
+      } else if (kept) out.newKeptAlive++;
       if (uploadEndsAtDate(inputs, clock)) out.toDate++;
       continue;
     }
@@ -229,6 +237,7 @@ function folderLine(
       ? [`epochs not counted: ${bought}`]
       : [
           ...hiddenNote(bought.shown, step.op !== "create"),
+          ...(bought.newRenewed ? [`keep-alive: ${bought.newRenewed} new file(s) renewed right after the upload (too few epochs left)`] : []),
           ...(bought.newKeptAlive ? [`keep-alive on ${bought.newKeptAlive} new file(s) (what it buys depends on the expiry found)`] : []),
           ...(bought.toDate ? [`${bought.toDate} upload(s) to the \`retainUntil\` date: ${DATE_TOP_UP}`] : []),
         ];
@@ -320,7 +329,13 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
         if (isPlainObject(v)) changes.push(`${f}: ${Object.keys(v).length} key(s)`);
         else if (typeof v === "string") changes.push(`${f} → ${code(v)}`);
       }
-      if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
+      // After an upload, keep-alive plans on the expiry the upload answers: known unless a date's top-up decides it.
+      const kept = content && !shown.endHidden ? keepAliveAfterUpload(news, clock) : undefined;
+      if (kept?.known)
+        changes.push(
+          kept.epochs > 0 ? `keep-alive: buys ${kept.epochs} right after the upload (too few epochs left)` : "keep-alive on (nothing due after the upload)",
+        );
+      else if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
       const toDate = content && !shown.endHidden && uploadEndsAtDate(news, clock) ? 1 : 0;
       if (toDate) changes.push(`to the \`retainUntil\` date: ${DATE_TOP_UP}`);
       changes.push(...hiddenNote(shown, false));
@@ -329,7 +344,9 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
         op: "create",
         changes,
         epochs,
-        keepAlive: 0,
+        keepAlive: kept?.known ? kept.epochs : 0,
+        ...(kept?.known && kept.epochs > 0 ? { renews: 1 } : {}),
+        keepAliveFound: isPlainObject(news.keepAlive) && !kept?.known,
         patch: false,
         upload: Boolean(content),
         notCounted: shown.endHidden,

@@ -225,6 +225,21 @@ describe("retainUntil", () => {
     expect(md).toMatch(/\*\*10 epoch\(s\) to buy\*\* \(.*up to 1 more by renews after uploads to a `retainUntil` date\)/);
   });
 
+  it("keep-alive right after an upload: the summary counts the renew the create then makes", async () => {
+    const e = await start();
+    const source = textAsset(`kept ${Math.random()}`);
+    const inputs = { source, retentionEpochs: 3, keepAlive: { minRemainingEpochs: 12, renewEpochs: 4 } };
+    const md = summarizePreview({ steps: [{ op: "create", urn: urn("k"), newState: { type: STORED_FILE_TYPES.dynamic, inputs } }] }, { nowMs: Date.now() });
+    const { outs } = await (await newRun(e)).create({ ...inputs, name: "k.txt", __urn: urn("k") });
+    expect(e.requests().map((r) => [r.route, r.route === "renew" ? r.requestBody : (r.requestBody as { epochs?: unknown } | undefined)?.epochs])).toEqual([
+      ["upload", "3"],
+      ["renew", { epochs: 4 }],
+    ]);
+    expect(entry(e, String(outs.blobId))).toMatchObject({ uploadEpochs: 3, epochsBought: 4 });
+    expect(md).toMatch(/\| `k` \| create \| .*keep-alive: buys 4 right after the upload \(too few epochs left\) \| 7 \(keep-alive 4\) \|/);
+    expect(md).toMatch(/1 renew\(s\), \*\*7 epoch\(s\) to buy\*\*/);
+  });
+
   it("a refresh hands the declared retainUntil back (no change at the next preview)", async () => {
     const e = await start();
     const until = await dateBefore(e, 3);

@@ -202,12 +202,33 @@ describe("summarizePreview", () => {
       },
       { nowMs: now },
     );
+    // Each new file is left 2 epochs by its upload, fewer than 3: keep-alive buys 4 right after it.
     expect(md.split("\n").filter((l) => l.startsWith("| `web`"))).toEqual([
-      "| `web` | create | folder: 2 file(s); +`a.txt` +`b.txt`; 2 upload(s); `tag`: secret; keep-alive on 2 new file(s) (what it buys depends on the expiry found) | 4 | — |",
+      "| `web` | create | folder: 2 file(s); +`a.txt` +`b.txt`; 2 upload(s); `tag`: secret; keep-alive: 2 new file(s) renewed right after the upload (too few epochs left) | 12 (keep-alive 8) | — |",
     ]);
     expect(md).toMatch(
-      /0 adopted, 1 uploaded, 0 updated.*\*\*4 epoch\(s\) to buy\*\* \(adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds; uploads: the declared epochs, or only what the declared end lacks when the service already holds the content\)/,
+      /0 adopted, 1 uploaded, 0 updated.*2 renew\(s\), \*\*12 epoch\(s\) to buy\*\* \(adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds; uploads: the declared epochs, or only what the declared end lacks when the service already holds the content\)/,
     );
+    // Left 2 or 3 (a date's top-up decides), against a minimum of 3: not known before the upload.
+    const until = new Date(now + 1.5 * DAY).toISOString();
+    const dated = summarizePreview(
+      {
+        config: { "tuskr:epochSeconds": "86400" },
+        steps: [
+          {
+            op: "create",
+            urn: `urn:pulumi:dev::p::${FOLDER}::dated`,
+            newState: {
+              type: FOLDER,
+              custom: true,
+              inputs: { manifest: { "a.txt": "h1" }, retainUntil: until, keepAlive: { minRemainingEpochs: 3, renewEpochs: 4 } },
+            },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(dated).toMatch(/\| `dated` \| create \| .*keep-alive on 1 new file\(s\) \(what it buys depends on the expiry found\).* \| 2 \| — \|/);
     // Nothing declared changed, and yet the folder changes: said so, not as "values changed".
     const same = { manifest: { "a.txt": "h1" }, tag: "t" };
     const retry = summarizePreview({
