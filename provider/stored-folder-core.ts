@@ -160,17 +160,20 @@ export class StoredFolderCore {
       const asBefore = dateAsBefore(entry.hash, entryInputs.retainUntil) ? { retainUntil: entryInputs.retainUntil } : {};
       const checked = this.files.check(asBefore, entryInputs, this.entrySecrets(secretInputs, withManifest, entry), this.entryUrn(urn, entry));
       for (const failure of checked.failures) {
-        const field = failure.property as keyof FileValues;
+        // A secret value's failure names no property (the engine would print its value): its field is in the reason.
+        const hidden = failure.property === "" ? /^(\w+) \(a secret input\):/.exec(failure.reason)?.[1] : undefined;
+        const field = (hidden ?? failure.property) as keyof FileValues;
         // The path whose own value the entry took (a later path may declare the latest end), else the shared field.
         const ownOf = (rel: string) => ownValue(own, rel)?.[field];
         const owner = entry.paths.find((rel) => ownOf(rel) !== undefined && jsonEqual(ownOf(rel), entry.values[field])) ?? entry.paths[0];
         const declaredOwn = ownOf(owner) !== undefined;
         // The content itself (unreadable, or declared elsewhere in the stack): about the folder's files, under `path`.
-        const property = (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
+        const property =
+          hidden !== undefined ? "" : (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
         // The folder's own value fails alike for every file (its reason may differ only by the
         // instant it was judged at): one failure; a path's own, or a path's name, by its reason.
         const shared = !declaredOwn && inputs[field] !== undefined;
-        const key = JSON.stringify(shared ? [property] : [property, failure.reason]);
+        const key = JSON.stringify(shared ? [property, field] : [property, failure.reason]);
         refused.set(key, {
           property,
           reason: refused.get(key)?.reason ?? failure.reason,
@@ -455,7 +458,11 @@ export class StoredFolderCore {
    * secret stays shown: masked, a `retentionEpochs: 2` would garble every number in a message).
    */
   private entrySecrets(secretInputs: readonly string[], inputs: Props, entry: FolderEntry<unknown>): string[] {
-    const names = new Set(secretInputs.filter((f) => (FILE_FIELDS as readonly string[]).includes(f)));
+    // A shared secret value is the entry's unless a path's own (plain) value took its place (a later end, an override).
+    const values = entry.values as Record<string, unknown>;
+    const names = new Set(
+      secretInputs.filter((f) => (FILE_FIELDS as readonly string[]).includes(f) && (secretInputs.includes("files") || jsonEqual(values[f], inputs[f]))),
+    );
     if (secretInputs.includes("files")) {
       for (const rel of entry.paths)
         for (const f of Object.keys(ownValues(inputs, rel) ?? {})) if ((FILE_FIELDS as readonly string[]).includes(f)) names.add(f);

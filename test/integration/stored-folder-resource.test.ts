@@ -612,6 +612,10 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
       expect((await plugin.folder.check(URN, {}, dated)).failures).toEqual([
         { property: "retainUntil", reason: expect.stringMatching(/^retainUntil must be at most 52 epochs/) },
       ]);
+      // The same value secret: one failure still, naming neither a property (the engine would print its value) nor a file.
+      expect((await plugin.folder.check(URN, {}, { ...dated, retainUntil: secret(gap) })).failures).toEqual([
+        { property: "", reason: expect.stringMatching(/^retainUntil \(a secret input\): retainUntil must be at most 52 epochs/) },
+      ]);
     } finally {
       ticking.mockRestore();
     }
@@ -620,6 +624,15 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
       await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], files: { "a.txt": { retainUntil: gap }, "g.txt": { retainUntil: gap } } })
     ).failures;
     expect(twoFar.map((f) => f.property).sort()).toEqual(['files["a.txt"].retainUntil', 'files["g.txt"].retainUntil']);
+    // The folder's date secret, one file's own plain one refused: that value is the file's, not the secret.
+    const soon = new Date(Date.now() + 10 * 86_400_000).toISOString();
+    const own = (await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], retainUntil: secret(soon), files: { "g.txt": { retainUntil: gap } } }))
+      .failures;
+    expect(own).toEqual([
+      { property: 'files["g.txt"].retainUntil', reason: expect.stringMatching(/^g\.txt: retainUntil must be at most 52 epochs from now \(got /) },
+    ]);
+    expect(JSON.stringify(own)).not.toContain("secret");
+    expect(JSON.stringify(own)).not.toContain(soon.slice(0, 16));
     // Refused for some files only (a file added; the others' date is as before): naming it.
     write({ "h.txt": "added" });
     expect((await plugin.folder.check(URN, withManifest, dated)).failures).toEqual([
