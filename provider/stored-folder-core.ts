@@ -264,18 +264,18 @@ export class StoredFolderCore {
       const kind = was === undefined || !recorded.has(was) ? (now === undefined ? undefined : "add") : now === undefined ? "delete" : "update";
       if (kind === undefined) continue;
       detailedDiff[at("manifest", rel)] = { kind, inputDiff: true };
-      const shared = now !== undefined && recorded.has(now) ? " (its content is stored already: no upload)" : "";
-      // A removed path whose content stays under another: the entry is still kept (renamed when its name was that path's).
-      const stays = kind === "delete" && was !== undefined ? firstPath.get(was) : undefined;
+      const stored = now !== undefined && recorded.has(now);
+      // A path's old content may stay, under another path: its entry is still kept (renamed when its name was this path's).
+      const stays = kind !== "add" && was !== undefined ? firstPath.get(was) : undefined;
       const renamed = stays !== undefined && entryFields.get(String(was))?.has("name") ? "; its entry is renamed: one PATCH" : "";
       lines.push(
         kind === "add"
-          ? `+ ${rel}${shared || " (upload)"}`
-          : stays !== undefined
-            ? `- ${rel} (its content stays, under ${stays}${renamed})`
-            : kind === "delete"
-              ? `- ${rel} (no longer managed; no request, the file keeps its period)`
-              : `~ ${rel} (new content${shared || ", uploaded"}; the old entry keeps its period)`,
+          ? `+ ${rel} (${stored ? "its content is stored already: no upload" : "upload"})`
+          : kind === "delete"
+            ? stays !== undefined
+              ? `- ${rel} (its content stays, under ${stays}${renamed})`
+              : `- ${rel} (no longer managed; no request, the file keeps its period)`
+            : `~ ${rel} (new content, ${stored ? "stored already: no upload" : "uploaded"}; ${stays !== undefined ? `the old content stays, under ${stays}${renamed}` : "the old entry keeps its period"})`,
       );
     }
     for (const field of declaredChanges) {

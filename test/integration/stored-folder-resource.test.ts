@@ -269,6 +269,24 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(after.blobIds["home/index.html"]).toBe(outs.blobIds["index.html"]);
     expect(Object.keys(after.blobIds).sort()).toEqual(["a/LICENSE", "b/LICENSE", "css/site.css", "home/index.html", "new.svg"]);
     expect(emu.files().find((f) => f.blobId === after.blobIds["new.svg"])?.mimeType).toBe("image/svg+xml");
+
+    // One of two identical files edited: its old content stays under the other, whose name the entry now takes.
+    write({ "a/LICENSE": "MIT, edited" });
+    emu.clearRequests();
+    logged = [];
+    await up(changed.outs, program);
+    expect(logged).toContain(
+      `StoredFolder "site": ~ a/LICENSE (new content, uploaded; the old content stays, under b/LICENSE; its entry is renamed: one PATCH)`,
+    );
+    expect(
+      emu
+        .requests()
+        .map((r) => [r.route, r.route === "patch" ? r.requestBody : undefined])
+        .sort(),
+    ).toEqual([
+      ["patch", { name: "b/LICENSE" }],
+      ["upload", undefined],
+    ]);
   });
 
   it("the outputs record the manifest as one text, a path per line, not as a map of paths (the inputs hold the map a preview compares)", async () => {
