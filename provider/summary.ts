@@ -225,11 +225,11 @@ function folderLine(
   const uploads = new Set(Object.values(after).filter((h) => !contents.has(h))).size;
   // No path changed: a declared value did, or (declared as before) its entries are brought to what is declared.
   const olds = step.oldState?.inputs;
-  const valuesChanged = !olds || FOLDER_INPUT_FIELDS.some((f) => !jsonEqual(olds[f] ?? undefined, news[f] ?? undefined));
+  const changedValues = olds ? FOLDER_INPUT_FIELDS.filter((f) => !jsonEqual(olds[f] ?? undefined, news[f] ?? undefined)) : [];
   const what = marks.length
     ? listed
-    : valuesChanged
-      ? "values changed"
+    : !olds || changedValues.length > 0
+      ? `values changed${changedValues.length > 0 ? `: ${changedValues.map(code).join(", ")}` : ""}`
       : "entries brought to what is declared (a keep-alive renewal, or what an earlier `up` did not finish)";
   const bought = folderPurchases(step.op === "create" ? undefined : (step.oldState?.outputs ?? {}), news, clock);
   const notes =

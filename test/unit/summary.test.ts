@@ -242,6 +242,18 @@ describe("summarizePreview", () => {
       ],
     });
     expect(retry).toContain("folder: 1 file(s); entries brought to what is declared (a keep-alive renewal, or what an earlier `up` did not finish)");
+    // A declared value changed: named.
+    const retagged = summarizePreview({
+      steps: [
+        {
+          op: "update",
+          urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+          oldState: { type: FOLDER, inputs: same, outputs: {} },
+          newState: { type: FOLDER, inputs: { ...same, tag: "u", keepAlive: { minRemainingEpochs: 2, renewEpochs: 3 } } },
+        },
+      ],
+    });
+    expect(retagged).toContain("folder: 1 file(s); values changed: `tag`, `keepAlive`");
   });
 
   it("calls out a purchase that will fail at the horizon", () => {
