@@ -41,6 +41,15 @@ const caught = (p: Promise<unknown>): Promise<any> =>
     (error: unknown) => error,
   );
 
+/** An emulator with epochs of `seconds`, once half of its current epoch is gone; and that epoch's start. */
+async function halfwayThroughAnEpoch(seconds: number): Promise<{ e: Emulator; epochStart: number }> {
+  emu = await startEmulator({ port: 0, epochSeconds: seconds });
+  const probe = await emu.uploadFile({ content: `probe ${Math.random()}`, filename: "probe.txt", epochs: 1 });
+  const epochStart = Date.parse(probe.expiresAt) - seconds * 1000;
+  await new Promise((r) => setTimeout(r, Math.max(0, epochStart + (seconds * 1000) / 2 - Date.now())));
+  return { e: emu, epochStart };
+}
+
 /** A date an hour before the boundary that starts epoch `current + ahead`: the first boundary to reach it is that one. */
 async function dateBefore(e: Emulator, ahead: number): Promise<string> {
   const probe = await e.uploadFile({ content: `probe ${Math.random()}`, filename: "probe.txt", epochs: 1 });
@@ -177,11 +186,7 @@ describe("retainUntil", () => {
   it("an upload whose declared end the service cannot reach after all is recorded: its epochs are not bought again", async () => {
     // Epochs of 2 s, half of one gone: a date past the horizon of the current epoch, which a
     // create given it without its check (the engine always checks first) uploads and cannot renew to.
-    emu = await startEmulator({ port: 0, epochSeconds: 2 });
-    const e = emu;
-    const probe = await e.uploadFile({ content: `probe ${Math.random()}`, filename: "probe.txt", epochs: 1 });
-    const epochStart = Date.parse(probe.expiresAt) - 2_000;
-    await new Promise((r) => setTimeout(r, Math.max(0, epochStart + 1_000 - Date.now())));
+    const { e, epochStart } = await halfwayThroughAnEpoch(2);
     const until = new Date(epochStart + 53 * 2_000 + 500).toISOString();
     const source = textAsset(`beyond ${Math.random()}`);
     const p = await configuredProvider(e, { "tuskr:epochSeconds": "2" }, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
@@ -197,11 +202,7 @@ describe("retainUntil", () => {
   it("an upload to a date made mid-epoch is topped up by one renew, which the pull-request summary says it may add", async () => {
     // Epochs of 4 s, half of one gone: the upload's epochs, counted from now, end at a boundary
     // the service counts from its epoch's start, half an epoch short of the date.
-    emu = await startEmulator({ port: 0, epochSeconds: 4 });
-    const e = emu;
-    const probe = await e.uploadFile({ content: `probe ${Math.random()}`, filename: "probe.txt", epochs: 1 });
-    const epochStart = Date.parse(probe.expiresAt) - 4_000;
-    await new Promise((r) => setTimeout(r, Math.max(0, epochStart + 2_000 - Date.now())));
+    const { e, epochStart } = await halfwayThroughAnEpoch(4);
     const until = new Date(epochStart + 10 * 4_000 + 1_000).toISOString();
     const source = textAsset(`dated ${Math.random()}`);
     const md = summarizePreview(

@@ -54,6 +54,12 @@ function write(files: Record<string, string | null>): void {
 }
 
 const requests = () => emu.requests().map((r) => r.route);
+/** The writes the emulator received, sorted: each route, with a PATCH's body. */
+const writesSent = () =>
+  emu
+    .requests()
+    .map((r) => [r.route, r.route === "patch" ? r.requestBody : undefined])
+    .sort();
 
 /** The outputs as the first one-resource folders recorded them: the manifest a map among them, not a text. */
 function withManifestMap(outs: Record<string, unknown>): Record<string, unknown> {
@@ -255,12 +261,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     // The moved file's old path: its content is still kept, under the new one, renamed after it.
     expect(logged).toContain(`StoredFolder "site": - index.html (its content stays, under home/index.html; its entry is renamed: one PATCH)`);
     // Two uploads (the new file, the edited one) and one PATCH (the moved file's entry renamed).
-    expect(
-      emu
-        .requests()
-        .map((r) => [r.route, r.route === "patch" ? r.requestBody : undefined])
-        .sort(),
-    ).toEqual([
+    expect(writesSent()).toEqual([
       ["patch", { name: "home/index.html" }],
       ["upload", undefined],
       ["upload", undefined],
@@ -278,12 +279,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(logged).toContain(
       `StoredFolder "site": ~ a/LICENSE (new content, uploaded; the old content stays, under b/LICENSE; its entry is renamed: one PATCH)`,
     );
-    expect(
-      emu
-        .requests()
-        .map((r) => [r.route, r.route === "patch" ? r.requestBody : undefined])
-        .sort(),
-    ).toEqual([
+    expect(writesSent()).toEqual([
       ["patch", { name: "b/LICENSE" }],
       ["upload", undefined],
     ]);
