@@ -165,7 +165,11 @@ export class StoredFolderCore {
         const field = (hidden ?? failure.property) as keyof FileValues;
         // The path whose own value the entry took (a later path may declare the latest end), else the shared field.
         const ownOf = (rel: string) => ownValue(own, rel)?.[field];
-        const owner = entry.paths.find((rel) => ownOf(rel) !== undefined && jsonEqual(ownOf(rel), entry.values[field])) ?? entry.paths[0];
+        // (A value no path declares of its own is the folder's: a path that takes it, not one that declares another.)
+        const owner =
+          entry.paths.find((rel) => ownOf(rel) !== undefined && jsonEqual(ownOf(rel), entry.values[field])) ??
+          entry.paths.find((rel) => ownOf(rel) === undefined) ??
+          entry.paths[0];
         const declaredOwn = ownOf(owner) !== undefined;
         // The content itself (unreadable, or declared elsewhere in the stack): about the folder's files, under `path`.
         const property =

@@ -647,6 +647,11 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     ]);
     expect(JSON.stringify(own)).not.toContain("secret");
     expect(JSON.stringify(own)).not.toContain(soon.slice(0, 16));
+    // b.txt and c.txt are one content: b.txt declares an earlier date of its own, so the entry takes the folder's
+    // (secret, refused) through c.txt: the folder's failure, not b.txt's.
+    const through = (await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"], retainUntil: secret(gap), files: { "b.txt": { retainUntil: soon } } }))
+      .failures;
+    expect(through).toEqual([{ property: "", reason: expect.stringMatching(/^retainUntil \(a secret input\): retainUntil must be at most 52 epochs/) }]);
     // Refused for some files only (a file added; the others' date is as before): naming it.
     write({ "h.txt": "added" });
     expect((await plugin.folder.check(URN, withManifest, dated)).failures).toEqual([
