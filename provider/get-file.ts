@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { blobIdProblem } from "../api";
-import { TuskrClient } from "./client/client";
+import type { TuskrClient } from "./client/client";
 import { isTuskrApiError } from "./client/errors";
 import { remainingEpochs } from "./stored-file-plan";
 

@@ -15,6 +15,7 @@ import {
   type StoredFilePlan,
   uploadEpochs,
 } from "./stored-file-plan";
+import { resourceUrnOf } from "./resource-types";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./stored-file-schema";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./stored-file-source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
@@ -166,11 +167,11 @@ export class StoredFileCore {
     const content = hash ? `sha256:${hash}` : `blobId:${String(inputs.blobId)}`;
     const other = this.claims.get(content);
     if (other !== undefined && other !== urn) {
-      // A folder's entry is named `<folder>/sha256:<hash>` under the folder's URN: said as the folder.
+      // A folder's entry goes by its folder's URN and its hash (folderEntryUrn): said as the folder.
       const name = (u: string) => {
-        const last = u.split("::").pop() ?? u;
-        const entry = /^(.*)\/sha256:[0-9a-f]{64}$/.exec(last);
-        return entry && u.includes("StoredFolder") ? `StoredFolder ${JSON.stringify(entry[1])} (one of its files)` : `StoredFile ${JSON.stringify(last)}`;
+        const resource = resourceUrnOf(u);
+        const last = resource.split("::").pop() ?? resource;
+        return resource !== u && u.includes("StoredFolder") ? `StoredFolder ${JSON.stringify(last)} (one of its files)` : `StoredFile ${JSON.stringify(last)}`;
       };
       return {
         property: field,

@@ -253,7 +253,17 @@ export function secretTexts(values: Record<string, unknown> | undefined, secretN
 function withoutSecretValues(failure: CheckFailure, secrets: ReadonlySet<string>, texts: string[]): CheckFailure {
   if (!secrets.has(failure.property)) return failure;
   const reason = failure.reason.replace(/\s*\(got [^)]*\)/g, "").replace(/ from \S+ to \S+:/, ":");
-  return { property: "", reason: redactString(`${failure.property} (a secret input): ${reason}`, texts) };
+  return { property: "", reason: redactString(`${failure.property}${SECRET_INPUT}${reason}`, texts) };
+}
+
+/** How a secret input's failure names its input (in the reason: it has no property). */
+const SECRET_INPUT = " (a secret input): ";
+
+/** The input a failure made safe to print is about: its property, else the secret input its reason names. */
+export function failureInput(failure: CheckFailure): string {
+  if (failure.property !== "") return failure.property;
+  const at = failure.reason.indexOf(SECRET_INPUT);
+  return at > 0 ? failure.reason.slice(0, at) : "";
 }
 /** A failure found outside `validateInputs` (which makes its own so), made safe to print in the same way. */
 export function shownFailure(failure: CheckFailure, news: Record<string, unknown>, secretNames: readonly string[]): CheckFailure {

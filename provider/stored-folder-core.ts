@@ -6,7 +6,7 @@ import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
 import { folderEntryUrn } from "./resource-types";
 import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
 import type { PropertyDiff } from "./stored-file-plan";
-import { type CheckFailure, type DeclaredInputs, type StoredFileState, isUnknown } from "./stored-file-schema";
+import { type CheckFailure, type DeclaredInputs, type StoredFileState, failureInput, isUnknown } from "./stored-file-schema";
 import { walkedSource } from "./stored-file-source";
 import { parseState } from "./stored-file-state";
 import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type StoredFolderState, StoredFolderInputsSchema } from "./stored-folder-schema";
@@ -160,9 +160,8 @@ export class StoredFolderCore {
       const asBefore = dateAsBefore(entry.hash, entryInputs.retainUntil) ? { retainUntil: entryInputs.retainUntil } : {};
       const checked = this.files.check(asBefore, entryInputs, this.entrySecrets(secretInputs, withManifest, entry), this.entryUrn(urn, entry));
       for (const failure of checked.failures) {
-        // A secret value's failure names no property (the engine would print its value): its field is in the reason.
-        const hidden = failure.property === "" ? /^(\w+) \(a secret input\):/.exec(failure.reason)?.[1] : undefined;
-        const field = (hidden ?? failure.property) as keyof FileValues;
+        // A secret value's failure names no property (the engine would print its value), and keeps none here.
+        const field = failureInput(failure) as keyof FileValues;
         // The path whose own value the entry took (a later path may declare the latest end), else the shared field.
         const ownOf = (rel: string) => ownValue(own, rel)?.[field];
         // (A value no path declares of its own is the folder's: a path that takes it, not one that declares another.)
@@ -173,7 +172,7 @@ export class StoredFolderCore {
         const declaredOwn = ownOf(owner) !== undefined;
         // The content itself (unreadable, or declared elsewhere in the stack): about the folder's files, under `path`.
         const property =
-          hidden !== undefined ? "" : (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
+          failure.property === "" ? "" : (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
         // The folder's own value fails alike for every file (its reason may differ only by the
         // instant it was judged at): one failure; a path's own, or a path's name, by its reason.
         const shared = !declaredOwn && inputs[field] !== undefined;
@@ -220,8 +219,8 @@ export class StoredFolderCore {
     };
     // Paths whose entry changes with its content and declared values as before, with what changes.
     const entryOnly = new Map<string, string[]>();
-    // The fields each entry's own diff changes, by content (a removed path's content may stay, under another path).
-    const entryFields = new Map<string, Set<string>>();
+    // The contents whose entry is renamed (a removed or changed path's old content may stay, under another path).
+    const renamedEntries = new Set<string>();
     // Each content's first path (what its entry is named after, unless declared otherwise).
     const firstPath = new Map<string, string>();
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
@@ -242,7 +241,7 @@ export class StoredFolderCore {
         const rel = entry.paths[0];
         for (const key of Object.keys(d.detailedDiff)) {
           const field = key.split(/[.[]/)[0];
-          entryFields.set(entry.hash, (entryFields.get(entry.hash) ?? new Set()).add(field));
+          if (field === "name") renamedEntries.add(entry.hash);
           // A change of a declared value is said by that value's own key (below). One declared as
           // before (a keep-alive renewal is never declared), and yet to be made, is either a value
           // changed outside the stack, which a refresh handed back under files[path] (see
@@ -271,7 +270,7 @@ export class StoredFolderCore {
       const stored = now !== undefined && recorded.has(now);
       // A path's old content may stay, under another path: its entry is still kept (renamed when its name was this path's).
       const stays = kind !== "add" && was !== undefined ? firstPath.get(was) : undefined;
-      const renamed = stays !== undefined && entryFields.get(String(was))?.has("name") ? "; its entry is renamed: one PATCH" : "";
+      const renamed = stays !== undefined && renamedEntries.has(String(was)) ? "; its entry is renamed: one PATCH" : "";
       lines.push(
         kind === "add"
           ? `+ ${rel} (${stored ? "its content is stored already: no upload" : "upload"})`

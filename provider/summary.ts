@@ -144,6 +144,13 @@ function hiddenNote({ secret, unknown }: { secret: string[]; unknown: string[] }
 const DATE_TOP_UP =
   "up to 1 more epoch, by a renew after the upload when the service counts from the start of its current epoch (known only from the upload's answer)";
 
+/** Whether a file's upload ends at its `retainUntil` date (1, said in `changes`) or not (0). */
+function uploadToDate(uploads: boolean, shown: { endHidden: boolean }, news: DeclaredInputs, clock: PlanClock, changes: string[]): number {
+  if (!uploads || shown.endHidden || !uploadEndsAtDate(news, clock)) return 0;
+  changes.push(`to the \`retainUntil\` date: ${DATE_TOP_UP}`);
+  return 1;
+}
+
 /** Paths a folder row names one by one before it counts the rest. */
 const FOLDER_PATHS_LISTED = 10;
 
@@ -336,8 +343,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
           kept.epochs > 0 ? `keep-alive: buys ${kept.epochs} right after the upload (too few epochs left)` : "keep-alive on (nothing due after the upload)",
         );
       else if (isPlainObject(news.keepAlive)) changes.push("keep-alive on (what it buys depends on the expiry found)");
-      const toDate = content && !shown.endHidden && uploadEndsAtDate(news, clock) ? 1 : 0;
-      if (toDate) changes.push(`to the \`retainUntil\` date: ${DATE_TOP_UP}`);
+      const toDate = uploadToDate(Boolean(content), shown, news, clock, changes);
       changes.push(...hiddenNote(shown, false));
       lines.push({
         name,
@@ -367,8 +373,7 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
           ? `**replace**: new content${olds.sourceHash && content.hash ? ` (sha256 ${olds.sourceHash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…)` : ""}, uploaded as a new file; ${old}`
           : `**replace**: blobId ${code(olds.blobId)} → ${code(news.blobId)} (${old})`,
       ];
-      const toDate = content && !shown.endHidden && uploadEndsAtDate(news, clock) ? 1 : 0;
-      if (toDate) changes.push(`to the \`retainUntil\` date: ${DATE_TOP_UP}`);
+      const toDate = uploadToDate(Boolean(content), shown, news, clock, changes);
       changes.push(...hiddenNote(shown, true));
       lines.push({ name, op: "replace", changes, epochs, keepAlive: 0, patch: false, upload: Boolean(content), notCounted: shown.endHidden, toDate });
       continue;
