@@ -68,7 +68,7 @@ await installBenchProject(projectDir, repoRoot, { skip: cli["skip-install"], log
 const requireFromProject = createRequire(path.join(projectDir, "package.json"));
 const { LocalWorkspace, PulumiCommand } = requireFromProject("@pulumi/pulumi/automation");
 const { startEmulator, EMULATOR_DEFAULT_API_KEY } = await import(path.join(repoRoot, "dist", "emulator", "index.js"));
-const { byContent, folderFiles } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "folder-walk.js"));
+const { byContent, folderFiles } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "folder", "walk.js"));
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-folders-"));
 
 /** The peak RSS (VmHWM) of every provider process alive while `run` runs (dynamic provider or the plugin's run-plugin), polled. */

@@ -97,7 +97,7 @@ try {
       maxBuffer: 64 << 20,
       stdio: ["ignore", "pipe", "inherit"],
     });
-    return execFileSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "summary"], { input: json, encoding: "utf8" });
+    return execFileSync(process.execPath, [path.join(repoRoot, "dist/provider/cli/main.js"), "summary"], { input: json, encoding: "utf8" });
   };
 
   const apply = async (title, step) => {

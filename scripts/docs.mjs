@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run docs`: rewrites README.md's generated sections (inputs, configuration, troubleshooting) and provider/documented-args.ts
+// `npm run docs`: rewrites README.md's generated sections (inputs, configuration, troubleshooting) and provider/dynamic/documented-args.ts
 // from the schemas, through the built package (run `npm run build` first). `--check` only
 // says whether README.md is current (exit 1 if not).
 import * as fs from "node:fs";
@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const { withGeneratedSections, documentedArgsSource, DOCUMENTED_ARGS_FILE } = await import(path.join(root, "dist/provider/docs.js"));
+const { withGeneratedSections, documentedArgsSource, DOCUMENTED_ARGS_FILE } = await import(path.join(root, "dist/provider/docs/reference.js"));
 const readme = path.join(root, "README.md");
 const text = fs.readFileSync(readme, "utf8");
 const next = withGeneratedSections(text);

@@ -17,7 +17,7 @@ import {
   metadataLimitProblem,
   type UpdateFileBody,
 } from "../../api";
-import { USER_AGENT } from "../version";
+import { USER_AGENT } from "./version";
 import { TuskrApiError, isTuskrApiError, redactString, redactValue } from "./errors";
 import { type MultipartBody, multipartBody } from "./multipart";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";

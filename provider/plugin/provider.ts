@@ -1,13 +1,13 @@
 import { isPlainObject } from "../../api";
-import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingsFrom, settingsProblem, configOfSettings } from "../settings";
-import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../pulumi-markers";
-import { type ProviderLog, StoredFileCore, type StoredFileRequest } from "../stored-file-core";
-import type { PropertyDiff } from "../stored-file-plan";
-import type { CheckFailure, StoredFileState } from "../stored-file-schema";
-import { hideBookkeeping, parseState } from "../stored-file-state";
+import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingsFrom, settingsProblem, configOfSettings } from "../config/settings";
+import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../engine/markers";
+import { type ProviderLog, StoredFileCore, type StoredFileRequest } from "../file/core";
+import type { PropertyDiff } from "../file/plan";
+import type { CheckFailure, StoredFileState } from "../file/schema";
+import { hideBookkeeping, parseState } from "../file/state";
 import { GET_FILE_TOKEN } from "./schema";
-import { StoredFolderCore } from "../stored-folder-core";
-import { type StoredFolderState, StoredFolderStateSchema } from "../stored-folder-schema";
+import { StoredFolderCore } from "../folder/core";
+import { type StoredFolderState, StoredFolderStateSchema } from "../folder/schema";
 import type { TuskrClientOptions } from "../client/client";
 
 /**

@@ -1,15 +1,15 @@
 import { z } from "zod";
-import { CONFIG_NAMESPACE, ProviderConfigSchema, settingDoc, type SettingName } from "../settings";
-import { KeepAliveSchema, REPLACE_FIELDS, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc, type InputField } from "../stored-file-schema";
-import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../resource-types";
-import { FILE_FIELDS, FOLDER_OUTPUT_SCHEMAS, SHARED_FIELDS, StoredFolderInputsSchema } from "../stored-folder-schema";
-import { GetFileResultSchema } from "../get-file";
-import { PACKAGE_VERSION } from "../version";
+import { CONFIG_NAMESPACE, ProviderConfigSchema, settingDoc, type SettingName } from "../config/settings";
+import { KeepAliveSchema, REPLACE_FIELDS, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc, type InputField } from "../file/schema";
+import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../engine/urns";
+import { FILE_FIELDS, FOLDER_OUTPUT_SCHEMAS, SHARED_FIELDS, StoredFolderInputsSchema } from "../folder/schema";
+import { GetFileResultSchema } from "../file/get-file";
+import { PACKAGE_VERSION } from "../client/version";
 
 /**
  * The Pulumi package schema of the `tuskr` provider plugin, derived from the same zod schemas
- * the dynamic resource checks its inputs with (stored-file-schema.ts) and the settings it reads
- * (settings.ts): one definition of each input, its limits and its documentation.
+ * the dynamic resource checks its inputs with (file/schema.ts) and the settings it reads
+ * (config/settings.ts): one definition of each input, its limits and its documentation.
  */
 
 const PACKAGE_NAME = CONFIG_NAMESPACE;
@@ -64,7 +64,7 @@ function inputDescription(field: InputField): string {
 const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 const describedBy = (schema: z.ZodType): string => String((schema.meta() as { description?: string } | undefined)?.description ?? "");
 
-/** The config variables and the provider's inputs: every setting of settings.ts. */
+/** The config variables and the provider's inputs: every setting of config/settings.ts. */
 function configProperties(): Record<string, SchemaProperty> {
   const out: Record<string, SchemaProperty> = {};
   for (const [key, schema] of Object.entries(ProviderConfigSchema.shape) as Array<[SettingName, z.ZodType]>) {

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
-import { PACKAGE_VERSION } from "../version";
+import { PACKAGE_VERSION } from "../client/version";
 import { StoredFilePlugin } from "./provider";
-import { STORED_FILE_TYPES, STORED_FOLDER_TYPES, resourceUrnOf } from "../resource-types";
+import { STORED_FILE_TYPES, STORED_FOLDER_TYPES, resourceUrnOf } from "../engine/urns";
 import { packageSchema } from "./schema";
 
 /**

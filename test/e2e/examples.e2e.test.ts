@@ -131,7 +131,7 @@ describe("examples/gitops, one stack per environment", () => {
           const configFile = path.join(dir, "config.json");
           fs.writeFileSync(configFile, JSON.stringify(await stack.getAllConfig()));
           const expiry = async (...args: string[]) =>
-            spawnSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "expiry", "--config", configFile, ...args], {
+            spawnSync(process.execPath, [path.join(repoRoot, "dist/provider/cli/main.js"), "expiry", "--config", configFile, ...args], {
               input: JSON.stringify(await stack.exportStack()),
               encoding: "utf8",
             });

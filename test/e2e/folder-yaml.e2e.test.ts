@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
-import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
+import { STORED_FOLDER_TYPES } from "../../provider/engine/urns";
 import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
 
 /**
@@ -102,7 +102,10 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
         await stack.refresh();
         const previewJson = await cli(["preview", "--json"]);
         expect(previewJson.code, previewJson.stderr).toBe(0);
-        const summary = spawnSync(process.execPath, [path.join(repoRoot, "dist/provider/cli.js"), "summary"], { input: previewJson.stdout, encoding: "utf8" });
+        const summary = spawnSync(process.execPath, [path.join(repoRoot, "dist/provider/cli/main.js"), "summary"], {
+          input: previewJson.stdout,
+          encoding: "utf8",
+        });
         const bought = () => emu.files().reduce((n, f) => n + f.uploadEpochs + f.epochsBought, 0);
         const before = bought();
         emu.clearRequests();

@@ -3,8 +3,8 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
 import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
-import { STORED_FILE_TYPES } from "../../provider/resource-types";
-import { summarizePreview } from "../../provider/summary";
+import { STORED_FILE_TYPES } from "../../provider/engine/urns";
+import { summarizePreview } from "../../provider/cli/summary";
 
 /**
  * pulumi-tuskr as a provider plugin named `tuskr`, through its PulumiPlugin.yaml and the real

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { summarizePreview } from "../../provider/summary";
+import { summarizePreview } from "../../provider/cli/summary";
 import { FIXTURE, type EngineStack, stopEmulator, upload, withStack } from "../helpers/engine";
 
 afterAll(stopEmulator);

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Emulator } from "../../emulator";
-import { summarizePreview } from "../../provider/summary";
+import { summarizePreview } from "../../provider/cli/summary";
 import { blobBytes, FIXTURE, STORED_FILE_TYPE, stopEmulator, withStack } from "../helpers/engine";
 
 /**

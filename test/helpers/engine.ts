@@ -7,7 +7,7 @@ import { type EngineEvent, LocalWorkspace, PulumiCommand, type Stack } from "@pu
 import { inject } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
 import { copyProject, offlineEngineEnv } from "../../scripts/offline-engine.mjs";
-import { STORED_FILE_TYPES } from "../../provider/resource-types";
+import { STORED_FILE_TYPES } from "../../provider/engine/urns";
 
 /**
  * The one harness for tests that drive the real Pulumi engine (Automation API and CLI): a copy

@@ -1,4 +1,4 @@
-import type { StoredFileProvider } from "../../provider/stored-file-provider";
+import type { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
 
 /**
  * Drives the provider the way the Pulumi engine does, without the engine: `check` then

@@ -1,6 +1,6 @@
 import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
 import type { TuskrClientOptions } from "../../provider/client/client";
-import { StoredFileProvider } from "../../provider/stored-file-provider";
+import { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
 
 /**
  * A StoredFileProvider as the engine leaves it after `configure`: pointed at `service` (an

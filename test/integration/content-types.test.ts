@@ -4,8 +4,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
-import { STORED_FILE_TYPES } from "../../provider/resource-types";
-import type { StoredFileProvider } from "../../provider/stored-file-provider";
+import { STORED_FILE_TYPES } from "../../provider/engine/urns";
+import type { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
 import { configuredProvider } from "../helpers/provider-fixture";
 
 /**

@@ -6,9 +6,9 @@ import * as pulumi from "@pulumi/pulumi";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blobIdOf, type DuplicateUploadMode, type Emulator, type IdempotencyMode, startEmulator } from "../../emulator";
-import { ASSET_SIG, SIG_KEY } from "../../provider/pulumi-markers";
-import { StoredFolder } from "../../provider/stored-folder";
-import type { StoredFileProvider } from "../../provider/stored-file-provider";
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
+import { StoredFolder } from "../../provider/dynamic/stored-folder";
+import type { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
 import { configuredProvider } from "../helpers/provider-fixture";
 import { recordResult, sized } from "../helpers/reliability-results";
 

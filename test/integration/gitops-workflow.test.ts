@@ -28,7 +28,7 @@ beforeAll(() => {
   bin = path.join(work, "bin");
   fs.mkdirSync(bin);
   // `npx pulumi-tuskr …` is the package's CLI, as built.
-  fs.writeFileSync(path.join(bin, "npx"), `#!/bin/sh\nshift\nexec "${process.execPath}" "${path.join(repoRoot, "dist/provider/cli.js")}" "$@"\n`, {
+  fs.writeFileSync(path.join(bin, "npx"), `#!/bin/sh\nshift\nexec "${process.execPath}" "${path.join(repoRoot, "dist/provider/cli/main.js")}" "$@"\n`, {
     mode: 0o755,
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator } from "../../emulator";
-import type { StoredFileProvider } from "../../provider/stored-file-provider";
+import type { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
 import { renewFile } from "../helpers/emulator";
 import { configuredProvider } from "../helpers/provider-fixture";
 

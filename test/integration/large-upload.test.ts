@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
 import { TuskrClient } from "../../provider/client/client";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
-import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../../provider/resource-types";
+import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../../provider/engine/urns";
 import { configuredProvider } from "../helpers/provider-fixture";
 
 /**

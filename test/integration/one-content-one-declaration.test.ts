@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { STORED_FILE_TYPES } from "../../provider/resource-types";
-import { StoredFileProvider } from "../../provider/stored-file-provider";
+import { STORED_FILE_TYPES } from "../../provider/engine/urns";
+import { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
 import { configureProvider } from "../helpers/provider-fixture";
 
 /**

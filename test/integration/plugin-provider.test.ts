@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
-import { STORED_FILE_TYPES } from "../../provider/resource-types";
+import { STORED_FILE_TYPES } from "../../provider/engine/urns";
 
 /**
  * The provider plugin's resource logic against the emulator, without gRPC: the same provider
@@ -180,7 +180,7 @@ describe("getFile: any file's record, one GET, nothing written", () => {
 
   it("the TypeScript getFile reads with the stack's settings and returns no key", async () => {
     const pulumi = await import("@pulumi/pulumi");
-    const { getFile } = await import("../../provider/get-file-program");
+    const { getFile } = await import("../../provider/dynamic/get-file");
     const blobId = (await emu.uploadFile({ content: `ts ${Math.random()}`, filename: "ts.txt" })).blobId;
     pulumi.runtime.setAllConfig({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url }, ["tuskr:apiKey"]);
     try {

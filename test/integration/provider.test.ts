@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ASSET_SIG, SIG_KEY } from "../../provider/pulumi-markers";
-import { storedFileProvider as provider } from "../../provider/stored-file-provider";
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
+import { storedFileProvider as provider } from "../../provider/dynamic/stored-file-provider";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
 import { configureProvider } from "../helpers/provider-fixture";
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator, type FaultConfig, type RequestLogEntry, type ScriptedFault } from "../../emulator";
-import type { StoredFileProvider } from "../../provider/stored-file-provider";
+import type { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
 import { patchFile, renewFile } from "../helpers/emulator";
 import { type EngineResource, type StepRecord, upUntilDone } from "../helpers/provider-driver";
 import { recordResult, sized, summarizeLog } from "../helpers/reliability-results";

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Emulator, type IdempotencyMode, startEmulator } from "../../emulator";
-import { STORED_FILE_TYPES } from "../../provider/resource-types";
-import type { StoredFileProvider } from "../../provider/stored-file-provider";
-import { summarizePreview } from "../../provider/summary";
+import { STORED_FILE_TYPES } from "../../provider/engine/urns";
+import type { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
+import { summarizePreview } from "../../provider/cli/summary";
 import { configuredProvider } from "../helpers/provider-fixture";
 
 /**

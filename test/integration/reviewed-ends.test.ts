@@ -2,7 +2,7 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Emulator, startEmulator } from "../../emulator";
-import type { StoredFileProvider } from "../../provider/stored-file-provider";
+import type { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
 import { configuredProvider } from "../helpers/provider-fixture";
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { ERRORS, type Emulator } from "../../emulator";
 import { TuskrClient } from "../../provider/client/client";
 import { LIMITS } from "../../api";
-import { storedFileProvider as provider } from "../../provider/stored-file-provider";
+import { storedFileProvider as provider } from "../../provider/dynamic/stored-file-provider";
 import { KEY, getFile, jsonHeaders, patchFile, rawRequest, renewFile, request, useEmulator, withEmulator } from "../helpers/emulator";
 import { recordResult } from "../helpers/reliability-results";
 import { configureProvider } from "../helpers/provider-fixture";

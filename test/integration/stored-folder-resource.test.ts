@@ -4,12 +4,12 @@ import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { LIMITS } from "../../api";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
-import { type EntryOutputs, fromOutputTexts, packEntries, recordedManifest, unpackEntries } from "../../provider/folder-entries";
+import { type EntryOutputs, fromOutputTexts, packEntries, recordedManifest, unpackEntries } from "../../provider/folder/entries";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
-import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
-import { FILE_FIELDS } from "../../provider/stored-folder-schema";
-import { hideBookkeeping } from "../../provider/stored-file-state";
-import { summarizePreview } from "../../provider/summary";
+import { STORED_FOLDER_TYPES } from "../../provider/engine/urns";
+import { FILE_FIELDS } from "../../provider/folder/schema";
+import { hideBookkeeping } from "../../provider/file/state";
+import { summarizePreview } from "../../provider/cli/summary";
 
 /**
  * `tuskr:index:StoredFolder`, the folder as one resource, through the plugin's front door (the
@@ -430,11 +430,11 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     write({ "a.txt": "a", "b.txt": "b", "c/b.txt": "b" });
     const program = { path: dir, retentionEpochs: 2, keepAlive: { minRemainingEpochs: 1, renewEpochs: 5 }, files: { "a.txt": { retentionEpochs: 10 } } };
     const plugin = (await up(undefined, program)).outs as Record<string, unknown>;
-    const { storedFolderProvider } = await import("../../provider/stored-folder-provider");
+    const { storedFolderProvider } = await import("../../provider/dynamic/stored-folder-provider");
     await storedFolderProvider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
     const checked = await storedFolderProvider.check({}, { ...program, __urn: `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.dynamic}::docs` });
     const dynamic = (await storedFolderProvider.create(checked.inputs)).outs as Record<string, unknown>;
-    const { expiryMarkdown, expiryReport } = await import("../../provider/expiry");
+    const { expiryMarkdown, expiryReport } = await import("../../provider/cli/expiry");
     const exported = (resources: Array<[string, string, Record<string, unknown>]>) => ({
       version: 3,
       deployment: { resources: resources.map(([type, name, outputs]) => ({ urn: `urn:pulumi:dev::proj::${type}::${name}`, type, custom: true, outputs })) },
@@ -501,8 +501,8 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
 
   it("TypeScript: a StoredFile and a one-resource StoredFolder on the same bytes are refused (one core in the provider process)", async () => {
     write({ "same.txt": "same bytes in both\n" });
-    const { storedFileProvider } = await import("../../provider/stored-file-provider");
-    const { storedFolderProvider } = await import("../../provider/stored-folder-provider");
+    const { storedFileProvider } = await import("../../provider/dynamic/stored-file-provider");
+    const { storedFolderProvider } = await import("../../provider/dynamic/stored-folder-provider");
     const config = { config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } };
     await storedFileProvider.configure(config);
     await storedFolderProvider.configure(config);
@@ -525,7 +525,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
 
   it("TypeScript: the dynamic resource records blobIds and urls as texts (a path per line); a state with the maps (the release before) upgrades in place", async () => {
     write({ "index.html": "<p>home</p>", "a/LICENSE": "MIT", "b/LICENSE": "MIT" });
-    const { storedFolderProvider: provider } = await import("../../provider/stored-folder-provider");
+    const { storedFolderProvider: provider } = await import("../../provider/dynamic/stored-folder-provider");
     await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
     const program = { path: dir, tag: "site", __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::texts" };
     const checked = await provider.check({}, program);

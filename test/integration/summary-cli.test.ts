@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 
 // Runs the built CLI (dist/), so it lives in the integration tier, which `npm test` builds first.
 describe("pulumi-tuskr summary (the CLI)", () => {
-  const cli = path.resolve(__dirname, "../../dist/provider/cli.js");
+  const cli = path.resolve(__dirname, "../../dist/provider/cli/main.js");
   it("reads the preview on stdin and prints Markdown", () => {
     const out = execFileSync(process.execPath, [cli, "summary"], { input: JSON.stringify({ steps: [] }), encoding: "utf8" });
     expect(out).toMatch(/No StoredFile changes/);
@@ -40,7 +40,7 @@ describe("pulumi-tuskr summary (the CLI)", () => {
 });
 
 describe("pulumi-tuskr expiry (the alarm)", () => {
-  const cli = path.resolve(__dirname, "../../dist/provider/cli.js");
+  const cli = path.resolve(__dirname, "../../dist/provider/cli/main.js");
   const now = "2026-11-23T12:00:00.000Z";
   const day = 86_400_000;
   const at = (days: number) => new Date(Date.parse(now) + days * day).toISOString();

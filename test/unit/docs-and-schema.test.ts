@@ -2,10 +2,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../api";
-import { withGeneratedSections } from "../../provider/docs";
+import { withGeneratedSections } from "../../provider/docs/reference";
 import { packageSchema } from "../../provider/plugin/schema";
-import { STORED_FILE_TYPES } from "../../provider/resource-types";
-import { INPUT_FIELDS, REPORTED_FIELDS } from "../../provider/stored-file-schema";
+import { STORED_FILE_TYPES } from "../../provider/engine/urns";
+import { INPUT_FIELDS, REPORTED_FIELDS } from "../../provider/file/schema";
 
 /**
  * One definition of each input and setting: README.md's tables and the provider plugin's package

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type EntryOutputs, fromOutputTexts, packEntries, pathText, recordedManifest, unpackEntries, withOutputTexts } from "../../provider/folder-entries";
-import { folderEntries } from "../../provider/folder-walk";
-import type { StoredFileState } from "../../provider/stored-file-schema";
+import { type EntryOutputs, fromOutputTexts, packEntries, pathText, recordedManifest, unpackEntries, withOutputTexts } from "../../provider/folder/entries";
+import { folderEntries } from "../../provider/folder/walk";
+import type { StoredFileState } from "../../provider/file/schema";
 
 /**
  * A folder's entries as its state records them: small (what the outputs already say, and what

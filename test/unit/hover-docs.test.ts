@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { DOCUMENTED_ARGS_FILE, documentedArgsSource } from "../../provider/docs";
+import { DOCUMENTED_ARGS_FILE, documentedArgsSource } from "../../provider/docs/reference";
 
 /**
  * What a TypeScript user sees on hover: each input of StoredFile (and of StoredFolder, which
@@ -54,7 +54,7 @@ describe("per-field documentation on hover", { timeout: 60_000 }, () => {
     expect(hover(program, "metadata:")).toMatch(/^Free-form JSON metadata/);
   });
 
-  it("provider/documented-args.ts is what the schemas generate (npm run docs)", () => {
+  it("provider/dynamic/documented-args.ts is what the schemas generate (npm run docs)", () => {
     expect(fs.readFileSync(path.join(root, DOCUMENTED_ARGS_FILE), "utf8")).toBe(documentedArgsSource());
   });
 });

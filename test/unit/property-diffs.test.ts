@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { planChange, propertyDiffs } from "../../provider/stored-file-plan";
-import { UNKNOWN } from "../../provider/pulumi-markers";
+import { planChange, propertyDiffs } from "../../provider/file/plan";
+import { UNKNOWN } from "../../provider/engine/markers";
 
 /** The plan as property paths: what the provider plugin's preview shows (`~ metadata.team`). */
 const diffs = (olds: Record<string, unknown>, news: Record<string, unknown>) => propertyDiffs(olds, news, planChange(olds, news));

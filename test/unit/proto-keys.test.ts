@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PROTO_KEY_STANDIN, validateInputs, withProtoKeysNamed } from "../../provider/stored-file-schema";
+import { PROTO_KEY_STANDIN, validateInputs, withProtoKeysNamed } from "../../provider/file/schema";
 
 /**
  * A metadata key named `__proto__` (JSON.parse makes one an own key) is refused, never dropped:

@@ -1,6 +1,6 @@
 import * as rpc from "@pulumi/pulumi/runtime/rpc";
 import { expect, it } from "vitest";
-import * as markers from "../../provider/pulumi-markers";
+import * as markers from "../../provider/engine/markers";
 
 // The plugin writes the protocol's special values itself (the SDK module that exports them loads
 // most of the SDK): they must be the SDK's, in every SDK version CI runs.

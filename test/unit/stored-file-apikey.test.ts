@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { afterEach, describe, expect, it } from "vitest";
-import { StoredFile } from "../../provider/stored-file";
+import { StoredFile } from "../../provider/dynamic/stored-file";
 
 afterEach(() => pulumi.runtime.setAllConfig({}, []));
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { planChange, remainingEpochs } from "../../provider/stored-file-plan";
-import { UNKNOWN } from "../../provider/pulumi-markers";
+import { planChange, remainingEpochs } from "../../provider/file/plan";
+import { UNKNOWN } from "../../provider/engine/markers";
 
 const recorded = {
   blobId: "b1",

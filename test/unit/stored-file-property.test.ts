@@ -1,9 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { applyMergePatch, LIMITS } from "../../api";
-import { planChange } from "../../provider/stored-file-plan";
-import { UNKNOWN } from "../../provider/pulumi-markers";
-import { INPUT_FIELDS, StoredFileInputsSchema, validateInputs } from "../../provider/stored-file-schema";
+import { planChange } from "../../provider/file/plan";
+import { UNKNOWN } from "../../provider/engine/markers";
+import { INPUT_FIELDS, StoredFileInputsSchema, validateInputs } from "../../provider/file/schema";
 import { recordResult, sized } from "../helpers/reliability-results";
 
 /**

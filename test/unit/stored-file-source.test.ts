@@ -3,9 +3,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../../api";
-import { planChange } from "../../provider/stored-file-plan";
-import { validateInputs } from "../../provider/stored-file-schema";
-import { walkedSource } from "../../provider/stored-file-source";
+import { planChange } from "../../provider/file/plan";
+import { validateInputs } from "../../provider/file/schema";
+import { walkedSource } from "../../provider/file/source";
 
 /** `source`: what check refuses before any request, and what the planner makes of a content change. */
 const SIG = "4dabf18193072939515e22adb298388d";

@@ -3,9 +3,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { STORED_FOLDER_TYPES } from "../../provider/resource-types";
-import { PROTO_KEY_STANDIN } from "../../provider/stored-file-schema";
-import { StoredFolder } from "../../provider/stored-folder";
+import { STORED_FOLDER_TYPES } from "../../provider/engine/urns";
+import { PROTO_KEY_STANDIN } from "../../provider/file/schema";
+import { StoredFolder } from "../../provider/dynamic/stored-folder";
 
 /**
  * One content, one entry: a StoredFolder declares one StoredFile per distinct content, named

@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoredFolder } from "../../provider/stored-folder";
+import { StoredFolder } from "../../provider/dynamic/stored-folder";
 
 /**
  * A StoredFolder uploads the regular files inside its directory and nothing else: a symbolic

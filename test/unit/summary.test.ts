@@ -2,9 +2,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { packEntries } from "../../provider/folder-entries";
-import { summarizePreview } from "../../provider/summary";
-import { STORED_FILE_TYPES } from "../../provider/resource-types";
+import { packEntries } from "../../provider/folder/entries";
+import { summarizePreview } from "../../provider/cli/summary";
+import { STORED_FILE_TYPES } from "../../provider/engine/urns";
 
 const TYPE = STORED_FILE_TYPES.dynamic;
 const urn = (name: string) => `urn:pulumi:dev::p::${TYPE}::${name}`;

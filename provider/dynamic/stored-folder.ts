@@ -1,11 +1,11 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "./folder-entries";
-import { byContent, folderEntries, folderFiles, noFileWarning } from "./folder-walk";
-import { STORED_FOLDER_TYPES, contentResourceName } from "./resource-types";
+import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "../folder/entries";
+import { byContent, folderEntries, folderFiles, noFileWarning } from "../folder/walk";
+import { STORED_FOLDER_TYPES, contentResourceName } from "../engine/urns";
 import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
-import { validateInputs, withProtoKeysNamed } from "./stored-file-schema";
-import storedFolderProviderStub from "./stored-folder-stub";
+import { validateInputs, withProtoKeysNamed } from "../file/schema";
+import storedFolderProviderStub from "../stored-folder-stub";
 
 /** What every file of a folder shares, and what a file may set for itself. */
 type FileValues = Omit<StoredFileArgs, "blobId" | "source">;
@@ -31,7 +31,7 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
 
 /**
  * The folder's one resource (`oneResource: true`): its outputs by path, recorded as texts
- * (folder-entries.ts, `withOutputTexts`); the maps are what the releases before recorded.
+ * (folder/entries.ts, `withOutputTexts`); the maps are what the releases before recorded.
  */
 class StoredFolderResource extends pulumi.dynamic.Resource {
   declare readonly blobIdsText: pulumi.Output<string | undefined>;

@@ -1,7 +1,7 @@
-import { PATCH_FIELDS, type PatchField } from "../api";
-import type { ReceivedFile } from "./client/client";
-import { type PlanClock, remainingEpochs } from "./stored-file-plan";
-import { type DeclaredInputs, INPUT_FIELDS, REPORTED_FIELDS, type StoredFileState, StoredFileStateSchema } from "./stored-file-schema";
+import { PATCH_FIELDS, type PatchField } from "../../api";
+import type { ReceivedFile } from "../client/client";
+import { type PlanClock, remainingEpochs } from "./plan";
+import { type DeclaredInputs, INPUT_FIELDS, REPORTED_FIELDS, type StoredFileState, StoredFileStateSchema } from "./schema";
 
 /**
  * State shaping, derived from the state schema: what a resource records is what the service

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { StoredFileInputsSchema } from "./stored-file-schema";
+import { StoredFileInputsSchema } from "../file/schema";
 
 /**
  * StoredFolder's inputs, as one resource for the whole folder (the provider plugin's
@@ -64,7 +64,7 @@ export const StoredFolderStateSchema = z
     ...outputShape,
     /**
      * The manifest (each path → its content's sha256) as recorded: one text among the outputs
-     * (`recordedManifest`, folder-entries.ts). `manifest`, the map `check` adds to the inputs for
+     * (`recordedManifest`, entries.ts). `manifest`, the map `check` adds to the inputs for
      * the preview, is also read here: the first one-resource folders recorded it among the outputs.
      */
     manifestText: z.string().nullish(),

@@ -1,31 +1,22 @@
-import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../api";
-import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "./client/client";
-import { TuskrApiError, isTuskrApiError } from "./client/errors";
+import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../../api";
+import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
+import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
 import { adopt, applyPlan, checkRecord, keepStartNoLater, observe, pinRetentionStart, retentionStartOf, type Start, upload } from "./purchases";
-import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
-import { describe, label, masked, redactor, shown } from "./stored-file-messages";
-import {
-  type PlanClock,
-  type PropertyDiff,
-  planChange,
-  propertyDiffs,
-  retainUntilProblem,
-  retentionStartMs,
-  type StoredFilePlan,
-  uploadEpochs,
-} from "./stored-file-plan";
-import { resourceUrnOf } from "./resource-types";
-import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./stored-file-schema";
-import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./stored-file-source";
-import { bookkeeping, compact, declaredFields, observed, recorded } from "./stored-file-state";
+import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
+import { describe, label, masked, redactor, shown } from "./messages";
+import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, retentionStartMs, type StoredFilePlan, uploadEpochs } from "./plan";
+import { resourceUrnOf } from "../engine/urns";
+import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./schema";
+import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
+import { bookkeeping, compact, declaredFields, observed, recorded } from "./state";
 
 /**
  * StoredFile's one implementation, behind both front doors (the dynamic resource's adapter in
- * stored-file-provider.ts, the plugin's in plugin/provider.ts). It takes typed requests and
+ * dynamic/stored-file-provider.ts, the plugin's in plugin/provider.ts). It takes typed requests and
  * returns typed state; every CRUD method reads the same way: plan, call the client, set the state.
- * Purchases are in purchases.ts, messages in stored-file-messages.ts, state shaping in
- * stored-file-state.ts.
+ * Purchases are in purchases.ts, messages in messages.ts, state shaping in
+ * state.ts.
  */
 
 /** A resource operation's request, as a front door hands it over. */

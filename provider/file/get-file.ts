@@ -1,14 +1,14 @@
 import { z } from "zod";
-import { blobIdProblem } from "../api";
-import type { TuskrClient } from "./client/client";
-import { isTuskrApiError } from "./client/errors";
-import { remainingEpochs } from "./stored-file-plan";
+import { blobIdProblem } from "../../api";
+import type { TuskrClient } from "../client/client";
+import { isTuskrApiError } from "../client/errors";
+import { remainingEpochs } from "./plan";
 
 /**
  * `getFile`: a file's record, read with one GET, writing nothing — a file another stack (or
  * nobody's stack) keeps, used without adopting it. The provider plugin offers it to every
  * language as `tuskr:index:getFile`; dynamic-resource programs call the TypeScript function of
- * get-file-program.ts. This module is the part both share, and loads nothing of the SDK.
+ * dynamic/get-file.ts. This module is the part both share, and loads nothing of the SDK.
  */
 
 /** What getFile returns, once: the plugin's schema and the TypeScript type derive from it. */

@@ -1,9 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { StoredFileInputDocs } from "./documented-args";
-import { STORED_FILE_TYPES } from "./resource-types";
-import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState, withProtoKeysNamed } from "./stored-file-schema";
-import { assetProblem, sourceProblemMarker } from "./stored-file-source";
-import storedFileProviderStub from "./stored-file-stub";
+import { STORED_FILE_TYPES } from "../engine/urns";
+import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState, withProtoKeysNamed } from "../file/schema";
+import { assetProblem, sourceProblemMarker } from "../file/source";
+import storedFileProviderStub from "../stored-file-stub";
 
 /**
  * Arguments of a StoredFile: one `pulumi.Input` per field of the input schema

@@ -3,9 +3,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import picomatch from "picomatch";
 import { globSync } from "tinyglobby";
-import { isPlainObject, ownValue } from "../api";
-import { retainUntilMs } from "./stored-file-schema";
-import { FILE_FIELDS, SHARED_FIELDS } from "./stored-folder-schema";
+import { isPlainObject, ownValue } from "../../api";
+import { retainUntilMs } from "../file/schema";
+import { FILE_FIELDS, SHARED_FIELDS } from "./schema";
 
 /**
  * A folder's files and the rule that makes them entries: one entry per content, named by its

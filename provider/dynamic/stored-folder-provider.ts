@@ -1,10 +1,10 @@
 import type * as pulumi from "@pulumi/pulumi";
-import { fromOutputTexts, withOutputTexts } from "./folder-entries";
-import type { ConfigSource } from "./settings";
-import type { ProviderLog, StoredFileCore } from "./stored-file-core";
+import { fromOutputTexts, withOutputTexts } from "../folder/entries";
+import type { ConfigSource } from "../config/settings";
+import type { ProviderLog, StoredFileCore } from "../file/core";
 import { requestOf, storedFileProvider, withProvider } from "./stored-file-provider";
-import { StoredFolderCore } from "./stored-folder-core";
-import { type StoredFolderState, StoredFolderStateSchema } from "./stored-folder-schema";
+import { StoredFolderCore } from "../folder/core";
+import { type StoredFolderState, StoredFolderStateSchema } from "../folder/schema";
 
 /**
  * The dynamic resource's front door for StoredFolder kept as one resource (`StoredFolder` with
@@ -20,7 +20,7 @@ const stateOf = (props: Props): StoredFolderState => {
   const parsed = StoredFolderStateSchema.safeParse(fromOutputTexts(props));
   return parsed.success ? parsed.data : {};
 };
-/** The outputs this resource records: the core's state, its maps by path as texts (folder-entries.ts). */
+/** The outputs this resource records: the core's state, its maps by path as texts (folder/entries.ts). */
 const asRecorded = (properties: Props): Props => withOutputTexts(properties);
 
 class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {

@@ -1,8 +1,8 @@
 import type * as pulumi from "@pulumi/pulumi";
-import type { TuskrClientOptions } from "./client/client";
-import type { ConfigSource } from "./settings";
-import { type ProviderLog, StoredFileCore, type StoredFileDiff, type StoredFileRequest } from "./stored-file-core";
-import { hideBookkeeping, parseState } from "./stored-file-state";
+import type { TuskrClientOptions } from "../client/client";
+import type { ConfigSource } from "../config/settings";
+import { type ProviderLog, StoredFileCore, type StoredFileDiff, type StoredFileRequest } from "../file/core";
+import { hideBookkeeping, parseState } from "../file/state";
 
 /**
  * The dynamic resource's front door: what Pulumi's dynamic-provider host calls (through the

@@ -1,15 +1,15 @@
 import * as path from "node:path";
-import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api";
-import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./folder-entries";
-import { byContent, type FileValues, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./folder-walk";
-import { ASSET_SIG, SIG_KEY } from "./pulumi-markers";
-import { folderEntryUrn } from "./resource-types";
-import type { ProviderLog, StoredFileCore, StoredFileDiff } from "./stored-file-core";
-import type { PropertyDiff } from "./stored-file-plan";
-import { type CheckFailure, type DeclaredInputs, type StoredFileState, failureInput, isUnknown } from "./stored-file-schema";
-import { walkedSource } from "./stored-file-source";
-import { parseState } from "./stored-file-state";
-import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type StoredFolderState, StoredFolderInputsSchema } from "./stored-folder-schema";
+import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../../api";
+import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
+import { byContent, type FileValues, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
+import { ASSET_SIG, SIG_KEY } from "../engine/markers";
+import { folderEntryUrn } from "../engine/urns";
+import type { ProviderLog, StoredFileCore, StoredFileDiff } from "../file/core";
+import type { PropertyDiff } from "../file/plan";
+import { type CheckFailure, type DeclaredInputs, type StoredFileState, failureInput, isUnknown } from "../file/schema";
+import { walkedSource } from "../file/source";
+import { parseState } from "../file/state";
+import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type StoredFolderState, StoredFolderInputsSchema } from "./schema";
 
 /**
  * StoredFolder as one resource: the folder's manifest (each kept path → its content's sha256)

@@ -1,7 +1,7 @@
-import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../api";
-import { UNKNOWN } from "./pulumi-markers";
-import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./stored-file-schema";
-import { sameMediaType, wireAsset } from "./stored-file-source";
+import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../../api";
+import { UNKNOWN } from "../engine/markers";
+import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./schema";
+import { sameMediaType, wireAsset } from "./source";
 
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {

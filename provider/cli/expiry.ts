@@ -1,11 +1,11 @@
-import { isPlainObject } from "../api";
-import { earliestOf, firstPaths, fromOutputTexts, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
+import { isPlainObject } from "../../api";
+import { earliestOf, firstPaths, fromOutputTexts, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
 import { code } from "./markdown";
-import { SECRET_SIG, SIG_KEY } from "./pulumi-markers";
-import { folderOfContentResource, isStoredFileType, isStoredFolderType } from "./resource-types";
-import { CONFIG_KEYS, configOfSettings, settingsFrom } from "./settings";
-import { remainingEpochs } from "./stored-file-plan";
-import { StoredFolderStateSchema } from "./stored-folder-schema";
+import { SECRET_SIG, SIG_KEY } from "../engine/markers";
+import { folderOfContentResource, isStoredFileType, isStoredFolderType } from "../engine/urns";
+import { CONFIG_KEYS, configOfSettings, settingsFrom } from "../config/settings";
+import { remainingEpochs } from "../file/plan";
+import { StoredFolderStateSchema } from "../folder/schema";
 
 /**
  * The alarm: from `pulumi stack export`, each managed file's expiry, epochs left and keep-alive,

@@ -1,16 +1,16 @@
 import { z } from "zod";
-import { settingsFrom } from "./settings";
-import { PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../api";
-import { type PlanClock, keepAliveAfterUpload, planChange, uploadEndsAtDate, uploadEpochs } from "./stored-file-plan";
-import { wireAsset } from "./stored-file-source";
+import { settingsFrom } from "../config/settings";
+import { PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../../api";
+import { type PlanClock, keepAliveAfterUpload, planChange, uploadEndsAtDate, uploadEpochs } from "../file/plan";
+import { wireAsset } from "../file/source";
 import { code } from "./markdown";
-import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "./folder-entries";
-import { manifestEntries } from "./folder-walk";
-import { ASSET_SIG, SIG_KEY, UNKNOWN } from "./pulumi-markers";
-import { isStoredFileType, isStoredFolderType } from "./resource-types";
-import type { DeclaredInputs, StoredFileState } from "./stored-file-schema";
-import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "./stored-folder-schema";
-import { parseState } from "./stored-file-state";
+import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
+import { manifestEntries } from "../folder/walk";
+import { ASSET_SIG, SIG_KEY, UNKNOWN } from "../engine/markers";
+import { isStoredFileType, isStoredFolderType } from "../engine/urns";
+import type { DeclaredInputs, StoredFileState } from "../file/schema";
+import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "../folder/schema";
+import { parseState } from "../file/state";
 
 /**
  * The pull-request summary: reads `pulumi preview --json` and says, per StoredFile, what a merge

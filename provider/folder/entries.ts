@@ -1,6 +1,6 @@
-import { isPlainObject, ownValue } from "../api";
-import type { StoredFileState } from "./stored-file-schema";
-import { parseState } from "./stored-file-state";
+import { isPlainObject, ownValue } from "../../api";
+import type { StoredFileState } from "../file/schema";
+import { parseState } from "../file/state";
 
 /**
  * How a folder's entries are recorded: one JSON text in its state, written small, because the

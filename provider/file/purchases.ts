@@ -1,13 +1,13 @@
 import { createHash } from "node:crypto";
-import { LIMITS, type PatchField } from "../api";
-import { filePath, type ReceivedFile, type TuskrClient, type UploadResult } from "./client/client";
-import { isTuskrApiError, TuskrApiError } from "./client/errors";
-import { carriedAsIs } from "./client/multipart";
-import { label } from "./stored-file-messages";
-import { sameMediaType } from "./stored-file-source";
-import { epochStartOnGrid, type PlanClock, planChange, retentionStartMs, type StoredFilePlan } from "./stored-file-plan";
-import type { DeclaredInputs, StoredFileState } from "./stored-file-schema";
-import { declaredFields, observed } from "./stored-file-state";
+import { LIMITS, type PatchField } from "../../api";
+import { filePath, type ReceivedFile, type TuskrClient, type UploadResult } from "../client/client";
+import { isTuskrApiError, TuskrApiError } from "../client/errors";
+import { carriedAsIs } from "../client/multipart";
+import { label } from "./messages";
+import { sameMediaType } from "./source";
+import { epochStartOnGrid, type PlanClock, planChange, retentionStartMs, type StoredFilePlan } from "./plan";
+import type { DeclaredInputs, StoredFileState } from "./schema";
+import { declaredFields, observed } from "./state";
 
 /**
  * Buying epochs so that purchases converge: a declaration requires its file to stay stored until

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { TuskrClient } from "./client/client";
-import { type GetFileResult, readFile } from "./get-file";
-import { clientOptionsFrom, settingsFrom, settingsProblem } from "./settings";
+import { TuskrClient } from "../client/client";
+import { type GetFileResult, readFile } from "../file/get-file";
+import { clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 
 /** `getFile` for TypeScript programs (the plugin's `tuskr:index:getFile` is its other front door). */
 

@@ -5,8 +5,8 @@ import * as path from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { lookup } from "mime-types";
-import { LIMITS } from "../api";
-import { ARCHIVE_SIG, ASSET_SIG, SIG_KEY } from "./pulumi-markers";
+import { LIMITS } from "../../api";
+import { ARCHIVE_SIG, ASSET_SIG, SIG_KEY } from "../engine/markers";
 
 /**
  * `source`: the content of a StoredFile given as a Pulumi asset. A program passes a
@@ -43,7 +43,7 @@ export const sourceProblemMarker = (problem: string): Record<string, string> => 
 
 /**
  * The sources a folder's walk has just checked: each a regular file inside the folder, reached
- * without a link, read whole for its hash and within the upload limit (folder-walk.ts). Kept by
+ * without a link, read whole for its hash and within the upload limit (folder/walk.ts). Kept by
  * identity, so only the folder core that built the value can mark it; not checked once more.
  */
 const walkedSources = new WeakSet<object>();

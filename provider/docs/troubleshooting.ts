@@ -1,4 +1,4 @@
-import type { TuskrErrorCode } from "./client/errors";
+import type { TuskrErrorCode } from "../client/errors";
 
 /**
  * What each error the provider raises means and what to run, once: README's troubleshooting

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { LIMITS, blobIdProblem, boundedText, isPlainObject, metadataLimitProblem, tooDeepAt } from "../api";
+import { LIMITS, blobIdProblem, boundedText, isPlainObject, metadataLimitProblem, tooDeepAt } from "../../api";
 import type * as pulumi from "@pulumi/pulumi";
-import { redactString } from "./client/errors";
-import { UNKNOWN } from "./pulumi-markers";
-import { sourceProblem } from "./stored-file-source";
+import { redactString } from "../client/errors";
+import { UNKNOWN } from "../engine/markers";
+import { sourceProblem } from "./source";
 
 /**
  * How each input is documented, once: the README's input table, the package schema's property
@@ -149,7 +149,7 @@ const source = z.custom<pulumi.asset.FileAsset | pulumi.asset.StringAsset>().che
 const MiB = 1024 * 1024;
 /**
  * What a program declares: the one definition of StoredFile's inputs. `StoredFileArgs` (the
- * TypeScript type, documented through documented-args.ts), `check`, the README table and the
+ * TypeScript type, documented through dynamic/documented-args.ts), `check`, the README table and the
  * package schema all derive from it. Exactly one of source and blobId; any other omitted field
  * is unmanaged.
  */
