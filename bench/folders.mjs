@@ -181,20 +181,20 @@ async function openStack(emu, variant, dir) {
 }
 
 const STEPS = [
-  { key: "create", label: "`up` from empty (every file uploaded)", op: "up", min: (n) => ({ upload: n }) },
+  { key: "create", label: "`up` from empty (every file uploaded)", op: "up", min: (n) => ({ upload: n, get: n }) }, // each upload read back
   { key: "preview", label: "`preview`, nothing changed", op: "preview", min: () => ({}) },
   {
     key: "edit",
     label: "`up`, one file edited",
     op: "up",
-    min: () => ({ upload: 1 }),
+    min: () => ({ upload: 1, get: 1 }),
     before: (dir) => fs.appendFileSync(path.join(dir, fileName(0)), "edited\n"),
   },
   {
     key: "add",
     label: "`up`, one file added",
     op: "up",
-    min: () => ({ upload: 1 }),
+    min: () => ({ upload: 1, get: 1 }),
     before: (dir) => fs.writeFileSync(path.join(dir, "added.bin"), "added\n"),
   },
   { key: "destroy", label: "`destroy`", op: "destroy", min: () => ({}) },

@@ -470,8 +470,8 @@ export function render(results, { findings } = {}) {
       "A directory of N files of one size, kept by a `StoredFolder` (tag and one epoch declared, carried by the upload; " +
         "no metadata) and, as the floor, by N no-op resources with the same inputs (the `source` asset included) under a " +
         "component of their own. One repetition per scenario, the two stacks in lockstep; the emulator in memory. " +
-        "Minimum: create = N uploads and nothing else; preview = 0; one file edited = 1 upload (the old file is left as " +
-        "it is); destroy = 0.",
+        "Minimum: create = N uploads, each read back with one GET before its blobId is recorded; preview = 0; one file " +
+        "edited = 1 upload and its GET (the old file is left as it is); destroy = 0.",
       "",
       "| N × size | Step | StoredFolder | Floor | Ratio | Requests sent | Minimum | Exact |",
       "|---|---|---|---|---|---|---|---|",

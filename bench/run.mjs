@@ -271,9 +271,10 @@ const STEPS = [
  * new content, one upload (the old entry is left as it is: no request).
  */
 const FOLDER_STEPS = [
-  { key: "fcreate", op: "up", config: { tag: "v1", epochs: 1 }, min: (n) => ({ upload: n }) },
+  // Each upload's answer is read back before its blobId is recorded (one GET: the answer gate).
+  { key: "fcreate", op: "up", config: { tag: "v1", epochs: 1 }, min: (n) => ({ upload: n, get: n }) },
   { key: "fpreview", op: "preview", min: () => ({}) },
-  { key: "fedit", op: "up", edit: true, min: () => ({ upload: 1 }) },
+  { key: "fedit", op: "up", edit: true, min: () => ({ upload: 1, get: 1 }) },
   { key: "fdestroy", op: "destroy", min: () => ({}) },
 ];
 const REQUEST_KINDS = ["get", "patch", "renew", "upload"];

@@ -19,7 +19,7 @@ import {
 } from "../../api";
 import { USER_AGENT } from "./version";
 import { TuskrApiError, isTuskrApiError, redactString, redactValue } from "./errors";
-import { type MultipartBody, multipartBody } from "./multipart";
+import { type MultipartBody, carriedAsIs, multipartBody } from "./multipart";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";
 
 export const DEFAULT_BASE_URL = "https://api.tuskr.dev";
@@ -355,7 +355,7 @@ export class TuskrClient {
     const deadline = this.deadline();
     const extraMs = Math.ceil(size / (1024 * 1024)) * 1000;
     const sentAt = Date.now();
-    return this.purchase<Omit<UploadResult, "resent">>({
+    const answered = await this.purchase<Omit<UploadResult, "resent">>({
       deadline,
       send: async () => {
         let sent: Sent<z.infer<typeof UploadRecordSchemaReceived>>;
@@ -402,6 +402,47 @@ export class TuskrClient {
           retryable: false,
         }),
     });
+    return { ...answered, file: await this.confirmedUpload(answered, { size, filename: source.filename, sentAt }, deadline) };
+  }
+
+  /**
+   * The gate an upload's answer passes before its blobId is recorded: the service's own record of
+   * that blobId, read back, must hold the bytes sent, and a new entry must be the one this request
+   * made. An answer naming another file would otherwise have it PATCHed and renewed as ours.
+   */
+  private async confirmedUpload(
+    answered: Omit<UploadResult, "resent">,
+    sent: { size: number; filename: string; sentAt: number },
+    deadline: number,
+  ): Promise<UploadResult["file"]> {
+    const { blobId } = answered.file;
+    const path = filePath(blobId);
+    const fresh = answered.created && answered.confirmedBy === "response";
+    let record: ReceivedFile;
+    try {
+      record = await this.getWithin(blobId, deadline);
+    } catch (e) {
+      // A new entry the service does not have was never made; an earlier one may have expired since.
+      if (fresh && isTuskrApiError(e) && e.isGone)
+        throw this.invalidResponse("GET", path, e.status ?? 404, "the upload's answer names a file the service does not have", undefined);
+      throw e;
+    }
+    const sameInstant = (a?: string | null, b?: string | null) => !a || !b || Date.parse(a) === Date.parse(b);
+    const createdMs = Date.parse(record.createdAt ?? "");
+    const problem =
+      record.size !== sent.size
+        ? `the upload's blobId holds ${record.size ?? "an unknown number of"} bytes, not the ${sent.size} sent`
+        : !fresh
+          ? undefined
+          : !sameInstant(record.createdAt, answered.file.createdAt)
+            ? `the upload's blobId was created at ${record.createdAt}, not at ${answered.file.createdAt} as its answer said`
+            : createdMs < sent.sentAt - CLOCK_SKEW_MS
+              ? `the upload's blobId was created at ${record.createdAt}, before this upload was sent`
+              : record.name && carriedAsIs(sent.filename, "filename") && record.name !== sent.filename
+                ? `the upload's blobId is named ${JSON.stringify(record.name.slice(0, 80))}, not ${JSON.stringify(sent.filename.slice(0, 80))} as uploaded`
+                : undefined;
+    if (problem) throw this.invalidResponse("GET", path, 200, `${problem}: not taken as this upload's`, undefined);
+    return { ...answered.file, ...record, blobId };
   }
 
   /**

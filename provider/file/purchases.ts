@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { LIMITS, type PatchField } from "../../api";
 import { filePath, type ReceivedFile, type TuskrClient, type UploadResult } from "../client/client";
 import { isTuskrApiError, TuskrApiError } from "../client/errors";
-import { carriedAsIs } from "../client/multipart";
 import { label } from "./messages";
 import { sameMediaType } from "./source";
 import { epochStartOnGrid, type PlanClock, planChange, retentionStartMs, type StoredFilePlan } from "./plan";
@@ -130,39 +129,31 @@ export async function upload(
   try {
     result = await send(firstKey);
   } catch (e) {
-    // The key was used for another request: not this upload's, so not a reason to stop.
-    if (!(isTuskrApiError(e) && e.code === "IDEMPOTENCY_KEY_REUSED")) throw e;
-    result = await send(purchaseKey([firstKey, "refused"]));
+    if (!isTuskrApiError(e)) throw e;
+    if (e.code === "IDEMPOTENCY_KEY_REUSED") {
+      // The key was used for another request: not this upload's, so not a reason to stop.
+      result = await send(purchaseKey([firstKey, "refused"]));
+    } else if (e.isGone) {
+      // The client reads every answer back: an earlier upload of this content, replayed or named
+      // as already stored, has expired since. This content is stored again.
+      log(
+        `warning: StoredFile ${JSON.stringify(filename)}: the service answered with an earlier upload of this content, which has expired since: uploaded anew.`,
+      );
+      result = await send(purchaseKey([firstKey, "after", e.goneBlobId]));
+    } else throw e;
   }
   const common = { sourceHash: hash, source: upload.source };
-  let file: Partial<ReceivedFile> = result.file;
+  // The service's record, read back by the client's gate.
+  const file: Partial<ReceivedFile> = result.file;
   // A new entry ends the upload's epochs after the start of the epoch it was created in; one that
   // ends later already existed (a service that takes a second upload as a purchase on the entry it
-  // has adds the epochs to its end), as does a replayed answer: their fields are read, not assumed.
+  // has adds the epochs to its end), as does a replayed answer.
   const isNew = (r: UploadResult) =>
     r.created &&
     r.confirmedBy !== "replay" &&
     !(Date.parse(r.file.expiresAt ?? "") - (epochs ?? 1) * clock.epochMs > Date.parse(r.file.createdAt ?? "") + 1000);
   if (!isNew(result)) {
     const who = label({ name: filename }, result.file.blobId);
-    try {
-      file = await client.getFile(result.file.blobId);
-    } catch (e) {
-      if (!(isTuskrApiError(e) && e.isGone)) throw e;
-      // A replayed answer of an entry that has expired since: this content is stored again.
-      log(`warning: StoredFile ${who}: the service answered with an earlier upload of this content, which has expired since: uploaded anew.`);
-      result = await send(purchaseKey([firstKey, "after", result.file.expiresAt]));
-      file = isNew(result) ? result.file : await client.getFile(result.file.blobId);
-    }
-    // A record of other bytes is not this content's entry (a 409 may name any id).
-    if (file.size !== undefined && file.size !== null && file.size !== asset.size) {
-      throw new TuskrApiError({
-        code: "INVALID_RESPONSE",
-        method: "GET",
-        path: filePath(result.file.blobId),
-        message: `the service named the entry ${JSON.stringify(result.file.blobId.slice(0, 80))} for this upload, but it holds ${file.size} bytes, not the ${asset.size} sent: not taken as this content's`,
-      });
-    }
     checkRecord(file, clock, result.file.blobId);
     // One content is one entry: its type is the one its first upload recorded.
     if (file.mimeType && !sameMediaType(file.mimeType, contentType)) {
@@ -176,18 +167,9 @@ export async function upload(
       );
     }
   }
-  // A new entry holds what the form carried: the filename as its name, unless escaping changed
-  // it, and the tag its answer gives. One that differs from what is declared is PATCHed next.
-  const carriedTag = tag !== undefined && carriedAsIs(tag, "field") ? tag : null;
-  const fresh = isNew(result)
-    ? {
-        ...file,
-        name: carriedAsIs(filename, "filename") ? filename : null,
-        tag: file.tag !== undefined ? file.tag : carriedTag,
-        metadata: {},
-        mimeType: file.mimeType ?? contentType,
-      }
-    : file;
+  // A new entry is recorded as the service holds it (read back): a name or tag the form had to
+  // escape differs from the declared one, and the same `up` PATCHes it.
+  const fresh = isNew(result) ? { ...file, metadata: file.metadata ?? {}, mimeType: file.mimeType ?? contentType } : file;
   return { blobId: result.file.blobId, file: fresh, state: { ...common, ...retentionStartOf(file, clock) } };
 }
 

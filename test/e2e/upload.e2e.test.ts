@@ -32,7 +32,7 @@ describe("StoredFile with source", () => {
       emu.clearRequests();
       const up = await stack.up();
       expect(up.summary.resourceChanges).toMatchObject({ create: 2 });
-      expect(routes(emu)).toEqual(["upload", "patch"]);
+      expect(routes(emu)).toEqual(["upload", "get", "patch"]); // each upload read back
       const blobId = up.outputs.files.value.report.blobId as string;
       const stored = emu.files().find((f) => f.blobId === blobId)!;
       expect(stored).toMatchObject({ name: "report.txt", tag: "reports", metadata: { team: "data" }, uploadEpochs: 3, epochsBought: 0 });
@@ -66,7 +66,7 @@ describe("StoredFile with source", () => {
       expect(replaced.summary.resourceChanges).toMatchObject({ replace: 1 });
       const newId = replaced.outputs.files.value.report.blobId as string;
       expect(newId).not.toBe(blobId);
-      expect(routes(emu)).toEqual(["upload", "patch"]);
+      expect(routes(emu)).toEqual(["upload", "get", "patch"]); // each upload read back
       expect((await blobBytes(emu, newId)).toString()).toBe("second version\n");
       // The old file is left as it is, with its period.
       expect(emu.files().find((f) => f.blobId === blobId)).toMatchObject({ expired: false, tag: "reports" });
@@ -155,7 +155,7 @@ describe("StoredFolder", () => {
       await stack.setConfig("folders", { value: JSON.stringify({ site: folder }) });
       emu.clearRequests();
       const up = await stack.up();
-      expect(routes(emu).sort()).toEqual(["patch", "patch", "upload", "upload"]);
+      expect(routes(emu).sort()).toEqual(["get", "get", "patch", "patch", "upload", "upload"]);
       const ids = up.outputs.folderBlobIds.value.site as Record<string, string>;
       expect(Object.keys(ids).sort()).toEqual(["css/app.css", "index.html"]);
       for (const [rel, id] of Object.entries(ids)) {
@@ -191,7 +191,7 @@ describe("StoredFolder", () => {
       );
       expect(next.summary.resourceChanges).toMatchObject({ create: 2, delete: 2 });
       // Two uploads (the new file, the edited one), their metadata PATCHes, and nothing for the removed one.
-      expect(routes(emu).sort()).toEqual(["patch", "patch", "upload", "upload"]);
+      expect(routes(emu).sort()).toEqual(["get", "get", "patch", "patch", "upload", "upload"]);
       const after = next.outputs.folderBlobIds.value.site as Record<string, string>;
       expect(Object.keys(after).sort()).toEqual(["about.html", "css/app.css"]);
       for (const [rel, id] of Object.entries(after)) expect(await blobBytes(emu, id), rel).toEqual(fs.readFileSync(path.join(site, rel)));

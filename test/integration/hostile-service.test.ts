@@ -119,6 +119,56 @@ describe("answers are checked before they are trusted", () => {
     }
     note("upload answered with another content's record", result.ok ? "taken as this upload's" : `${result.error.code}, nothing recorded`);
   });
+
+  it("an upload answered with another file's blobId (same size, a fresh answer) is INVALID_RESPONSE once read back: nothing recorded, PATCHed or renewed", async () => {
+    const now = new Date();
+    const provider = await providerFor((req, res) => {
+      if (req.method === "POST" && req.url === "/v1/files") {
+        const expires = new Date(now.getTime() + 86_400_000).toISOString();
+        return json(res, 201, {
+          id: "f1",
+          blob_id: "b-other",
+          url: "https://cdn.example/b-other",
+          size: 12,
+          created_at: now.toISOString(),
+          expires_at: expires,
+        });
+      }
+      // The service's own record of that blobId: another file, uploaded weeks ago.
+      if (req.method === "GET" && req.url === "/v1/files/b-other") return json(res, 200, record("b-other", { name: "other.txt", size: 12 }));
+      json(res, 500, { error: { code: "INTERNAL", message: "not expected" } });
+    });
+    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "twelve bytes" };
+    const urn = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h";
+    const result = await settle(provider.create({ source, name: "mine.txt", tag: "new", metadata: { a: 1 }, retentionEpochs: 3, __urn: urn }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/created at 2026-11-01T00:00:00.000Z, not at .* as its answer said: not taken as this upload's/);
+      expect(result.error.properties).toBeUndefined();
+    }
+    expect(service!.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/files", "GET /v1/files/b-other"]);
+    note("upload answered with another file's blobId", result.ok ? "taken as this upload's" : `${result.error.code} on read-back, nothing recorded`);
+  });
+
+  it("an upload answered with a blobId the service does not have is INVALID_RESPONSE, not a file gone", async () => {
+    const now = new Date();
+    const provider = await providerFor((req, res) => {
+      if (req.method === "POST") {
+        const expires = new Date(now.getTime() + 86_400_000).toISOString();
+        return json(res, 201, { id: "f1", blob_id: "b-none", url: "https://cdn.example/b-none", size: 12, created_at: now.toISOString(), expires_at: expires });
+      }
+      json(res, 404, { error: { code: "NOT_FOUND", message: "no such file", details: { blobId: "b-none" } } });
+    });
+    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "twelve bytes" };
+    const result = await settle(provider.create({ source, __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::n" }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/names a file the service does not have/);
+    }
+    expect(service!.requests.filter((r) => r.method === "POST")).toHaveLength(1);
+  });
 });
 
 describe("deadlines", () => {

@@ -63,6 +63,7 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(outs).toMatchObject(declared);
     expect(emu.requests().map((r) => [r.route, r.route === "patch" ? r.requestBody : undefined])).toEqual([
       ["upload", undefined],
+      ["get", undefined], // the upload's answer read back
       ["patch", declared],
     ]);
     // A plain name and tag are carried by the upload as they are: no PATCH.
@@ -75,7 +76,7 @@ describe("StoredFile provider ↔ emulator", () => {
       __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::p",
       __provider: STUB,
     });
-    expect(emu.requests().map((r) => r.route)).toEqual(["upload"]);
+    expect(emu.requests().map((r) => r.route)).toEqual(["upload", "get"]);
   });
 
   it("create with nothing to change sends only the GET", async () => {

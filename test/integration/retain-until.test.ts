@@ -217,6 +217,7 @@ describe("retainUntil", () => {
     const stored = entry(e, String(outs.blobId));
     expect(e.requests().map((r) => [r.route, r.requestBody && (r.requestBody as { epochs?: unknown }).epochs])).toEqual([
       ["upload", "10"],
+      ["get", undefined], // the upload's answer read back
       ["renew", 1],
     ]);
     expect(stored.uploadEpochs + stored.epochsBought).toBe(11);
@@ -234,6 +235,7 @@ describe("retainUntil", () => {
     const { outs } = await (await newRun(e)).create({ ...inputs, name: "k.txt", __urn: urn("k") });
     expect(e.requests().map((r) => [r.route, r.route === "renew" ? r.requestBody : (r.requestBody as { epochs?: unknown } | undefined)?.epochs])).toEqual([
       ["upload", "3"],
+      ["get", undefined], // the upload's answer read back
       ["renew", { epochs: 4 }],
     ]);
     expect(entry(e, String(outs.blobId))).toMatchObject({ uploadEpochs: 3, epochsBought: 4 });

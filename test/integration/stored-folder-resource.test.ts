@@ -58,6 +58,7 @@ const requests = () => emu.requests().map((r) => r.route);
 const writesSent = () =>
   emu
     .requests()
+    .filter((r) => r.route !== "get")
     .map((r) => [r.route, r.route === "patch" ? r.requestBody : undefined])
     .sort();
 
@@ -227,8 +228,8 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     write({ "index.html": "<p>home</p>", "css/site.css": "p{}", "a/LICENSE": "MIT", "b/LICENSE": "MIT", "old.txt": "old" });
     const program = { path: dir, tag: "site", retentionEpochs: 3 };
     const created = await up(undefined, program);
-    // Five paths, four contents: four uploads, no renew (the upload buys the declared epochs).
-    expect(requests().sort()).toEqual(["upload", "upload", "upload", "upload"]);
+    // Five paths, four contents: four uploads, each read back, no renew (the upload buys the declared epochs).
+    expect(requests().sort()).toEqual(["get", "get", "get", "get", "upload", "upload", "upload", "upload"]);
     const outs = created.outs as Record<string, Record<string, string>>;
     expect(Object.keys(outs.blobIds).sort()).toEqual(["a/LICENSE", "b/LICENSE", "css/site.css", "index.html", "old.txt"]);
     expect(outs.blobIds["a/LICENSE"]).toBe(outs.blobIds["b/LICENSE"]);
@@ -325,7 +326,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     // The next write (one file added) keeps each entry as it was, written once.
     write({ "new.txt": "new" });
     const next = (await up(previous, program)).outs as Record<string, unknown>;
-    expect(requests()).toEqual(["upload"]);
+    expect(requests()).toEqual(["upload", "get"]);
     const text = String(next.entries);
     for (const blobId of Object.values(next.blobIds as Record<string, string>)) expect(text).not.toContain(blobId);
     const nextOutputs = { ...next, manifest: recordedManifest(next) } as unknown as EntryOutputs;
@@ -382,7 +383,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(Object.keys(failed.properties!.blobIds as object)).toHaveLength(2);
     emu.clearRequests();
     const again = await up(failed.properties, { path: dir });
-    expect(requests()).toEqual(["upload"]);
+    expect(requests()).toEqual(["upload", "get"]);
     expect(Object.keys((again.outs as Record<string, object>).blobIds)).toHaveLength(3);
   });
 
@@ -397,7 +398,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
       (e) => e,
     )) as Error & { properties?: Record<string, unknown> };
     expect(failed?.message).toMatch(/1 of 2 file\(s\) failed: a\.txt: .*a\.txt changed after the preview .*not uploaded/);
-    expect(requests()).toEqual(["upload"]);
+    expect(requests()).toEqual(["upload", "get"]);
     emu.clearRequests();
     const again = await up(failed.properties, { path: dir, retentionEpochs: 3 });
     // Now a.txt and b.txt are one content, stored once: nothing to upload, only the shared entry's name.
@@ -422,7 +423,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(again.diff?.detailedDiff).toEqual({ 'manifest["b.txt"]': { kind: "add", inputDiff: true } });
     // The same upload as the first (same key): the service replays its answer, the entry it names
     // is read and found expired, and the content is uploaded anew under another key.
-    expect(requests()).toEqual(["upload", "get", "upload"]);
+    expect(requests()).toEqual(["upload", "get", "upload", "get"]);
     expect(emu.files().find((f) => f.blobId === (again.outs as Record<string, Record<string, string>>).blobIds["b.txt"])?.expired).toBe(false);
   });
 
