@@ -275,6 +275,7 @@ export class StoredFileCore {
       keepAlive: isPlainObject(inputs.keepAlive) ? inputs.keepAlive : undefined,
       contentType: typeof inputs.contentType === "string" ? inputs.contentType : undefined,
       secretInputs: secretList(req.secretInputs),
+      serviceUrl: client.baseUrl,
       ...start.state,
     };
     const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
@@ -310,12 +311,21 @@ export class StoredFileCore {
     if (before.blobId === undefined && declaredFields(before).size === 0) return this.imported(id);
     const blobId = before.blobId ?? id;
     const clock = this.clock();
+    const client = this.context.client();
     let file: ReceivedFile;
     try {
-      file = await this.context.client().getFile(blobId);
+      file = await client.getFile(blobId);
     } catch (e) {
       if (isTuskrApiError(e) && e.isGone) {
         const why = e.status === 410 ? "has expired" : "does not exist (unknown blobId)";
+        // Another service's word says nothing of this file: it stays in the stack.
+        if (before.serviceUrl && before.serviceUrl !== client.baseUrl) {
+          throw new Error(
+            redact(
+              `StoredFile ${label(before, blobId)}: ${client.baseUrl} says the file ${why}, but it is held by ${before.serviceUrl}: kept. Set tuskr:baseUrl back, or run \`pulumi state delete\` to forget it`,
+            ),
+          );
+        }
         this.log(
           redact(`warning: StoredFile ${label(before, blobId)}: the service says the file ${why}: it leaves the stack's state (nothing is deleted)`),
           urn,
@@ -344,7 +354,13 @@ export class StoredFileCore {
     } catch (e) {
       throw masked(describe(e, blobId, "reading the file"), redact);
     }
-    const state: StoredFileState = { ...bookkeeping(before), ...observed(file, managed), blobId, retentionEpochs: before.retentionEpochs ?? 0 };
+    const state: StoredFileState = {
+      ...bookkeeping(before),
+      ...observed(file, managed),
+      blobId,
+      retentionEpochs: before.retentionEpochs ?? 0,
+      serviceUrl: client.baseUrl,
+    };
     // The retention start never moves later on a read (a state of an earlier release counted it
     // from the expiry this read moves; a createdAt may have moved).
     keepStartNoLater(state, retentionStartMs(before, clock.epochMs), clock);
@@ -382,6 +398,7 @@ export class StoredFileCore {
       blobId,
       retentionEpochs: 0,
       retentionDeclared: false,
+      serviceUrl: this.context.client().baseUrl,
       ...retentionStartOf(file, this.clock()),
     };
     const inputs: Record<string, unknown> = { blobId };
@@ -442,6 +459,8 @@ export class StoredFileCore {
       if (JSON.stringify(compact(state)) !== unchanged) throw masked(partialFailure(error, id, state, clock), redact);
       throw masked(error, redact);
     }
+    // A file changed through this service is held by it.
+    if (plan.changedFields.length > 0 || plan.renewEpochs > 0 || newlyManaged.length > 0) state.serviceUrl = client.baseUrl;
     return recorded(state, clock);
   }
 }

@@ -323,6 +323,8 @@ export const StoredFileStateSchema = z
     retentionDeclared: z.boolean().nullish(),
     /** The inputs declared as secrets (names only), so that no message shows their values. */
     secretInputs: z.array(z.string()).nullish(),
+    /** The service (its base URL) that holds the file: only its NOT_FOUND drops the file from the stack. */
+    serviceUrl: z.string().nullish(),
   })
   .loose();
 export type StoredFileState = z.infer<typeof StoredFileStateSchema>;

@@ -104,4 +104,28 @@ describe("refresh: a file is gone only when the service says so", () => {
     await emu.advanceEpochs(5);
     expect(await provider.read(id, outs)).toEqual({});
   });
+
+  it("another live service's NOT_FOUND (tuskr:baseUrl moved) keeps the file and names both URLs; its own service still reads it", async () => {
+    const { id, outs } = await created(`elsewhere ${Math.random()}`);
+    expect(outs.__serviceUrl).toBe(emu.url);
+    const other = await startEmulator({ port: 0 });
+    try {
+      const error = await (await configuredProvider(other)).read(id, outs).then(
+        (r) => r,
+        (e: Error) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toContain(`${other.url} says the file does not exist (unknown blobId), but it is held by ${emu.url}: kept`);
+    } finally {
+      await other.close();
+    }
+    const read = await (await configuredProvider(emu)).read(id, outs);
+    expect(read.props).toMatchObject({ blobId: id, tag: "kept", __serviceUrl: emu.url });
+  });
+
+  it("a state of the release before (no service recorded) learns its service from the first read that finds the file", async () => {
+    const { id, outs } = await created(`upgraded ${Math.random()}`);
+    const { __serviceUrl: _, ...previous } = outs;
+    expect((await (await configuredProvider(emu)).read(id, previous)).props).toMatchObject({ __serviceUrl: emu.url });
+  });
 });
