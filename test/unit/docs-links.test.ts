@@ -3,12 +3,13 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * Every relative link in README.md and docs/*.md points at a file of the repository, and an
+ * Every relative link in README.md, CHANGELOG.md and docs/*.md points at a file of the repository, and an
  * anchor into a Markdown file at one of its headings: the docs moved out of the README once, and
  * a link broken by the next move should fail here rather than in a reader's browser.
  */
 const root = path.resolve(__dirname, "../..");
 const pages = [
+  "CHANGELOG.md",
   "README.md",
   ...fs
     .readdirSync(path.join(root, "docs"))
@@ -54,7 +55,7 @@ function relativeLinks(page: string): string[] {
   return [...text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1]).filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t));
 }
 
-describe("relative links in README.md and docs/", () => {
+describe("relative links in README.md, CHANGELOG.md and docs/", () => {
   it("are found in every page that has them", () => {
     expect(relativeLinks("README.md").length).toBeGreaterThan(5);
     expect(pages).toContain("docs/_index.md");
