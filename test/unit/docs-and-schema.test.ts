@@ -28,6 +28,12 @@ describe("the reference tables of docs/", () => {
     expect(withGeneratedSections(file, page(file))).toBe(page(file));
   });
 
+  it("the README's short table of changes names every input (the full table is docs/stored-file.md's)", () => {
+    const readme = page("README.md");
+    const section = readme.slice(readme.indexOf("## What a change does"), readme.indexOf("## Try it"));
+    for (const field of INPUT_FIELDS) expect(section).toContain(`\`${field}\``);
+  });
+
   it("refuses a page whose markers are missing, naming the page and the section", () => {
     expect(() => withGeneratedSections("docs/stored-file.md", "# StoredFile\n")).toThrow(/docs\/stored-file\.md has no <!-- generated:inputs/);
   });
