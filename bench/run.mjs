@@ -259,7 +259,7 @@ const STEPS = [
   { key: "adopt", op: "up", config: { tag: "v1", epochs: 11 }, min: (n) => ({ get: n, patch: n, renew: n }) },
   { key: "preview", op: "preview", min: () => ({ get: 0, patch: 0, renew: 0 }) },
   { key: "tags", op: "up", config: { tag: "v2" }, min: (n) => ({ get: 0, patch: n, renew: 0 }) },
-  // Raised to 12: one epoch lacking; a purchase reads the file's expiry first (README "Buying epochs safely").
+  // Raised to 12: one epoch lacking; a purchase reads the file's expiry first (docs/purchases-and-expiry.md).
   { key: "epochs", op: "up", config: { epochs: 12 }, min: (n) => ({ get: n, patch: 0, renew: n }) },
   { key: "refresh", op: "refresh", min: (n) => ({ get: n, patch: 0, renew: 0 }) },
   { key: "destroy", op: "destroy", min: () => ({ get: 0, patch: 0, renew: 0 }) },

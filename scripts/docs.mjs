@@ -1,31 +1,31 @@
 #!/usr/bin/env node
-// `npm run docs`: rewrites README.md's generated sections (inputs, configuration, troubleshooting) and provider/dynamic/documented-args.ts
-// from the schemas, through the built package (run `npm run build` first). `--check` only
-// says whether README.md is current (exit 1 if not).
+// `npm run docs`: rewrites the generated sections of docs/ (inputs, outputs, configuration,
+// troubleshooting) and provider/dynamic/documented-args.ts from the schemas, through the built
+// package (run `npm run build` first). `--check` only says whether they are current (exit 1 if not).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const { withGeneratedSections, documentedArgsSource, DOCUMENTED_ARGS_FILE } = await import(path.join(root, "dist/provider/docs/reference.js"));
-const readme = path.join(root, "README.md");
-const text = fs.readFileSync(readme, "utf8");
-const next = withGeneratedSections(text);
+const { GENERATED_PAGES, withGeneratedSections, documentedArgsSource, DOCUMENTED_ARGS_FILE } = await import(path.join(root, "dist/provider/docs/reference.js"));
+
+/** Each generated file: its path, what it holds now, what the schemas make of it. */
+const files = Object.keys(GENERATED_PAGES).map((page) => {
+  const text = fs.readFileSync(path.join(root, page), "utf8");
+  return { file: page, now: text, next: withGeneratedSections(page, text) };
+});
 const argsFile = path.join(root, DOCUMENTED_ARGS_FILE);
-const args = documentedArgsSource();
-const argsNow = fs.existsSync(argsFile) ? fs.readFileSync(argsFile, "utf8") : "";
+files.push({ file: DOCUMENTED_ARGS_FILE, now: fs.existsSync(argsFile) ? fs.readFileSync(argsFile, "utf8") : "", next: documentedArgsSource() });
+
+const stale = files.filter((f) => f.next !== f.now);
 if (process.argv.includes("--check")) {
-  if (next !== text || args !== argsNow) {
-    console.error(`README.md's generated sections or ${DOCUMENTED_ARGS_FILE} are out of date: run \`npm run build && npm run docs\``);
+  if (stale.length > 0) {
+    console.error(`out of date: ${stale.map((f) => f.file).join(", ")}; run \`npm run build && npm run docs\``);
     process.exit(1);
   }
 } else {
-  if (next !== text) {
-    fs.writeFileSync(readme, next);
-    console.log("README.md: generated sections rewritten");
-  }
-  if (args !== argsNow) {
-    fs.writeFileSync(argsFile, args);
-    console.log(`${DOCUMENTED_ARGS_FILE} rewritten (run npm run build again)`);
+  for (const f of stale) {
+    fs.writeFileSync(path.join(root, f.file), f.next);
+    console.log(`${f.file}: rewritten${f.file === DOCUMENTED_ARGS_FILE ? " (run npm run build again)" : ""}`);
   }
 }

@@ -526,7 +526,7 @@ if (vt) {
     push(
       "## Scenarios: one content, one entry, purchases converge",
       "",
-      'Each scenario is a test of this run. The emulator plays each kind of service: keys honoured or ignored, and a second upload of stored bytes answered with the existing entry, taken as a purchase on it, or refused with 409 naming it (README, "Buying epochs safely", says what each means).',
+      'Each scenario is a test of this run. The emulator plays each kind of service: keys honoured or ignored, and a second upload of stored bytes answered with the existing entry, taken as a purchase on it, or refused with 409 naming it (docs/purchases-and-expiry.md, "What depends on the service", says what each means).',
       "",
       table(["Scenario", "Where", "Result"], rows),
       "",

@@ -1,22 +1,49 @@
 import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingDoc } from "../config/settings";
-import { type InputField, StoredFileInputsSchema, fieldDoc } from "../file/schema";
+import { GetFileResultSchema } from "../file/get-file";
+import { type InputField, REPORTED_FIELDS, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc } from "../file/schema";
+import { FOLDER_INPUT_FIELDS, FOLDER_OUTPUT_SCHEMAS, SHARED_FIELDS, StoredFolderInputsSchema } from "../folder/schema";
 import { SITUATIONS, TROUBLESHOOTING } from "./troubleshooting";
 
 /**
- * The README's reference tables, generated from the schemas (the same documentation the package
- * schema carries): `npm run docs` writes them between their markers in README.md, and a unit
- * test fails when README.md and the schemas disagree.
+ * The reference tables of docs/, generated from the schemas (the same documentation the package
+ * schema carries): `npm run docs` writes each between its markers, and a unit test fails when a
+ * page and the schemas disagree.
  */
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+const described = (schema: { meta(): unknown }) => (schema.meta() as { description?: string } | undefined)?.description ?? "";
 
-/** Inputs: type and limit, what a change makes, what omitting it means. */
+/** StoredFile's inputs: type and limit, what a change makes, what omitting it means. */
 function inputsTable(): string {
   const rows = ["| Input | Type, limit | A change makes | Omitted |", "|---|---|---|---|"];
   for (const field of Object.keys(StoredFileInputsSchema.shape) as InputField[]) {
     const doc = fieldDoc(StoredFileInputsSchema.shape[field]);
     if (!doc) throw new Error(`input ${field} is not documented in the schema`);
     rows.push(`| \`${field}\` | ${cell(doc.limit)} | ${cell(doc.change)} | ${cell(doc.omitted)} |`);
+  }
+  return rows.join("\n");
+}
+
+/** A table of outputs: each field and its description. */
+function outputsTable(schemas: Readonly<Record<string, { meta(): unknown }>>): string {
+  const rows = ["| Output | What it holds |", "|---|---|"];
+  for (const [field, schema] of Object.entries(schemas)) rows.push(`| \`${field}\` | ${cell(described(schema))} |`);
+  return rows.join("\n");
+}
+
+/** StoredFile's outputs besides its inputs. */
+const fileOutputsTable = () => outputsTable(Object.fromEntries(REPORTED_FIELDS.map((f) => [f, REPORTED_SCHEMAS[f]])));
+
+/** StoredFolder's inputs: the folder's own, and the values its files share (StoredFile's, each overridable per file). */
+function folderInputsTable(): string {
+  const rows = ["| Input | What it is |", "|---|---|"];
+  const shared = new Set<string>(SHARED_FIELDS);
+  for (const field of FOLDER_INPUT_FIELDS) {
+    const schema = StoredFolderInputsSchema.shape[field];
+    const doc = fieldDoc(schema);
+    const text =
+      shared.has(field) && doc ? `${doc.description} Every file shares it; \`files\` overrides it per file. Type and limit: ${doc.limit}.` : described(schema);
+    rows.push(`| \`${field}\` | ${cell(text)} |`);
   }
   return rows.join("\n");
 }
@@ -40,8 +67,14 @@ function troubleshootingTable(): string {
   return rows.join("\n");
 }
 
-/** The generated sections, by marker name. */
-const README_SECTIONS: Record<string, () => string> = { inputs: inputsTable, config: configTable, troubleshooting: troubleshootingTable };
+/** Each page of docs/ with generated sections, and its sections by marker name. */
+export const GENERATED_PAGES: Readonly<Record<string, Readonly<Record<string, () => string>>>> = {
+  "docs/installation-configuration.md": { config: configTable },
+  "docs/stored-file.md": { inputs: inputsTable, outputs: fileOutputsTable },
+  "docs/stored-folder.md": { "folder-inputs": folderInputsTable, "folder-outputs": () => outputsTable(FOLDER_OUTPUT_SCHEMAS) },
+  "docs/get-file.md": { "get-file-outputs": () => outputsTable(GetFileResultSchema.shape) },
+  "docs/troubleshooting.md": { troubleshooting: troubleshootingTable },
+};
 
 /** The file that carries each input's documentation to TypeScript (hover, completion). */
 export const DOCUMENTED_ARGS_FILE = "provider/dynamic/documented-args.ts";
@@ -49,7 +82,7 @@ export const DOCUMENTED_ARGS_FILE = "provider/dynamic/documented-args.ts";
 /**
  * `provider/dynamic/documented-args.ts`: one property per input, with the schema's documentation as its
  * JSDoc. StoredFileArgs maps over it, so an editor shows each field's docs on hover, the same
- * text the README and the package schema carry (the Python SDK's docstrings come from there).
+ * text docs/stored-file.md and the package schema carry (the Python SDK's docstrings come from there).
  */
 export function documentedArgsSource(): string {
   const lines = [
@@ -71,15 +104,17 @@ export function documentedArgsSource(): string {
   return lines.join("\n");
 }
 
-/** `text` with each generated section replaced by its current content. */
-export function withGeneratedSections(text: string): string {
+/** `text`, the page `page` of GENERATED_PAGES, with each generated section replaced by its current content. */
+export function withGeneratedSections(page: string, text: string): string {
+  const sections = GENERATED_PAGES[page];
+  if (!sections) throw new Error(`${page} has no generated sections`);
   let out = text;
-  for (const [name, render] of Object.entries(README_SECTIONS)) {
+  for (const [name, render] of Object.entries(sections)) {
     const begin = `<!-- generated:${name} (npm run docs) -->`;
     const end = `<!-- /generated:${name} -->`;
     const i = out.indexOf(begin);
     const j = out.indexOf(end);
-    if (i < 0 || j < i) throw new Error(`README.md has no ${begin} … ${end} section`);
+    if (i < 0 || j < i) throw new Error(`${page} has no ${begin} … ${end} section`);
     out = `${out.slice(0, i + begin.length)}\n${render()}\n${out.slice(j)}`;
   }
   return out;

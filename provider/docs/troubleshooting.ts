@@ -1,7 +1,7 @@
 import type { TuskrErrorCode } from "../client/errors";
 
 /**
- * What each error the provider raises means and what to run, once: README's troubleshooting
+ * What each error the provider raises means and what to run, once: docs/troubleshooting.md's
  * table is generated from it (`npm run docs`), and the compiler checks that every error code has
  * its row.
  */

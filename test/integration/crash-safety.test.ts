@@ -149,7 +149,7 @@ const entryNamed = (emulator: Emulator, name: string) => {
 describe("an upload (source), against every kind of service", () => {
   for (const service of SERVICES) {
     // A service that sells again on every upload of stored bytes, and ignores keys, cannot be
-    // told "this was my own upload": the second upload is a purchase of its own (README).
+    // told "this was my own upload": the second upload is a purchase of its own (docs/purchases-and-expiry.md).
     const sellsTwice = service.duplicateUpload === "purchase" && service.idempotency === "ignore";
     it(`a create killed after its upload was applied, run again: one entry, ${sellsTwice ? "the upload's epochs bought a second time (stated)" : "the declared end"} (${named(service)})`, async () => {
       const emu = await start(service);
@@ -182,7 +182,7 @@ describe("an upload (source), against every kind of service", () => {
       await (await newRun(emu)).create({ source: b, name: "b.txt", retentionEpochs: 5, __urn: URN });
       const { outs } = await (await newRun(emu)).create({ source: a, name: "a.txt", retentionEpochs: 5, __urn: URN });
       expect(outs.retentionEpochs).toBe(5);
-      // A service that sells on every upload adds the upload's 5 to the 2 A had (README).
+      // A service that sells on every upload adds the upload's 5 to the 2 A had (docs/purchases-and-expiry.md).
       expect(entryNamed(emu, "a.txt").endEpoch).toBe(sellsOnReupload ? first + 7 : first + 5);
     });
   }

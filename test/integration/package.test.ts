@@ -102,7 +102,7 @@ describe("the packed package", () => {
   });
 });
 
-describe("installed from a git URL, as the README says until the package is published", () => {
+describe("installed from a git URL, as docs/installation-configuration.md says until the package is published", () => {
   it("npm install git+file://…#<commit> builds it (prepare) and it loads", async () => {
     // A repository of the checkout as it is (CI's second leg runs from a copy without .git).
     const repo = path.join(tmp, "repo");

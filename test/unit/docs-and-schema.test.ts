@@ -2,16 +2,17 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../api";
-import { withGeneratedSections } from "../../provider/docs/reference";
+import { GENERATED_PAGES, withGeneratedSections } from "../../provider/docs/reference";
 import { packageSchema } from "../../provider/plugin/schema";
 import { STORED_FILE_TYPES } from "../../provider/engine/urns";
 import { INPUT_FIELDS, REPORTED_FIELDS } from "../../provider/file/schema";
 
 /**
- * One definition of each input and setting: README.md's tables and the provider plugin's package
+ * One definition of each input and setting: the tables of docs/ and the provider plugin's package
  * schema are generated from the zod schemas, so neither can drift from what `check` enforces.
  */
-const readme = fs.readFileSync(path.join(__dirname, "../../README.md"), "utf8");
+const root = path.join(__dirname, "../..");
+const page = (file: string) => fs.readFileSync(path.join(root, file), "utf8");
 type Property = { type?: string; $ref?: string; description?: string; secret?: boolean; willReplaceOnChanges?: boolean; additionalProperties?: unknown };
 const schema = packageSchema() as {
   name: string;
@@ -22,9 +23,19 @@ const schema = packageSchema() as {
 };
 const storedFile = schema.resources[STORED_FILE_TYPES.plugin];
 
-describe("README.md's reference tables", () => {
-  it("are what the schemas generate (npm run docs)", () => {
-    expect(withGeneratedSections(readme)).toBe(readme);
+describe("the reference tables of docs/", () => {
+  it.each(Object.keys(GENERATED_PAGES))("%s is what the schemas generate (npm run docs)", (file) => {
+    expect(withGeneratedSections(file, page(file))).toBe(page(file));
+  });
+
+  it("the README's short table of changes names every input (the full table is docs/stored-file.md's)", () => {
+    const readme = page("README.md");
+    const section = readme.slice(readme.indexOf("## What a change does"), readme.indexOf("## Try it"));
+    for (const field of INPUT_FIELDS) expect(section).toContain(`\`${field}\``);
+  });
+
+  it("refuses a page whose markers are missing, naming the page and the section", () => {
+    expect(() => withGeneratedSections("docs/stored-file.md", "# StoredFile\n")).toThrow(/docs\/stored-file\.md has no <!-- generated:inputs/);
   });
 });
 
@@ -48,13 +59,14 @@ describe("the package schema of the tuskr provider plugin", () => {
     expect(storedFile.properties.size.type).toBe("integer");
   });
 
-  it("describes each input with its limit and what a change makes, as the README does", () => {
+  it("describes each input with its limit and what a change makes, as docs/stored-file.md does", () => {
     const d = (f: string) => storedFile.inputProperties[f].description ?? "";
     expect(d("tag")).toContain(`≤ ${LIMITS.tagMaxLength} chars`);
     expect(d("metadata")).toContain(`≤ ${LIMITS.metadataMaxKeys} keys`);
     expect(d("retentionEpochs")).toMatch(/buys only what the file lacks of the declared end/);
     expect(d("blobId")).toMatch(/replace/);
-    for (const field of INPUT_FIELDS) expect(readme).toContain(`| \`${field}\` |`);
+    const storedFilePage = page("docs/stored-file.md");
+    for (const field of INPUT_FIELDS) expect(storedFilePage).toContain(`| \`${field}\` |`);
   });
 
   it("has every setting as provider config, the API key secret", () => {

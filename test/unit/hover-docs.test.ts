@@ -6,7 +6,7 @@ import { DOCUMENTED_ARGS_FILE, documentedArgsSource } from "../../provider/docs/
 
 /**
  * What a TypeScript user sees on hover: each input of StoredFile (and of StoredFolder, which
- * shares them) carries the schema's documentation, the same text as the README and the
+ * shares them) carries the schema's documentation, the same text as docs/stored-file.md and the
  * plugin's package schema. Asked of TypeScript's own language service, as an editor asks it.
  */
 const root = path.resolve(__dirname, "../..");
