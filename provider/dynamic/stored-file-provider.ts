@@ -1,7 +1,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { TuskrClientOptions } from "../client/client";
 import type { ConfigSource } from "../config/settings";
-import { type ProviderLog, StoredFileCore, type StoredFileDiff, type StoredFileRequest } from "../file/core";
+import { StoredFileCore, type StoredFileDiff, type StoredFileRequest } from "../file/core";
+import type { ProviderLog } from "../engine/notice";
 import { hideBookkeeping, parseState } from "../file/state";
 
 /**

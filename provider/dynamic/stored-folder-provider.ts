@@ -1,7 +1,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { fromOutputTexts, withOutputTexts } from "../folder/entries";
 import type { ConfigSource } from "../config/settings";
-import type { ProviderLog, StoredFileCore } from "../file/core";
+import type { StoredFileCore } from "../file/core";
+import { type ProviderLog, noticeLine } from "../engine/notice";
 import { requestOf, storedFileProvider, withProvider } from "./stored-file-provider";
 import { StoredFolderCore } from "../folder/core";
 import { type StoredFolderState, StoredFolderStateSchema } from "../folder/schema";
@@ -28,7 +29,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   private readonly core: StoredFolderCore;
 
   /** @param files the StoredFile core it shares (the dynamic StoredFile's, in the same provider process). */
-  constructor(files: StoredFileCore, log: ProviderLog = (line) => console.log(line)) {
+  constructor(files: StoredFileCore, log: ProviderLog = (notice) => console.log(noticeLine(notice))) {
     this.files = files;
     this.core = new StoredFolderCore(this.files, log);
   }

@@ -113,7 +113,7 @@ export class StoredFolder extends pulumi.ComponentResource {
       return;
     }
     const relatives = folderFiles(name, dir, include, exclude);
-    if (relatives.length === 0) pulumi.log.warn(noFileWarning(name, dir, include, exclude).replace(/^warning: /, ""), this);
+    if (relatives.length === 0) pulumi.log.warn(noFileWarning(name, dir, include, exclude).text, this);
     // An override for a file that is not (or no longer) there is likely a typo or a leftover: said, not fatal.
     for (const rel of Object.keys(overrides).filter((r) => !relatives.includes(r))) {
       pulumi.log.warn(`StoredFolder ${name}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, this);

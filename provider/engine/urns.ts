@@ -1,4 +1,26 @@
 /**
+ * A URN's parts: `urn:pulumi:<stack>::<project>::<parent types$type>::<name>`. The one place a
+ * URN is taken apart; a name may itself hold `::`.
+ */
+export interface ParsedUrn {
+  stack: string;
+  project: string;
+  /** The resource's own type token (the last of the qualified type's `$`-separated parts). */
+  type: string;
+  name: string;
+}
+
+export function parseUrn(urn: string): ParsedUrn | undefined {
+  const parts = urn.split("::");
+  if (parts.length < 4 || !parts[0].startsWith("urn:pulumi:")) return undefined;
+  const [head, project, qualifiedType, ...name] = parts;
+  return { stack: head.slice("urn:pulumi:".length), project, type: qualifiedType.split("$").pop() ?? qualifiedType, name: name.join("::") };
+}
+
+/** A resource's name in its URN, or the text itself when it is not a URN. */
+export const urnName = (urn: string): string => parseUrn(urn)?.name ?? urn;
+
+/**
  * The type tokens a StoredFile has in a stack, one per front door: the dynamic resource's (the
  * engine names it after the dynamic provider) and the provider plugin's. Everything that
  * recognises a StoredFile in a stack (the pull-request summary, tests, the bench) asks here.

@@ -1,3 +1,4 @@
+import { type Notice, type ProviderLog, mapText, noticeLine, warning } from "../engine/notice";
 import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
@@ -6,7 +7,7 @@ import { adopt, applyPlan, checkRecord, keepStartNoLater, observe, pinRetentionS
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor, shown } from "./messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, retentionStartMs, type StoredFilePlan, uploadEpochs } from "./plan";
-import { resourceUrnOf } from "../engine/urns";
+import { isStoredFolderType, parseUrn, resourceUrnOf } from "../engine/urns";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./schema";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./state";
@@ -50,7 +51,6 @@ export interface StoredFileDiff {
 }
 
 /** Where the provider's warnings go, with the resource they are about when known. */
-export type ProviderLog = (line: string, urn?: string) => void;
 
 /**
  * A step that failed after an earlier one went through: the engine records `properties` as the
@@ -90,7 +90,7 @@ export class StoredFileCore {
    */
   constructor(
     private readonly clientOptions: Partial<TuskrClientOptions> = {},
-    private readonly log: ProviderLog = (line) => console.log(line),
+    private readonly log: ProviderLog = (notice) => console.log(noticeLine(notice)),
   ) {}
 
   /** Called by the engine with the stack config before any other method. */
@@ -161,8 +161,11 @@ export class StoredFileCore {
       // A folder's entry goes by its folder's URN and its hash (folderEntryUrn): said as the folder.
       const name = (u: string) => {
         const resource = resourceUrnOf(u);
-        const last = resource.split("::").pop() ?? resource;
-        return resource !== u && u.includes("StoredFolder") ? `StoredFolder ${JSON.stringify(last)} (one of its files)` : `StoredFile ${JSON.stringify(last)}`;
+        const parsed = parseUrn(resource);
+        const last = parsed?.name ?? resource;
+        return resource !== u && isStoredFolderType(parsed?.type)
+          ? `StoredFolder ${JSON.stringify(last)} (one of its files)`
+          : `StoredFile ${JSON.stringify(last)}`;
       };
       return {
         property: field,
@@ -189,7 +192,7 @@ export class StoredFileCore {
     const redact = redactor(req.inputs, req.secretInputs, state);
     const plan = planChange(state, req.inputs, this.clock());
     const who = label(state, state.blobId ?? id);
-    for (const notice of plan.notices) log(redact(`warning: StoredFile ${who}: ${notice}`), req.urn);
+    for (const notice of plan.notices) log(warning(redact(`StoredFile ${who}: ${notice}`)), req.urn);
     const refusal = plan.replace ? undefined : planRefusal(plan);
     if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {
@@ -213,7 +216,7 @@ export class StoredFileCore {
   async create(req: StoredFileRequest): Promise<{ id: string; state: StoredFileState }> {
     const { inputs } = req;
     const redact = redactor(inputs, req.secretInputs);
-    const log = (line: string) => this.log(redact(line), req.urn);
+    const log = (notice: Notice) => this.log(mapText(notice, redact), req.urn);
     const clock = this.clock();
     const client = this.context.client();
     const asset = wireAsset(inputs.source);
@@ -228,7 +231,9 @@ export class StoredFileCore {
           if (asset.hash && asset.hash !== content.hash && req.onlyPreviewedContent) throw changedAfterPreview(`${content.hash.slice(0, 12)}…`);
           if (asset.hash && asset.hash !== content.hash) {
             log(
-              `warning: StoredFile (upload of ${asset.path ?? "text"}): the content changed after the engine read it (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): the bytes read now are uploaded and recorded; the next preview compares against them`,
+              warning(
+                `StoredFile (upload of ${asset.path ?? "text"}): the content changed after the engine read it (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): the bytes read now are uploaded and recorded; the next preview compares against them`,
+              ),
             );
           }
           const filename = sourceFilename(asset, inputs.name ?? undefined);
@@ -327,7 +332,7 @@ export class StoredFileCore {
           );
         }
         this.log(
-          redact(`warning: StoredFile ${label(before, blobId)}: the service says the file ${why}: it leaves the stack's state (nothing is deleted)`),
+          warning(redact(`StoredFile ${label(before, blobId)}: the service says the file ${why}: it leaves the stack's state (nothing is deleted)`)),
           urn,
         );
         return {};
@@ -341,8 +346,10 @@ export class StoredFileCore {
       if (jsonEqual(was, now)) continue;
       const change = secrets.includes(field) ? "(a secret input: values not shown)" : `${shown(was)} → ${shown(now)}`;
       this.log(
-        redact(
-          `warning: StoredFile ${label(before, blobId)}: ${field} was changed outside this stack: ${change}; the next \`pulumi up\` sets it back to the declared value`,
+        warning(
+          redact(
+            `StoredFile ${label(before, blobId)}: ${field} was changed outside this stack: ${change}; the next \`pulumi up\` sets it back to the declared value`,
+          ),
         ),
         urn,
       );
@@ -452,7 +459,7 @@ export class StoredFileCore {
     if (refusal) throw new Error(redact(`StoredFile ${label(state, blobId)}: ${refusal}`));
     const unchanged = JSON.stringify(compact(state));
     try {
-      await applyPlan(client, blobId, state, news, plan, clock, newlyManaged.length > 0, (line) => this.log(redact(line), req.urn));
+      await applyPlan(client, blobId, state, news, plan, clock, newlyManaged.length > 0, (notice) => this.log(mapText(notice, redact), req.urn));
     } catch (e) {
       const error = describe(e, blobId, "updating the file");
       // Only if an earlier step went through is there anything new to record.

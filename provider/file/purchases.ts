@@ -1,3 +1,4 @@
+import { type Notice, warning } from "../engine/notice";
 import { createHash } from "node:crypto";
 import { LIMITS, type PatchField } from "../../api";
 import { filePath, type ReceivedFile, type TuskrClient, type UploadResult } from "../client/client";
@@ -19,7 +20,7 @@ import { declaredFields, observed } from "./state";
  * different purchase never reuses a key.
  */
 
-type Log = (line: string) => void;
+type Log = (notice: Notice) => void;
 
 const sha256hex = (text: string): string => createHash("sha256").update(text).digest("hex");
 
@@ -137,7 +138,7 @@ export async function upload(
       // The client reads every answer back: an earlier upload of this content, replayed or named
       // as already stored, has expired since. This content is stored again.
       log(
-        `warning: StoredFile ${JSON.stringify(filename)}: the service answered with an earlier upload of this content, which has expired since: uploaded anew.`,
+        warning(`StoredFile ${JSON.stringify(filename)}: the service answered with an earlier upload of this content, which has expired since: uploaded anew.`),
       );
       result = await send(purchaseKey([firstKey, "after", e.goneBlobId]));
     } else throw e;
@@ -158,12 +159,16 @@ export async function upload(
     // One content is one entry: its type is the one its first upload recorded.
     if (file.mimeType && !sameMediaType(file.mimeType, contentType)) {
       log(
-        `warning: StoredFile ${who}: the service already stored this content with the type ${file.mimeType}, which it keeps (a stored type cannot be changed): it is served as that, not as ${contentType}.`,
+        warning(
+          `StoredFile ${who}: the service already stored this content with the type ${file.mimeType}, which it keeps (a stored type cannot be changed): it is served as that, not as ${contentType}.`,
+        ),
       );
     }
     if (!result.created) {
       log(
-        `warning: StoredFile ${who}: the service already stored this content (uploaded at ${file.createdAt}, expiring at ${file.expiresAt}): one content is one entry, shared; this resource buys only what it lacks of the declared end.`,
+        warning(
+          `StoredFile ${who}: the service already stored this content (uploaded at ${file.createdAt}, expiring at ${file.expiresAt}): one content is one entry, shared; this resource buys only what it lacks of the declared end.`,
+        ),
       );
     }
   }
@@ -220,7 +225,9 @@ export async function applyPlan(
       state.keepAliveEpochs = (state.keepAliveEpochs ?? 0) + plan.keepAliveEpochs;
       if (result.confirmedBy === "replay") {
         log(
-          `warning: StoredFile ${label(state, blobId)}: the service already had this purchase (to ${reaches}): made by an earlier, interrupted run; not bought again.`,
+          warning(
+            `StoredFile ${label(state, blobId)}: the service already had this purchase (to ${reaches}): made by an earlier, interrupted run; not bought again.`,
+          ),
         );
       }
       // A replay answers as of its first request; an empty answer says nothing: read instead.

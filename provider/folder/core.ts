@@ -3,8 +3,9 @@ import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../../
 import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
-import { folderEntryUrn } from "../engine/urns";
-import type { ProviderLog, StoredFileCore, StoredFileDiff } from "../file/core";
+import { folderEntryUrn, urnName } from "../engine/urns";
+import type { StoredFileCore, StoredFileDiff } from "../file/core";
+import { type Notice, type ProviderLog, info, warning } from "../engine/notice";
 import type { PropertyDiff } from "../file/plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, failureInput, isUnknown } from "../file/schema";
 import { walkedSource } from "../file/source";
@@ -39,7 +40,7 @@ export interface StoredFolderRequest {
 }
 
 /** The folder name a message uses: the resource's name from its URN, else its path. */
-const folderName = (urn: string | undefined, inputs: Props): string => JSON.stringify(urn?.split("::").pop() ?? String(inputs.path ?? ""));
+const folderName = (urn: string | undefined, inputs: Props): string => JSON.stringify(urn ? urnName(urn) : String(inputs.path ?? ""));
 
 /** The key of a path in a property path (`manifest["docs/a.html"]`). */
 const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
@@ -133,7 +134,7 @@ export class StoredFolderCore {
     const paths = new Set([...groups.values()].flat());
     if (paths.size === 0) this.log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);
     for (const rel of Object.keys(own).filter((r) => !paths.has(r))) {
-      this.log(`warning: StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, urn);
+      this.log(warning(`StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), urn);
     }
     const manifest: Record<string, string> = {};
     for (const [hash, rels] of groups) for (const rel of rels) manifest[rel] = hash;
@@ -150,7 +151,9 @@ export class StoredFolderCore {
     for (const entry of manifestEntries(withManifest)) {
       for (const { path: rel, fields } of entry.notApplied) {
         this.log(
-          `warning: StoredFolder ${label}: ${rel} has the same content as ${entry.paths[0]}: one entry, named and tagged as ${entry.paths[0]} declares; its files[${JSON.stringify(rel)}] values (${fields.join(", ")}) are not applied`,
+          warning(
+            `StoredFolder ${label}: ${rel} has the same content as ${entry.paths[0]}: one entry, named and tagged as ${entry.paths[0]} declares; its files[${JSON.stringify(rel)}] values (${fields.join(", ")}) are not applied`,
+          ),
           urn,
         );
       }
@@ -224,8 +227,8 @@ export class StoredFolderCore {
     // Each content's first path (what its entry is named after, unless declared otherwise).
     const firstPath = new Map<string, string>();
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
-    const notices: string[] = [];
-    const gather: ProviderLog = (line) => void notices.push(line);
+    const notices: Notice[] = [];
+    const gather: ProviderLog = (notice) => void notices.push(notice);
     for (const entry of manifestEntries(news)) {
       firstPath.set(entry.hash, entry.paths[0]);
       const before = recorded.get(entry.hash);
@@ -285,11 +288,11 @@ export class StoredFolderCore {
       detailedDiff[field] = { kind: state[field] === undefined ? "add" : news[field] === undefined ? "delete" : "update", inputDiff: true };
     }
     const label = folderName(req.urn, news);
-    for (const line of lines.slice(0, LISTED_FILES)) this.log(`StoredFolder ${label}: ${line}`, req.urn);
-    if (lines.length > LISTED_FILES) this.log(`StoredFolder ${label}: … and ${lines.length - LISTED_FILES} more file(s)`, req.urn);
-    for (const line of notices.slice(0, NOTICES)) this.log(line, req.urn);
+    for (const line of lines.slice(0, LISTED_FILES)) this.log(info(`StoredFolder ${label}: ${line}`), req.urn);
+    if (lines.length > LISTED_FILES) this.log(info(`StoredFolder ${label}: … and ${lines.length - LISTED_FILES} more file(s)`), req.urn);
+    for (const notice of notices.slice(0, NOTICES)) this.log(notice, req.urn);
     if (notices.length > NOTICES)
-      this.log(`warning: StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`, req.urn);
+      this.log(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
     return { changes: entriesChange || Object.keys(detailedDiff).length > 0, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 

@@ -1,3 +1,4 @@
+import { type Notice, warning } from "../engine/notice";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -138,11 +139,13 @@ function hashFileSync(file: string, maxBytes = Number.POSITIVE_INFINITY): { hash
  * The warning for a folder that keeps no file: an empty directory, or globs that match nothing
  * there (a typo in one would otherwise stop managing every file without a word).
  */
-export function noFileWarning(name: string, dir: string, include: unknown, exclude: unknown): string {
+export function noFileWarning(name: string, dir: string, include: unknown, exclude: unknown): Notice {
   const globs = [include !== undefined && `include ${JSON.stringify(include)}`, exclude !== undefined && `exclude ${JSON.stringify(exclude)}`].filter(Boolean);
-  return globs.length > 0
-    ? `warning: StoredFolder ${name}: no file of ${dir} matches ${globs.join(" and ")}: the folder keeps no file`
-    : `warning: StoredFolder ${name}: ${dir} has no file to keep (it is empty, or has only dot files, which an include must name)`;
+  return warning(
+    globs.length > 0
+      ? `StoredFolder ${name}: no file of ${dir} matches ${globs.join(" and ")}: the folder keeps no file`
+      : `StoredFolder ${name}: ${dir} has no file to keep (it is empty, or has only dot files, which an include must name)`,
+  );
 }
 
 /**

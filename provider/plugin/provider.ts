@@ -1,7 +1,8 @@
 import { isPlainObject } from "../../api";
 import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingsFrom, settingsProblem, configOfSettings } from "../config/settings";
 import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../engine/markers";
-import { type ProviderLog, StoredFileCore, type StoredFileRequest } from "../file/core";
+import { StoredFileCore, type StoredFileRequest } from "../file/core";
+import type { ProviderLog } from "../engine/notice";
 import type { PropertyDiff } from "../file/plan";
 import type { CheckFailure, StoredFileState } from "../file/schema";
 import { hideBookkeeping, parseState } from "../file/state";

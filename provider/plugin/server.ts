@@ -1,7 +1,8 @@
+import { type Notice, noticeLine } from "../engine/notice";
 import { createRequire } from "node:module";
 import { PACKAGE_VERSION } from "../client/version";
 import { StoredFilePlugin } from "./provider";
-import { STORED_FILE_TYPES, STORED_FOLDER_TYPES, resourceUrnOf } from "../engine/urns";
+import { parseUrn, resourceUrnOf, STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../engine/urns";
 import { packageSchema } from "./schema";
 
 /**
@@ -98,15 +99,15 @@ function checkResponse(result: { inputs: Props; failures: Array<{ property: stri
 /** Warnings go to the engine's log, attributed to their resource; without an engine, to stderr. */
 function engineLogger(engineAddress: string | undefined) {
   const engine = engineAddress ? new enginerpc.EngineClient(engineAddress, grpc.credentials.createInsecure()) : undefined;
-  return (line: string, urn?: string) => {
-    const warning = line.startsWith("warning: ");
+  return (notice: Notice, urn?: string) => {
+    const line = noticeLine(notice);
     if (!engine) {
       process.stderr.write(`${line}\n`);
       return;
     }
     const req = new engineproto.LogRequest();
-    req.setSeverity(warning ? engineproto.LogSeverity.WARNING : engineproto.LogSeverity.INFO);
-    req.setMessage(warning ? line.slice("warning: ".length) : line);
+    req.setSeverity(notice.severity === "warning" ? engineproto.LogSeverity.WARNING : engineproto.LogSeverity.INFO);
+    req.setMessage(notice.text);
     // A folder's entry is said of the folder: the engine has no resource of the entry's URN.
     if (urn) req.setUrn(resourceUrnOf(urn));
     engine.log(req, (err: unknown) => {
@@ -119,7 +120,7 @@ function engineLogger(engineAddress: string | undefined) {
 function service(plugin: StoredFilePlugin, schema: string) {
   // Each resource type's front door; both answer the same calls.
   const resourceOf = (urn: string) => {
-    const type = urn.split("::")[2]?.split("$").pop();
+    const type = parseUrn(urn)?.type;
     if (type === STORED_FILE_TYPES.plugin) return plugin;
     if (type === STORED_FOLDER_TYPES.plugin) return plugin.folder;
     throw new Error(`the tuskr provider has no resource type ${type}`);

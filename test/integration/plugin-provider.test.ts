@@ -1,3 +1,4 @@
+import { noticeLine } from "../../provider/engine/notice";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
@@ -23,7 +24,7 @@ afterAll(async () => emu?.close());
 beforeEach(async () => {
   await emu.reset();
   logged = [];
-  plugin = new StoredFilePlugin((line, urn) => logged.push(`${urn ?? "-"} ${line}`), { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+  plugin = new StoredFilePlugin((notice, urn) => logged.push(`${urn ?? "-"} ${noticeLine(notice)}`), { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
   await plugin.configure({ apiKey: secret(EMULATOR_DEFAULT_API_KEY), baseUrl: emu.url });
 });
 const upload = async (tag = "t0") => (await emu.uploadFile({ content: `plugin ${Math.random()}`, filename: "a.txt", tag })).blobId;

@@ -1,3 +1,4 @@
+import { noticeLine } from "../../provider/engine/notice";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startEmulator, type Emulator } from "../../emulator";
 import { StoredFilePlugin } from "../../provider/plugin/provider";
@@ -164,7 +165,7 @@ describe("a stack with no API key fails at preview, naming the key's config", ()
 describe("a secret input never reaches a message, whatever its length or content", () => {
   it("a secret name with quotes and a line break, and a two-character secret tag, are masked in every form", async () => {
     const lines: string[] = [];
-    const logging = new StoredFileProvider({}, (line) => lines.push(line));
+    const logging = new StoredFileProvider({}, (notice) => lines.push(noticeLine(notice)));
     await configureProvider(logging, emu);
     const name = 'q"u\note';
     const blobId = (await emu.uploadFile({ content: `secret forms ${Math.random()}` })).blobId;

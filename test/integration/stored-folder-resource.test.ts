@@ -1,3 +1,4 @@
+import { noticeLine } from "../../provider/engine/notice";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -37,7 +38,7 @@ afterEach(async () => {
 });
 
 async function newPlugin(): Promise<StoredFilePlugin> {
-  const plugin = new StoredFilePlugin((line) => logged.push(line), { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+  const plugin = new StoredFilePlugin((notice) => logged.push(noticeLine(notice)), { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
   await plugin.configure({ apiKey: secret(EMULATOR_DEFAULT_API_KEY), baseUrl: emu.url });
   return plugin;
 }
