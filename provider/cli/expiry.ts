@@ -1,6 +1,6 @@
 import { isPlainObject } from "../../api";
 import { earliestOf, firstPaths, fromOutputTexts, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
-import { code } from "./markdown";
+import { code, markdown } from "./markdown";
 import { SECRET_SIG, SIG_KEY } from "../engine/markers";
 import { folderOfContentResource, isStoredFileType, isStoredFolderType } from "../engine/urns";
 import { CONFIG_KEYS, configOfSettings, settingsFrom } from "../config/settings";
@@ -163,7 +163,7 @@ function folderRows(name: string, outputs: Record<string, unknown>, row: (resour
 /** The report as Markdown: a table, soonest first, and one line that says whether to act. */
 export function expiryMarkdown(report: ExpiryReport): string {
   const out = ["### Tuskr files: expiry", ""];
-  if (report.rows.length === 0) return `${out.join("\n")}No file kept by pulumi-tuskr in this stack.\n`;
+  if (report.rows.length === 0) return markdown([out[0], "No file kept by pulumi-tuskr in this stack."]);
   out.push("| File | blobId | Expires | Epochs left | Keep-alive |", "|---|---|---|---:|---|");
   for (const r of report.rows) {
     const left = r.epochsLeft === undefined ? "unknown" : r.epochsLeft === 0 ? "**expired**" : `${r.alarm ? "**" : ""}${r.epochsLeft}${r.alarm ? "**" : ""}`;
@@ -196,5 +196,5 @@ export function expiryMarkdown(report: ExpiryReport): string {
         "If the stack's config sets `tuskr:epochSeconds` or `tuskr:expiryWarningEpochs`, pass it: `--config <(pulumi config --json)`.",
     );
   }
-  return `${out.join("\n")}\n`;
+  return markdown(out);
 }

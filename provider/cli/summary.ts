@@ -3,7 +3,7 @@ import { settingsFrom } from "../config/settings";
 import { PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../../api";
 import { type PlanClock, keepAliveAfterUpload, planChange, uploadEndsAtDate, uploadEpochs } from "../file/plan";
 import { wireAsset } from "../file/source";
-import { code } from "./markdown";
+import { code, markdown } from "./markdown";
 import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
 import { manifestEntries } from "../folder/walk";
 import { ASSET_SIG, SIG_KEY, UNKNOWN } from "../engine/markers";
@@ -291,7 +291,11 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
   if (errors > 0) {
     // Its steps stop where it failed: a summary of them would understate the change. The messages
     // are left to the preview's own output (a comment is no place to repeat what a provider said).
-    return `### Tuskr files in this change\n\n**The preview failed** (${errors} error(s)): nothing is summarized, and \`pulumi up\` would fail as well. See the preview's output.\n`;
+    return markdown([
+      "### Tuskr files in this change",
+      "",
+      `**The preview failed** (${errors} error(s)): nothing is summarized, and \`pulumi up\` would fail as well. See the preview's output.`,
+    ]);
   }
   const settings = settingsOf(parsed.data.config);
   const epochMs = settings.epochSeconds * 1000;
@@ -462,5 +466,5 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     );
   }
   if (notices.length > 0) out.push("", "**Notices**", "", ...[...new Set(notices)].map((n) => `- ${n}`));
-  return `${out.join("\n")}\n`;
+  return markdown(out);
 }

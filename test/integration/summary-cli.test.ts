@@ -171,6 +171,25 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
     expect(rows.join("\n")).not.toMatch(/undefined/);
   });
 
+  it("a name, blobId or expiry with control, bidi or zero-width characters shows them escaped", () => {
+    const stack = {
+      version: 3,
+      deployment: {
+        resources: [
+          {
+            urn: "urn:pulumi:dev::p::tuskr:index:StoredFile::lo\u202Egnp.exe",
+            type: "tuskr:index:StoredFile",
+            outputs: { blobId: "b\u200B1\u2066", expiresAt: `${at(20)}\u0007` },
+          },
+        ],
+      },
+    };
+    const out = run([], stack).stdout;
+    for (const c of ["\u202E", "\u200B", "\u2066", "\u0007"]) expect(out).not.toContain(c);
+    expect(out).toContain("| `lo\\u202Egnp.exe` | `b\\u200B1\\u2066` |");
+    expect(out).toContain(`\`${at(20)}\\u0007\``);
+  });
+
   it("a stack's epoch length too large to count with, an empty or non-decimal --within, a byte-order mark", () => {
     const huge = {
       version: 3,
