@@ -3,6 +3,7 @@ import { isPlainObject } from "../../api";
 import { settingsFrom } from "../config/settings";
 import { isStoredFileType, isStoredFolderType } from "../engine/urns";
 import type { PlanClock } from "../file/plan";
+import { readInput } from "./input";
 
 /**
  * The summary's parse step: `pulumi preview --json` read into the steps that change a StoredFile
@@ -20,18 +21,17 @@ const ResourceStateSchema = z.object({
 /** The engine's step kinds that change a resource (the rest only read or keep it). */
 const CHANGE_OPS = new Set(["create", "update", "replace", "create-replacement", "delete", "delete-replaced", "discard"]);
 
+// Every preview lists its steps (the stack's own at least, a failed one's up to where it failed).
 const PreviewSchema = z.object({
   config: z.record(z.string(), z.unknown()).optional(),
-  steps: z
-    .array(
-      z.object({
-        op: z.string(),
-        urn: z.string(),
-        oldState: ResourceStateSchema.optional(),
-        newState: ResourceStateSchema.optional(),
-      }),
-    )
-    .default([]),
+  steps: z.array(
+    z.object({
+      op: z.string(),
+      urn: z.string(),
+      oldState: ResourceStateSchema.optional(),
+      newState: ResourceStateSchema.optional(),
+    }),
+  ),
   /** The engine's and the providers' messages; an error among them means the preview failed. */
   diagnostics: z.array(z.object({ severity: z.string().optional() }).passthrough()).optional(),
 });
@@ -47,13 +47,9 @@ export interface ChangeStep {
   newState?: ResourceState;
 }
 
-/** The preview read for the summary; throws when the input is not one. */
+/** The preview read for the summary; throws NotTheInput when the input is not one. */
 export function parsePreview(json: unknown): Preview {
-  const parsed = PreviewSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new Error(`not the output of \`pulumi preview --json\`: ${parsed.error.issues[0]?.path.join(".") || "body"}: ${parsed.error.issues[0]?.message}`);
-  }
-  return parsed.data;
+  return readInput(PreviewSchema, json, "`pulumi preview --json`", "an object with a `steps` list");
 }
 
 /** How many errors the preview reported: a failed preview (its output is still JSON) plans nothing. */

@@ -268,6 +268,23 @@ describe("summarizePreview", () => {
   it("refuses input that is not a preview", () => {
     expect(() => summarizePreview({ steps: "nope" })).toThrow(/not the output of `pulumi preview --json`/);
   });
+
+  it("refuses, by its shape, input that is not a preview: an empty object, a stack export, no steps, steps of the wrong shape", () => {
+    const file = { urn: urn("a"), type: TYPE, outputs: outputs({}) };
+    for (const input of [
+      {},
+      null,
+      [],
+      "steps",
+      { version: 3, deployment: { resources: [file] } },
+      { config: { "tuskr:epochSeconds": "86400" }, duration: 1 },
+      { steps: [[{ op: "update", urn: urn("a") }]] },
+      { steps: [{ op: "update" }] },
+      { steps: [{ op: "update", urn: urn("a"), newState: [] }] },
+    ]) {
+      expect(() => summarizePreview(input), JSON.stringify(input)).toThrow(/not the output of `pulumi preview --json`: expected an object with a `steps` list/);
+    }
+  });
 });
 
 describe("examples/gitops CI workflow", () => {
