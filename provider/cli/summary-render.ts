@@ -1,4 +1,5 @@
 import { code, markdown } from "./markdown";
+import type { Phrase } from "./summary-phrase";
 import { type Row, totalsOf } from "./summary-row";
 
 /** The summary's render step: the rows, their totals and the notices as the pull-request comment's Markdown. */
@@ -15,7 +16,10 @@ export function renderFailed(errors: number): string {
   ]);
 }
 
-export function renderSummary(rows: Row[], notices: string[]): string {
+/** A phrase's words as they are, each of its values a code span. */
+const words = (phrase: Phrase): string => phrase.map((part) => (typeof part === "string" ? part : code(part.value))).join("");
+
+export function renderSummary(rows: Row[], notices: Phrase[]): string {
   const out: string[] = [TITLE, ""];
   if (rows.length === 0) {
     out.push("No StoredFile changes: nothing is sent to the service and no epochs are bought.");
@@ -28,11 +32,11 @@ export function renderSummary(rows: Row[], notices: string[]): string {
         : l.epochs + l.keepAlive === 0
           ? "—"
           : `${l.epochs + l.keepAlive}${l.keepAlive ? ` (keep-alive ${l.keepAlive})` : ""}`;
-      out.push(`| ${code(l.name)} | ${l.op} | ${l.changes.join("; ") || "—"} | ${epochs} | ${l.newExpiry ?? "—"} |`);
+      out.push(`| ${code(l.name)} | ${l.op} | ${l.changes.map(words).join("; ") || "—"} | ${epochs} | ${l.newExpiry ?? "—"} |`);
     }
     out.push("", totalsLine(rows));
   }
-  if (notices.length > 0) out.push("", "**Notices**", "", ...[...new Set(notices)].map((n) => `- ${n}`));
+  if (notices.length > 0) out.push("", "**Notices**", "", ...[...new Set(notices.map(words))].map((n) => `- ${n}`));
   return markdown(out);
 }
 

@@ -2,7 +2,7 @@ import { PATCH_FIELDS, isPlainObject } from "../../api";
 import { UNKNOWN } from "../engine/markers";
 import { type PlanClock, uploadEndsAtDate } from "../file/plan";
 import type { DeclaredInputs } from "../file/schema";
-import { code } from "./markdown";
+import { type Phrase, say, values } from "./summary-phrase";
 
 /**
  * The summary's model: a row per changed file or folder (what it changes, buys and sends), the
@@ -12,7 +12,7 @@ import { code } from "./markdown";
 export interface Row {
   name: string;
   op: string;
-  changes: string[];
+  changes: Phrase[];
   epochs: number;
   keepAlive: number;
   newExpiry?: string;
@@ -66,11 +66,11 @@ export function withoutHidden(olds: Record<string, unknown>, news: Record<string
 export const hidesPatch = ({ secret, unknown }: Hidden): boolean => [...secret, ...unknown].some((f) => (PATCH_FIELDS as readonly string[]).includes(f));
 
 /** What a row says of the inputs it could not compare. */
-export function hiddenNote({ secret, unknown }: Hidden, compared: boolean): string[] {
+export function hiddenNote({ secret, unknown }: Hidden, compared: boolean): Phrase[] {
   const not = compared ? ", not compared" : "";
   return [
-    ...(secret.length > 0 ? [`${secret.map(code).join(", ")}: secret${not}`] : []),
-    ...(unknown.length > 0 ? [`${unknown.map(code).join(", ")}: known only at \`up\`${not}`] : []),
+    ...(secret.length > 0 ? [say`${values(secret)}: secret${not}`] : []),
+    ...(unknown.length > 0 ? [say`${values(unknown)}: known only at \`up\`${not}`] : []),
   ];
 }
 
@@ -79,9 +79,9 @@ export const DATE_TOP_UP =
   "up to 1 more epoch, by a renew after the upload when the service counts from the start of its current epoch (known only from the upload's answer)";
 
 /** Whether a file's upload ends at its `retainUntil` date (1, said in `changes`) or not (0). */
-export function uploadToDate(uploads: boolean, shown: { endHidden: boolean }, news: DeclaredInputs, clock: PlanClock, changes: string[]): number {
+export function uploadToDate(uploads: boolean, shown: { endHidden: boolean }, news: DeclaredInputs, clock: PlanClock, changes: Phrase[]): number {
   if (!uploads || shown.endHidden || !uploadEndsAtDate(news, clock)) return 0;
-  changes.push(`to the \`retainUntil\` date: ${DATE_TOP_UP}`);
+  changes.push([`to the \`retainUntil\` date: ${DATE_TOP_UP}`]);
   return 1;
 }
 

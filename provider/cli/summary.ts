@@ -2,6 +2,7 @@ import { fileRow } from "./summary-file";
 import { folderRow } from "./summary-folder";
 import { changeSteps, clockOf, parsePreview, previewErrors } from "./summary-preview";
 import { renderFailed, renderSummary } from "./summary-render";
+import type { Phrase } from "./summary-phrase";
 import type { Row } from "./summary-row";
 
 /**
@@ -24,7 +25,7 @@ export function summarizePreview(json: unknown, options: SummaryOptions = {}): s
   if (errors > 0) return renderFailed(errors);
   const clock = clockOf(preview, options.nowMs);
   const rows: Row[] = [];
-  const notices: string[] = [];
+  const notices: Phrase[] = [];
   for (const step of changeSteps(preview)) {
     const row = step.kind === "folder" ? folderRow(step, clock) : fileRow(step, clock, notices);
     if (row) rows.push(row);
