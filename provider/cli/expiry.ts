@@ -1,6 +1,8 @@
+import { z } from "zod";
 import { isPlainObject } from "../../api";
 import { earliestOf, firstPaths, fromOutputTexts, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
-import { code } from "./markdown";
+import { readInput } from "./input";
+import { code, markdown } from "./markdown";
 import { SECRET_SIG, SIG_KEY } from "../engine/markers";
 import { folderOfContentResource, isStoredFileType, isStoredFolderType } from "../engine/urns";
 import { CONFIG_KEYS, configOfSettings, settingsFrom } from "../config/settings";
@@ -39,7 +41,20 @@ export interface ExpiryReport {
   alarm: boolean;
 }
 
-type Resource = { urn?: unknown; type?: unknown; custom?: unknown; parent?: unknown; outputs?: unknown; inputs?: unknown };
+// Only what the report reads of `pulumi stack export`. A new stack's export has no `resources`.
+const ResourceSchema = z.object({
+  urn: z.string().optional(),
+  type: z.string(),
+  custom: z.boolean().optional(),
+  parent: z.string().optional(),
+  inputs: z.record(z.string(), z.unknown()).optional(),
+  outputs: z.record(z.string(), z.unknown()).optional(),
+});
+const ExportSchema = z.object({
+  version: z.literal(3),
+  deployment: z.object({ resources: z.array(ResourceSchema).optional() }),
+});
+type Resource = z.infer<typeof ResourceSchema>;
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
@@ -78,11 +93,9 @@ function settingsOf(resources: Resource[], config: Record<string, unknown> | und
   return { settings: settingsFrom({ get: (key) => entry(key)?.value ?? fromProvider.get(key) }), from: "config" as const, unread };
 }
 
-/** Reads a stack export (`pulumi stack export`); throws when it is not one. */
+/** Reads a stack export (`pulumi stack export`); throws NotTheInput when it is not one. */
 export function expiryReport(exported: unknown, options: { withinEpochs?: number; nowMs?: number; config?: Record<string, unknown> } = {}): ExpiryReport {
-  const deployment = isPlainObject(exported) ? exported.deployment : undefined;
-  const resources = isPlainObject(deployment) && Array.isArray(deployment.resources) ? (deployment.resources as Resource[]) : undefined;
-  if (!resources) throw new Error("not the output of `pulumi stack export`: no deployment.resources");
+  const resources = readInput(ExportSchema, exported, "`pulumi stack export`", "version 3 with `deployment.resources`").deployment.resources ?? [];
   const { settings, from, unread } = settingsOf(resources, options.config);
   const withinEpochs = options.withinEpochs ?? settings.expiryWarningEpochs;
   const clock = { nowMs: options.nowMs ?? Date.now(), epochMs: settings.epochSeconds * 1000 };
@@ -102,8 +115,8 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
   for (const r of resources) {
     const name = str(r.urn)?.split("::").pop() ?? "?";
     // Read field by field: a secret output is an encrypted object, and must not hide the rest.
-    const outputs = revealed(isPlainObject(r.outputs) ? r.outputs : {});
-    if (isStoredFileType(r.type)) rows.push(row(contentFileName(name, outputs, byUrn.get(r.parent)) ?? name, outputs));
+    const outputs = revealed(r.outputs ?? {});
+    if (isStoredFileType(r.type)) rows.push(row(contentFileName(name, outputs, r.parent === undefined ? undefined : byUrn.get(r.parent)) ?? name, outputs));
     // The TypeScript StoredFolder's component has the plugin resource's type token; it keeps
     // nothing itself (its files, or its one resource, are rows of their own); an export marks it
     // `custom: false` (a resource without the field is read, so a trimmed export loses nothing).
@@ -163,7 +176,7 @@ function folderRows(name: string, outputs: Record<string, unknown>, row: (resour
 /** The report as Markdown: a table, soonest first, and one line that says whether to act. */
 export function expiryMarkdown(report: ExpiryReport): string {
   const out = ["### Tuskr files: expiry", ""];
-  if (report.rows.length === 0) return `${out.join("\n")}No file kept by pulumi-tuskr in this stack.\n`;
+  if (report.rows.length === 0) return markdown([out[0], "No file kept by pulumi-tuskr in this stack."]);
   out.push("| File | blobId | Expires | Epochs left | Keep-alive |", "|---|---|---|---:|---|");
   for (const r of report.rows) {
     const left = r.epochsLeft === undefined ? "unknown" : r.epochsLeft === 0 ? "**expired**" : `${r.alarm ? "**" : ""}${r.epochsLeft}${r.alarm ? "**" : ""}`;
@@ -196,5 +209,5 @@ export function expiryMarkdown(report: ExpiryReport): string {
         "If the stack's config sets `tuskr:epochSeconds` or `tuskr:expiryWarningEpochs`, pass it: `--config <(pulumi config --json)`.",
     );
   }
-  return `${out.join("\n")}\n`;
+  return markdown(out);
 }

@@ -5,6 +5,7 @@
 import * as fs from "node:fs";
 import { parseArgs } from "node:util";
 import { expiryMarkdown, expiryReport } from "./expiry";
+import { NotTheInput } from "./input";
 import { previewErrors, summarizePreview } from "./summary";
 
 const USAGE = `usage: pulumi-tuskr summary [--now <ISO time>] < preview.json
@@ -12,13 +13,15 @@ const USAGE = `usage: pulumi-tuskr summary [--now <ISO time>] < preview.json
 
 summary  reads the output of \`pulumi preview --json\` on stdin and prints Markdown: per StoredFile,
          what changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces, totals;
-         exits 1 when the preview failed (it reports errors: the Markdown says so), else 0.
+         exits 1 when the preview failed (it reports errors: the Markdown says so), 2 when the
+         input is not a preview, else 0.
 expiry   reads the output of \`pulumi stack export\` on stdin and prints each StoredFile's (and each
          content of a one-resource StoredFolder's) blobId, expiry, epochs left and keep-alive
          (Markdown, or JSON with --json); exits 1 when a file ends within --within epochs (default
-         tuskr:expiryWarningEpochs, 3), has ended, or its end is unknown, else 0. The settings
-         (tuskr:epochSeconds, tuskr:expiryWarningEpochs) are --config's, the output of
-         \`pulumi config --json\` (a TypeScript stack's export has none), else the export's.`;
+         tuskr:expiryWarningEpochs, 3), has ended, or its end is unknown, 2 when the input is not
+         an export, else 0. The settings (tuskr:epochSeconds, tuskr:expiryWarningEpochs) are
+         --config's, the output of \`pulumi config --json\` (a TypeScript stack's export has none),
+         else the export's.`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -100,8 +103,8 @@ async function main(argv: string[]): Promise<number> {
     return report.alarm ? 1 : 0;
   } catch (e) {
     console.error((e as Error).message);
-    // expiry's 1 is the alarm: input it cannot read must say something else.
-    return command === "summary" ? 1 : 2;
+    // Input of another shape is a usage error; expiry's 1 is the alarm, so it never fails with 1.
+    return e instanceof NotTheInput || command === "expiry" ? 2 : 1;
   }
 }
 

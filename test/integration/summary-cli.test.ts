@@ -17,6 +17,23 @@ describe("pulumi-tuskr summary (the CLI)", () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/pipe in the output of `pulumi preview --json`/);
   });
+  // What `pulumi preview --json` prints for a stack with no StoredFile (trimmed), and what `pulumi stack export` prints.
+  const stackStep = { op: "same", urn: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev", newState: { type: "pulumi:pulumi:Stack", custom: false } };
+  const realPreview = { steps: [stackStep], duration: 1559853229, changeSummary: { same: 1 } };
+  const file = { urn: "urn:pulumi:dev::p::tuskr:index:StoredFile::a", type: "tuskr:index:StoredFile", custom: true, outputs: { blobId: "b1" } };
+  const anExport = { version: 3, deployment: { manifest: { version: "v3.274.1" }, resources: [{ ...stackStep.newState, urn: stackStep.urn }, file] } };
+
+  it("refuses, exit 2 and one line saying what it expected, what is not a preview; a real preview with no StoredFile change says so", () => {
+    for (const input of [{}, anExport, { steps: [[file]] }, { config: {}, duration: 1 }, { steps: [{ op: "same" }] }]) {
+      const out = spawnSync(process.execPath, [cli, "summary"], { input: JSON.stringify(input), encoding: "utf8" });
+      expect([out.status, out.stdout], JSON.stringify(input)).toEqual([2, ""]);
+      expect(out.stderr).toMatch(/^not the output of `pulumi preview --json`: expected an object with a `steps` list[^\n]*\n$/);
+    }
+    const none = spawnSync(process.execPath, [cli, "summary"], { input: JSON.stringify(realPreview), encoding: "utf8" });
+    expect(none.status).toBe(0);
+    expect(none.stdout).toMatch(/No StoredFile changes/);
+  });
+
   it("a failed preview (its JSON lists errors, and the steps stop where it failed) is said so, and exits 1; warnings alone do not", () => {
     const diagnostics = (severity: string) => [
       {
@@ -171,6 +188,25 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
     expect(rows.join("\n")).not.toMatch(/undefined/);
   });
 
+  it("a name, blobId or expiry with control, bidi or zero-width characters shows them escaped", () => {
+    const stack = {
+      version: 3,
+      deployment: {
+        resources: [
+          {
+            urn: "urn:pulumi:dev::p::tuskr:index:StoredFile::lo\u202Egnp.exe",
+            type: "tuskr:index:StoredFile",
+            outputs: { blobId: "b\u200B1\u2066", expiresAt: `${at(20)}\u0007` },
+          },
+        ],
+      },
+    };
+    const out = run([], stack).stdout;
+    for (const c of ["\u202E", "\u200B", "\u2066", "\u0007"]) expect(out).not.toContain(c);
+    expect(out).toContain("| `lo\\u202Egnp.exe` | `b\\u200B1\\u2066` |");
+    expect(out).toContain(`\`${at(20)}\\u0007\``);
+  });
+
   it("a stack's epoch length too large to count with, an empty or non-decimal --within, a byte-order mark", () => {
     const huge = {
       version: 3,
@@ -228,6 +264,34 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
     expect(bad.stderr).toMatch(/--config: not the output of `pulumi config --json`/);
     expect(run(["--config", path.join(dir, "missing.json")], logo).status).toBe(2);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("refuses, exit 2 and one line saying what it expected, what is not an export; an export holding no file says so, exit 0", () => {
+    const stack = { urn: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev", type: "pulumi:pulumi:Stack", custom: false };
+    const file = exported.deployment.resources[1];
+    for (const input of [
+      {},
+      { steps: [{ op: "same", urn: stack.urn, newState: stack }], duration: 1 },
+      { version: 3, deployment: { resources: [[stack, file]] } },
+      { version: 3, deployment: { resources: [file.urn] } },
+      { version: 3 },
+      { deployment: { resources: [file] } },
+      [exported],
+    ]) {
+      const out = run([], input);
+      expect([out.status, out.stdout], JSON.stringify(input)).toEqual([2, ""]);
+      expect(out.stderr).toMatch(/^not the output of `pulumi stack export`: expected version 3 with `deployment.resources`[^\n]*\n$/);
+    }
+    // A new stack's export has no resources at all; another has no file among them.
+    for (const input of [
+      { version: 3, deployment: { manifest: { version: "v3.274.1" }, metadata: {} } },
+      { version: 3, deployment: { resources: [stack] } },
+    ]) {
+      const out = run([], input);
+      expect(out.status, JSON.stringify(input)).toBe(0);
+      expect(out.stdout).toMatch(/No file kept by pulumi-tuskr in this stack/);
+      expect(JSON.parse(run(["--json"], input).stdout)).toMatchObject({ rows: [], alarm: false });
+    }
   });
 
   it("exits 2, not 1, on input it cannot read or a bad --within", () => {

@@ -3,6 +3,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { packEntries } from "../../provider/folder/entries";
+import { code } from "../../provider/cli/markdown";
 import { summarizePreview } from "../../provider/cli/summary";
 import { STORED_FILE_TYPES } from "../../provider/engine/urns";
 
@@ -267,6 +268,23 @@ describe("summarizePreview", () => {
   it("refuses input that is not a preview", () => {
     expect(() => summarizePreview({ steps: "nope" })).toThrow(/not the output of `pulumi preview --json`/);
   });
+
+  it("refuses, by its shape, input that is not a preview: an empty object, a stack export, no steps, steps of the wrong shape", () => {
+    const file = { urn: urn("a"), type: TYPE, outputs: outputs({}) };
+    for (const input of [
+      {},
+      null,
+      [],
+      "steps",
+      { version: 3, deployment: { resources: [file] } },
+      { config: { "tuskr:epochSeconds": "86400" }, duration: 1 },
+      { steps: [[{ op: "update", urn: urn("a") }]] },
+      { steps: [{ op: "update" }] },
+      { steps: [{ op: "update", urn: urn("a"), newState: [] }] },
+    ]) {
+      expect(() => summarizePreview(input), JSON.stringify(input)).toThrow(/not the output of `pulumi preview --json`: expected an object with a `steps` list/);
+    }
+  });
 });
 
 describe("examples/gitops CI workflow", () => {
@@ -485,5 +503,54 @@ describe("a truthful summary", () => {
     expect(row("site")).toMatch(/2 upload\(s\) to the `retainUntil` date: up to 1 more epoch, by a renew after the upload .* \| 22 \|/);
     expect(md).toMatch(/\*\*53 epoch\(s\) to buy\*\* \(.*; up to 3 more by renews after uploads to a `retainUntil` date\)/);
     expect(md).toContain("uploads: the declared epochs, or only what the declared end lacks when the service already holds the content");
+  });
+});
+
+describe("inert text: control, bidi and zero-width characters are shown escaped", () => {
+  // What a reviewer would otherwise not see, or see reordered: each shown as its code point.
+  const HIDDEN = ["\u202E", "\u2066", "\u200F", "\u061C", "\u200B", "\u200D", "\u2060", "\uFEFF", "\u0007", "\u001B", "\u0085", "\u2028", "\u{E0041}"];
+  const raw = new RegExp(`[${HIDDEN.join("")}]`, "u");
+  const shown = (c: string) =>
+    `\\u${(c.codePointAt(0) ?? 0) > 0xffff ? `{${c.codePointAt(0)!.toString(16).toUpperCase()}}` : c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+
+  it("code() escapes each, and still shows a carriage return as ␍ and a line feed as ↵", () => {
+    for (const c of HIDDEN) expect(code(`a${c}b`)).toBe(`\`a${shown(c)}b\``);
+    expect(code("v1\u202E2v")).toBe("`v1\\u202E2v`");
+    expect(code("a\r\nb")).toBe("`a␍↵b`");
+    expect(code("\uFEFF")).toBe("`\\uFEFF`");
+  });
+
+  it("names, tags, metadata keys, paths, blobIds and messages in the comment carry none raw", () => {
+    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", path: "files/\u202Egnp.exe", hash: "ab".repeat(32) };
+    const md = summarizePreview(
+      {
+        steps: [
+          {
+            op: "update",
+            urn: urn("lo\u202Ego"),
+            oldState: { type: TYPE, outputs: outputs({ tag: "v1", mimeType: "image/png", contentType: "image/png", metadata: { team: 1 } }) },
+            newState: { type: TYPE, inputs: { blobId: "b1", tag: "v1\u200B", contentType: "text/html\u2066", metadata: { "te\u200Dam": 1 } } },
+          },
+          { op: "create", urn: urn("up\u0007"), newState: { type: TYPE, inputs: { source, retentionEpochs: 1 } } },
+          { op: "create", urn: urn("adopted"), newState: { type: TYPE, inputs: { blobId: "b\uFEFF9", tag: "\u2028x" } } },
+          { op: "delete", urn: urn("gone\u061C"), oldState: { type: TYPE, outputs: outputs({}) } },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md).not.toMatch(raw);
+    for (const escaped of [
+      "`lo\\u202Ego`",
+      "`v1\\u200B`",
+      "+`te\\u200Dam`",
+      "`files/\\u202Egnp.exe`",
+      "`up\\u0007`",
+      "`b\\uFEFF9`",
+      "`\\u2028x`",
+      "`gone\\u061C`",
+    ])
+      expect(md).toContain(escaped);
+    // A provider's message quoting a declared value (a notice, not a code span) is escaped too.
+    expect(md).toContain("contentType text/html\\u2066:");
   });
 });

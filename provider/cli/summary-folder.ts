@@ -1,0 +1,128 @@
+import { isPlainObject, jsonEqual, ownValue } from "../../api";
+import { ASSET_SIG, SIG_KEY } from "../engine/markers";
+import { type PlanClock, keepAliveAfterUpload, planChange, uploadEndsAtDate, uploadEpochs } from "../file/plan";
+import type { DeclaredInputs } from "../file/schema";
+import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
+import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "../folder/schema";
+import { manifestEntries } from "../folder/walk";
+import { type Phrase, joined, say, value, values } from "./summary-phrase";
+import type { ChangeStep } from "./summary-preview";
+import { DATE_TOP_UP, PURCHASE_FIELDS, type Row, SHOWN_SECRET, hiddenNote, holds, withoutHidden } from "./summary-row";
+
+/** Paths a folder row names one by one before it counts the rest. */
+const FOLDER_PATHS_LISTED = 10;
+
+/** A folder's shared values that no purchase follows: left out of its plan when not shown. */
+const FOLDER_LOOKS: readonly string[] = SHARED_FIELDS.filter((f) => !PURCHASE_FIELDS.includes(f));
+
+/**
+ * What a one-resource folder's entries buy and patch, each planned as the folder's `up` plans it
+ * (from the expiry its state records; the `up` reads it again before buying): a content with no
+ * recorded entry is uploaded with its own epochs (keep-alive, if declared, then decides on the
+ * expiry it finds). A tag or metadata not shown is left out; when the preview does not show what
+ * the epochs need: why.
+ */
+function folderPurchases(outputs: Record<string, unknown> | undefined, declared: Record<string, unknown>, clock: PlanClock) {
+  const recorded = fromOutputTexts(outputs ?? {});
+  if (holds(recorded.entries, SHOWN_SECRET)) return { why: ["its recorded entries are secret in the preview"] };
+  const shown = withoutHidden({}, declared);
+  const decisive = [...shown.secret, ...shown.unknown].filter((f) => !FOLDER_LOOKS.includes(f));
+  if (decisive.length > 0) return { why: say`${values(decisive)} ${shown.unknown.includes(decisive[0]) ? "known only at `up`" : "secret"}` };
+  // A folder created now has none; one recorded before has them (an empty folder's too).
+  if (outputs && recordedEntryCount(recorded.entries) === undefined) return { why: ["its recorded entries are not in the preview"] };
+  const manifest = recordedManifest(recorded);
+  const entries = unpackEntries(recorded.entries, { manifest, blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) });
+  const out = { epochs: 0, keepAlive: 0, renews: 0, patches: 0, newKeptAlive: 0, newRenewed: 0, toDate: 0, shown };
+  for (const entry of manifestEntries(shown.news)) {
+    const inputs = { ...entry.values, source: { [SIG_KEY]: ASSET_SIG, hash: entry.hash } } as DeclaredInputs;
+    const before = entries.get(entry.hash);
+    const plan = before ? planChange(before, inputs, clock) : undefined;
+    if (!plan || plan.replace) {
+      out.epochs += Math.max(uploadEpochs(inputs, clock), 1);
+      // Keep-alive right after the upload, on the expiry it answers: counted when that is known.
+      const kept = keepAliveAfterUpload(inputs, clock);
+      if (kept?.known) {
+        out.keepAlive += kept.epochs;
+        if (kept.epochs > 0) {
+          out.renews++;
+          out.newRenewed++;
+        }
+      } else if (kept) out.newKeptAlive++;
+      if (uploadEndsAtDate(inputs, clock)) out.toDate++;
+      continue;
+    }
+    out.epochs += plan.retentionIncrease;
+    out.keepAlive += plan.keepAliveEpochs;
+    if (plan.retentionIncrease + plan.keepAliveEpochs > 0) out.renews++;
+    if (plan.patch) out.patches++;
+  }
+  return out;
+}
+
+/** The paths added (+), changed (~) and removed (-) between two manifests, the first few listed. */
+function pathMarks(before: Record<string, string>, after: Record<string, string>) {
+  const marks: Phrase[] = [];
+  for (const rel of Object.keys(after).sort()) if (ownValue(before, rel) === undefined) marks.push(["+", value(rel)]);
+  for (const rel of Object.keys(after).sort()) if (ownValue(before, rel) !== undefined && before[rel] !== after[rel]) marks.push(["~", value(rel)]);
+  for (const rel of Object.keys(before).sort()) if (ownValue(after, rel) === undefined) marks.push(["-", value(rel)]);
+  const more = marks.length > FOLDER_PATHS_LISTED ? ` … (${marks.length - FOLDER_PATHS_LISTED} more)` : "";
+  return { count: marks.length, listed: say`${joined(marks.slice(0, FOLDER_PATHS_LISTED), " ")}${more}` };
+}
+
+/** What changes when no path did: a declared value, or (declared as before) its entries are brought to what is declared. */
+function valuesChange(olds: Record<string, unknown> | undefined, news: Record<string, unknown>): Phrase {
+  const changedValues = olds ? FOLDER_INPUT_FIELDS.filter((f) => !jsonEqual(olds[f] ?? undefined, news[f] ?? undefined)) : [];
+  if (!olds || changedValues.length > 0) return say`values changed${changedValues.length > 0 ? say`: ${values(changedValues)}` : ""}`;
+  return ["entries brought to what is declared (a keep-alive renewal, or what an earlier `up` did not finish)"];
+}
+
+/** What a row says of its purchases beyond the counts. */
+function purchaseNotes(bought: ReturnType<typeof folderPurchases>, compared: boolean): Phrase[] {
+  if ("why" in bought) return [say`epochs not counted: ${bought.why}`];
+  return [
+    ...hiddenNote(bought.shown, compared),
+    ...(bought.newRenewed ? [[`keep-alive: ${bought.newRenewed} new file(s) renewed right after the upload (too few epochs left)`]] : []),
+    ...(bought.newKeptAlive ? [[`keep-alive on ${bought.newKeptAlive} new file(s) (what it buys depends on the expiry found)`]] : []),
+    ...(bought.toDate ? [[`${bought.toDate} upload(s) to the \`retainUntil\` date: ${DATE_TOP_UP}`]] : []),
+  ];
+}
+
+/**
+ * A one-resource folder's row: its files added, changed and removed, from the manifests (what the
+ * preview compares), and what its entries buy. Uploads are the added and changed contents.
+ */
+export function folderRow(step: ChangeStep, clock: PlanClock): Row {
+  const { name } = step;
+  if (step.op === "delete") {
+    return { name, op: "delete", changes: [["folder no longer managed; no request, its files keep their periods"]], epochs: 0, keepAlive: 0, patch: false };
+  }
+  // The manifest the last run compared (its inputs), else the one its outputs record.
+  const compared = step.oldState?.inputs?.manifest;
+  const before = isPlainObject(compared) ? (compared as Record<string, string>) : recordedManifest(step.oldState?.outputs ?? {});
+  const news = step.newState?.inputs ?? {};
+  const after = (isPlainObject(news.manifest) ? news.manifest : {}) as Record<string, string>;
+  const marks = pathMarks(before, after);
+  const contents = new Set(Object.values(before));
+  const uploads = new Set(Object.values(after).filter((h) => !contents.has(h))).size;
+  const what = marks.count ? marks.listed : valuesChange(step.oldState?.inputs, news);
+  const bought = folderPurchases(step.op === "create" ? undefined : (step.oldState?.outputs ?? {}), news, clock);
+  const changes = [
+    say`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)` : ""}`,
+    ...purchaseNotes(bought, step.op !== "create"),
+  ];
+  // Counted as uploaded when created (as a file is); an update's uploads are in its row.
+  const row = { name, op: step.op === "create" ? "create" : "update", changes, upload: step.op === "create", uploads };
+  // Nothing of its entries is planned: neither what they buy nor what they PATCH.
+  if ("why" in bought) return { ...row, epochs: 0, keepAlive: 0, patch: false, notCounted: true, patchesHidden: true };
+  return {
+    ...row,
+    epochs: bought.epochs,
+    keepAlive: bought.keepAlive,
+    patch: bought.patches > 0,
+    patches: bought.patches,
+    renews: bought.renews,
+    patchesHidden: bought.shown.secret.length + bought.shown.unknown.length > 0,
+    keepAliveFound: bought.newKeptAlive > 0,
+    toDate: bought.toDate,
+  };
+}

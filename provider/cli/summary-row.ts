@@ -1,0 +1,139 @@
+import { PATCH_FIELDS, isPlainObject } from "../../api";
+import { UNKNOWN } from "../engine/markers";
+import { type PlanClock, uploadEndsAtDate } from "../file/plan";
+import type { DeclaredInputs } from "../file/schema";
+import { type Phrase, say, values } from "./summary-phrase";
+
+/**
+ * The summary's model: a row per changed file or folder (what it changes, buys and sends), the
+ * values the preview does not show, and the totals of what a merge sends.
+ */
+
+export interface Row {
+  name: string;
+  op: string;
+  changes: Phrase[];
+  epochs: number;
+  keepAlive: number;
+  newExpiry?: string;
+  patch: boolean;
+  /** The step uploads content (a create or replace with `source`). */
+  upload?: boolean;
+  /** A folder's: its PATCHes and renews (a file's are one at most, said by `patch` and its epochs). */
+  patches?: number;
+  renews?: number;
+  /** What it buys cannot be counted from the preview (a folder's, say why). */
+  notCounted?: boolean;
+  /** A value it may PATCH is not shown (secret, or known only at `up`): its PATCHes are not counted. */
+  patchesHidden?: boolean;
+  /** Keep-alive on new files: what it buys is decided on the expiry found. */
+  keepAliveFound?: boolean;
+  /** A folder's: the contents it uploads. */
+  uploads?: number;
+  /** Uploads whose end is a `retainUntil` date: each may need one more epoch, renewed after it. */
+  toDate?: number;
+}
+
+/** What `pulumi preview --json` shows for a secret value; an input known only at `up` is the engine's unknown marker. */
+export const SHOWN_SECRET = "[secret]";
+export const holds = (v: unknown, marker: string): boolean =>
+  v === marker || (Array.isArray(v) ? v.some((x) => holds(x, marker)) : isPlainObject(v) && Object.values(v).some((x) => holds(x, marker)));
+/** The declared inputs a purchase follows: one not shown leaves the epochs uncounted. */
+export const PURCHASE_FIELDS: readonly string[] = ["retentionEpochs", "retainUntil", "keepAlive"];
+
+/** Which inputs a row could not compare: secret, or known only at `up`. */
+export interface Hidden {
+  secret: string[];
+  unknown: string[];
+}
+
+/**
+ * A StoredFile's recorded outputs and declared inputs without the inputs the preview does not
+ * show (secret in either, or known only at `up`; the bookkeeping fields are never declared):
+ * those cannot be compared, and left in, a recorded `"[secret]"` where an object belongs would
+ * make the whole state unreadable.
+ */
+export function withoutHidden(olds: Record<string, unknown>, news: Record<string, unknown>) {
+  const fields = [...new Set([...Object.keys(olds), ...Object.keys(news)])].filter((f) => !f.startsWith("__")).sort();
+  const secret = fields.filter((f) => holds(olds[f], SHOWN_SECRET) || holds(news[f], SHOWN_SECRET));
+  const unknown = fields.filter((f) => !secret.includes(f) && holds(news[f], UNKNOWN));
+  const hidden = [...secret, ...unknown];
+  const keep = (values: Record<string, unknown>) => Object.fromEntries(Object.entries(values).filter(([f]) => !hidden.includes(f)));
+  return { olds: keep(olds), news: keep(news), secret, unknown, endHidden: hidden.some((f) => PURCHASE_FIELDS.includes(f)) };
+}
+
+/** Whether a value a PATCH sets is among those not shown. */
+export const hidesPatch = ({ secret, unknown }: Hidden): boolean => [...secret, ...unknown].some((f) => (PATCH_FIELDS as readonly string[]).includes(f));
+
+/** What a row says of the inputs it could not compare. */
+export function hiddenNote({ secret, unknown }: Hidden, compared: boolean): Phrase[] {
+  const not = compared ? ", not compared" : "";
+  return [
+    ...(secret.length > 0 ? [say`${values(secret)}: secret${not}`] : []),
+    ...(unknown.length > 0 ? [say`${values(unknown)}: known only at \`up\`${not}`] : []),
+  ];
+}
+
+/** What an upload to a `retainUntil` date may add (the plan's rule: `uploadEndsAtDate`). */
+export const DATE_TOP_UP =
+  "up to 1 more epoch, by a renew after the upload when the service counts from the start of its current epoch (known only from the upload's answer)";
+
+/** Whether a file's upload ends at its `retainUntil` date (1, said in `changes`) or not (0). */
+export function uploadToDate(uploads: boolean, shown: { endHidden: boolean }, news: DeclaredInputs, clock: PlanClock, changes: Phrase[]): number {
+  if (!uploads || shown.endHidden || !uploadEndsAtDate(news, clock)) return 0;
+  changes.push([`to the \`retainUntil\` date: ${DATE_TOP_UP}`]);
+  return 1;
+}
+
+/** What a merge sends and buys, over every row. */
+export interface Totals {
+  adopted: number;
+  /** Undefined when no row uploads (the totals then do not mention uploads). */
+  uploaded?: number;
+  updated: number;
+  replaced: number;
+  deleted: number;
+  patches: number;
+  /** Some row may PATCH a value not shown. */
+  patchesHidden: boolean;
+  renews: number;
+  epochs: number;
+  /** Rows whose purchases are not counted (nor their renews). */
+  notCounted: number;
+  /** What the totals cannot count exactly. */
+  caveats: string[];
+}
+
+export function totalsOf(rows: Row[]): Totals {
+  const count = (op: string) => rows.filter((l) => l.op === op).length;
+  // A row whose purchases are not counted adds none of its own, nor its renews.
+  const counted = rows.filter((l) => !l.notCounted);
+  return {
+    adopted: rows.filter((l) => l.op === "create" && !l.upload).length,
+    uploaded: rows.some((l) => l.upload) ? rows.filter((l) => l.upload).length : undefined,
+    updated: count("update"),
+    replaced: count("replace"),
+    deleted: count("delete"),
+    patches: rows.reduce((n, l) => n + (l.patches ?? (l.patch ? 1 : 0)), 0),
+    patchesHidden: rows.some((l) => l.patchesHidden),
+    // An upload buys its epochs in the upload itself: no renew is sent for it.
+    renews: counted.reduce((n, l) => n + (l.renews ?? (!l.upload && l.epochs + l.keepAlive > 0 ? 1 : 0)), 0),
+    epochs: counted.reduce((n, l) => n + l.epochs + l.keepAlive, 0),
+    notCounted: rows.length - counted.length,
+    caveats: caveatsOf(rows),
+  };
+}
+
+function caveatsOf(rows: Row[]): string[] {
+  const counted = rows.filter((l) => !l.notCounted);
+  const toDate = counted.reduce((n, l) => n + (l.toDate ?? 0), 0);
+  return [
+    ...(rows.some((l) => l.op === "create" || l.op === "replace" || l.keepAliveFound)
+      ? ["adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds"]
+      : []),
+    ...(counted.some((l) => l.upload || (l.uploads ?? 0) > 0)
+      ? ["uploads: the declared epochs, or only what the declared end lacks when the service already holds the content"]
+      : []),
+    ...(toDate ? [`up to ${toDate} more by renews after uploads to a \`retainUntil\` date`] : []),
+  ];
+}
