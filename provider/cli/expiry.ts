@@ -4,7 +4,7 @@ import { earliestOf, firstPaths, fromOutputTexts, recordedEntryCount, recordedMa
 import { readInput } from "./input";
 import { code, markdown } from "./markdown";
 import { SECRET_SIG, SIG_KEY } from "../engine/markers";
-import { folderOfContentResource, isStoredFileType, isStoredFolderType } from "../engine/urns";
+import { folderOfContentResource, isStoredFileType, isStoredFolderType, urnName } from "../engine/urns";
 import { CONFIG_KEYS, configOfSettings, settingsFrom } from "../config/settings";
 import { remainingEpochs } from "../file/plan";
 import { StoredFolderStateSchema } from "../folder/schema";
@@ -113,7 +113,8 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
   };
   const byUrn = new Map(resources.map((r) => [r.urn, r]));
   for (const r of resources) {
-    const name = str(r.urn)?.split("::").pop() ?? "?";
+    const urn = str(r.urn);
+    const name = urn ? urnName(urn) : "?";
     // Read field by field: a secret output is an encrypted object, and must not hide the rest.
     const outputs = revealed(r.outputs ?? {});
     if (isStoredFileType(r.type)) rows.push(row(contentFileName(name, outputs, r.parent === undefined ? undefined : byUrn.get(r.parent)) ?? name, outputs));

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { isPlainObject } from "../../api";
 import { settingsFrom } from "../config/settings";
-import { isStoredFileType, isStoredFolderType } from "../engine/urns";
+import { isStoredFileType, isStoredFolderType, parseUrn, urnName } from "../engine/urns";
 import type { PlanClock } from "../file/plan";
 import { readInput } from "./input";
 
@@ -80,7 +80,7 @@ export function changeSteps(preview: Preview): ChangeStep[] {
   const out: ChangeStep[] = [];
   for (const step of preview.steps) {
     if (!CHANGE_OPS.has(step.op)) continue;
-    const type = step.newState?.type ?? step.oldState?.type ?? step.urn.split("::")[2];
+    const type = step.newState?.type ?? step.oldState?.type ?? parseUrn(step.urn)?.type;
     // The TypeScript StoredFolder's component shares the plugin resource's type: it keeps nothing itself.
     const kind = isStoredFolderType(type)
       ? (step.newState ?? step.oldState)?.custom === false
@@ -89,7 +89,7 @@ export function changeSteps(preview: Preview): ChangeStep[] {
       : isStoredFileType(type)
         ? "file"
         : undefined;
-    if (kind) out.push({ kind, op: step.op, name: step.urn.split("::").pop() ?? step.urn, oldState: step.oldState, newState: step.newState });
+    if (kind) out.push({ kind, op: step.op, name: urnName(step.urn), oldState: step.oldState, newState: step.newState });
   }
   return out;
 }

@@ -192,7 +192,7 @@ export class StoredFileCore {
     const redact = redactor(req.inputs, req.secretInputs, state);
     const plan = planChange(state, req.inputs, this.clock());
     const who = label(state, state.blobId ?? id);
-    for (const notice of plan.notices) log(warning(redact(`StoredFile ${who}: ${notice}`)), req.urn);
+    for (const notice of plan.notices) log(warning(redact(`StoredFile ${who}: ${notice.text}`)), req.urn);
     const refusal = plan.replace ? undefined : planRefusal(plan);
     if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {

@@ -119,6 +119,12 @@ function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): num
  * function answers `diff` (what will change) and drives `create`/`update` (what to send), so a
  * preview can never promise something the apply does not do.
  */
+/** What a plan says of a file, by kind: a reader decides by the kind, never by the words. */
+export interface PlanNotice {
+  kind: "type-kept" | "expired" | "keep-alive-due" | "keep-alive-no-room" | "expiring-soon";
+  text: string;
+}
+
 export interface StoredFilePlan {
   /** Another file (another blobId, other content, adopting ↔ uploading): replace. */
   replace: boolean;
@@ -143,7 +149,7 @@ export interface StoredFilePlan {
   /** Set when the plan would write to a file recorded as expired: the service refuses that, so it must not be applied. */
   expiredProblem?: string;
   /** Things a reviewer must see in the preview: expired, expiring soon, keep-alive due. */
-  notices: string[];
+  notices: PlanNotice[];
 }
 
 /**
@@ -230,22 +236,24 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     changedFields.push("keepAlive");
   }
 
-  const notices: string[] = [];
+  const notices: PlanNotice[] = [];
   if (typeChanged && !replace && typeof declaredType === "string" && olds.mimeType && !sameMediaType(declaredType, olds.mimeType)) {
-    notices.push(
-      `contentType ${declaredType}: the service keeps the type these bytes were uploaded with (${olds.mimeType}) and no request changes it, so nothing is sent; it stays served as ${olds.mimeType} (upload other bytes to serve another type)`,
-    );
+    notices.push({
+      kind: "type-kept",
+      text: `contentType ${declaredType}: the service keeps the type these bytes were uploaded with (${olds.mimeType}) and no request changes it, so nothing is sent; it stays served as ${olds.mimeType} (upload other bytes to serve another type)`,
+    });
   }
   const remainingBefore = clock ? remainingEpochs(olds.expiresAt, clock) : undefined;
   let keepAliveEpochs = 0;
   if (clock && remainingBefore !== undefined) {
     const left = `${remainingBefore} epoch(s) left (expires ${olds.expiresAt})`;
     if (remainingBefore === 0) {
-      notices.push(
-        expiredContent
+      notices.push({
+        kind: "expired",
+        text: expiredContent
           ? `expired (${olds.expiresAt}): its content is uploaded anew`
           : `already expired (${olds.expiresAt}): an expired file cannot be renewed or updated`,
-      );
+      });
     }
     const policy = isPlainObject(keepAlive) ? (keepAlive as KeepAlive) : undefined;
     // Measured after this plan's declared purchase: keep-alive only tops up what is still short.
@@ -255,8 +263,11 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
       const short = retentionIncrease > 0 ? `${leftAfterDeclared} epoch(s) left after the declared purchase` : left;
       notices.push(
         keepAliveEpochs > 0
-          ? `keep-alive renewal due: ${short}, fewer than ${policy.minRemainingEpochs}; buys ${keepAliveEpochs} epoch(s)`
-          : `keep-alive renewal due (${short}) but the ${LIMITS.maxEpochsAhead}-epoch horizon leaves no room; nothing bought`,
+          ? { kind: "keep-alive-due", text: `keep-alive renewal due: ${short}, fewer than ${policy.minRemainingEpochs}; buys ${keepAliveEpochs} epoch(s)` }
+          : {
+              kind: "keep-alive-no-room",
+              text: `keep-alive renewal due (${short}) but the ${LIMITS.maxEpochsAhead}-epoch horizon leaves no room; nothing bought`,
+            },
       );
     }
   }
@@ -265,7 +276,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   // declared purchase or keep-alive renews past the window is not (the reviewer sees the purchase).
   if (clock && remainingBefore !== undefined && remainingBefore > 0 && remainingBefore + renewEpochs <= clock.warnWithinEpochs) {
     const after = renewEpochs > 0 ? `, ${remainingBefore + renewEpochs} after this plan's purchase` : "";
-    notices.push(`expiring soon: ${remainingBefore} epoch(s) left (expires ${olds.expiresAt})${after}`);
+    notices.push({ kind: "expiring-soon", text: `expiring soon: ${remainingBefore} epoch(s) left (expires ${olds.expiresAt})${after}` });
   }
   let horizonProblem: string | undefined;
   if (clock && remainingBefore !== undefined && remainingBefore > 0 && renewEpochs > 0 && remainingBefore + renewEpochs > LIMITS.maxEpochsAhead) {

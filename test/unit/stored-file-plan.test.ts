@@ -83,14 +83,14 @@ describe("planChange with a clock: expiry notices, keep-alive and the horizon", 
   ])("with %i epochs left notices %j", (left, expected) => {
     const plan = planChange(file(left), { blobId: "b", retentionEpochs: 2 }, clock);
     expect(plan.notices).toHaveLength(expected.length);
-    for (const [i, re] of expected.entries()) expect(plan.notices[i]).toMatch(re);
+    for (const [i, re] of expected.entries()) expect(plan.notices[i].text).toMatch(re);
     expect(plan.renewEpochs).toBe(0);
   });
 
   it("keep-alive buys renewEpochs once when fewer than minRemainingEpochs are left, apart from retentionEpochs", () => {
     const plan = planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 2, keepAlive }, clock);
     expect(plan).toMatchObject({ retentionIncrease: 0, keepAliveEpochs: 30, renewEpochs: 30, changedFields: [] });
-    expect(plan.notices.join()).toMatch(/keep-alive renewal due: 5 epoch\(s\) left .* fewer than 7; buys 30 epoch\(s\)/);
+    expect(plan.notices.map((n) => n.text).join()).toMatch(/keep-alive renewal due: 5 epoch\(s\) left .* fewer than 7; buys 30 epoch\(s\)/);
     // Enough left: nothing due.
     expect(planChange(file(8, { keepAlive }), { blobId: "b", retentionEpochs: 2, keepAlive }, clock).renewEpochs).toBe(0);
   });
@@ -99,7 +99,7 @@ describe("planChange with a clock: expiry notices, keep-alive and the horizon", 
     const policy = { minRemainingEpochs: 20, renewEpochs: 50 };
     const both = planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 12, keepAlive: policy }, clock);
     expect(both).toMatchObject({ retentionIncrease: 10, keepAliveEpochs: 38, renewEpochs: 48, horizonProblem: undefined });
-    expect(both.notices.join()).toMatch(/15 epoch\(s\) left after the declared purchase, fewer than 20; buys 38/);
+    expect(both.notices.map((n) => n.text).join()).toMatch(/15 epoch\(s\) left after the declared purchase, fewer than 20; buys 38/);
     // A declared purchase that already leaves enough is not topped up.
     expect(planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 4, keepAlive }, clock).keepAliveEpochs).toBe(0);
     expect(both.changedFields).toEqual(["retentionEpochs", "keepAlive"]);
@@ -165,7 +165,7 @@ describe("purchases converge on the declared end", () => {
     const expired = { blobId: "b1", sourceHash: "abc", retentionEpochs: 1, createdAt: at(-3), retentionStartAfterCreated: 0, expiresAt: at(-2) };
     const plan = planChange(expired, { source, retentionEpochs: 1 }, clock);
     expect(plan.replaceFields).toEqual(["source"]);
-    expect(plan.notices.join("\n")).toMatch(/expired .*its content is uploaded anew/);
+    expect(plan.notices.map((n) => n.text).join("\n")).toMatch(/expired .*its content is uploaded anew/);
     expect(plan.expiredProblem).toBeUndefined();
   });
 });

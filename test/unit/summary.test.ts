@@ -414,6 +414,14 @@ describe("a truthful summary", () => {
     expect(md).toContain(`\`lapsing\`: expiring soon: 2 epoch(s) left (expires ${soon})`);
   });
 
+  it("keep-alive due with no room under the horizon is a notice: it buys nothing, so it is no change of the row", () => {
+    const keepAlive = { minRemainingEpochs: 60, renewEpochs: 5 };
+    const far = new Date(now + 53 * DAY - 3_600_000).toISOString();
+    const md = summarizePreview({ steps: [update("far", { expiresAt: far, keepAlive }, { tag: "new", keepAlive })] }, { nowMs: now });
+    expect(md).toContain("`far`: keep-alive renewal due (53 epoch(s) left");
+    expect(md).toMatch(/horizon leaves no room; nothing bought/);
+  });
+
   it("a --refresh preview's refresh steps of unchanged files add no rows", () => {
     const md = summarizePreview(
       { steps: [update("same-a", {}, { tag: "old", retentionEpochs: 2 }, "refresh"), update("same-b", {}, { tag: "old", retentionEpochs: 2 }, "read")] },
