@@ -120,7 +120,7 @@ function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): num
  * preview can never promise something the apply does not do.
  */
 /** What a plan says of a file, by kind: a reader decides by the kind, never by the words. */
-export interface PlanNotice {
+interface PlanNotice {
   kind: "type-kept" | "expired" | "keep-alive-due" | "keep-alive-no-room" | "expiring-soon";
   text: string;
 }
