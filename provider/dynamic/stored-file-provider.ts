@@ -58,7 +58,7 @@ export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
     const checked = this.core.check(olds, inputs, secretInputs, urn);
     // The URN and the secret names stay among the inputs: the engine hands them to diff, create and update.
-    return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures };
+    return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => ({ property, reason })) };
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<StoredFileDiff> {

@@ -41,7 +41,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
     const checked = this.core.check(olds, inputs, secretInputs, urn);
-    return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures };
+    return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => ({ property, reason })) };
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {

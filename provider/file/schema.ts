@@ -253,18 +253,11 @@ export function secretTexts(values: Record<string, unknown> | undefined, secretN
 function withoutSecretValues(failure: CheckFailure, secrets: ReadonlySet<string>, texts: string[]): CheckFailure {
   if (!secrets.has(failure.property)) return failure;
   const reason = failure.reason.replace(/\s*\(got [^)]*\)/g, "").replace(/ from \S+ to \S+:/, ":");
-  return { property: "", reason: redactString(`${failure.property}${SECRET_INPUT}${reason}`, texts) };
+  return { property: "", reason: redactString(`${failure.property} (a secret input): ${reason}`, texts), input: failure.property, secret: true };
 }
 
-/** How a secret input's failure names its input (in the reason: it has no property). */
-const SECRET_INPUT = " (a secret input): ";
-
-/** The input a failure made safe to print is about: its property, else the secret input its reason names. */
-export function failureInput(failure: CheckFailure): string {
-  if (failure.property !== "") return failure.property;
-  const at = failure.reason.indexOf(SECRET_INPUT);
-  return at > 0 ? failure.reason.slice(0, at) : "";
-}
+/** The input a failure is about: carried as data, never read back from its reason. */
+export const failureInput = (failure: CheckFailure): string => failure.input ?? failure.property;
 /** A failure found outside `validateInputs` (which makes its own so), made safe to print in the same way. */
 export function shownFailure(failure: CheckFailure, news: Record<string, unknown>, secretNames: readonly string[]): CheckFailure {
   const secrets = new Set(secretNames);
@@ -380,8 +373,13 @@ function metadataShapeProblem(metadata: Record<string, unknown>): string | undef
 }
 
 export interface CheckFailure {
+  /** What the engine prints the reason under: empty for a secret input, whose value it would print. */
   property: string;
   reason: string;
+  /** The input the failure is about, secret or not (the engine never sees it). */
+  input?: string;
+  /** Whether that input is secret: then `property` is empty and the reason holds no value. */
+  secret?: boolean;
 }
 
 /** The inputs schema with every field optional, built once (zod compiles a schema on its first use: a folder checks thousands of entries). */

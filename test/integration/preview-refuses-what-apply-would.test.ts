@@ -97,8 +97,8 @@ describe("secret inputs never appear in a message", () => {
   it("check failures on a secret input name the field and the limit, not the value, and name no property (the engine prints that property's value)", () => {
     const { failures } = validateInputs(undefined, { blobId: "b1", tag: SECRET_TAG, retentionEpochs: 4.5 }, ["tag", "retentionEpochs"]);
     expect(failures).toEqual([
-      { property: "", reason: "tag (a secret input): tag must be at most 256 characters" },
-      { property: "", reason: "retentionEpochs (a secret input): retentionEpochs must be a whole number of epochs" },
+      { property: "", reason: "tag (a secret input): tag must be at most 256 characters", input: "tag", secret: true },
+      { property: "", reason: "retentionEpochs (a secret input): retentionEpochs must be a whole number of epochs", input: "retentionEpochs", secret: true },
     ]);
   });
 
