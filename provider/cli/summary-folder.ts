@@ -1,4 +1,5 @@
-import { isPlainObject, jsonEqual, ownValue } from "../../api";
+import { manifestChanges } from "../folder/changes";
+import { isPlainObject, jsonEqual } from "../../api";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { type PlanClock, keepAliveAfterUpload, planChange, uploadEndsAtDate, uploadEpochs } from "../file/plan";
 import type { DeclaredInputs } from "../file/schema";
@@ -61,13 +62,14 @@ function folderPurchases(outputs: Record<string, unknown> | undefined, declared:
 
 /** The paths added (+), changed (~) and removed (-) between two manifests, the first few listed. */
 function pathMarks(before: Record<string, string>, after: Record<string, string>) {
-  const marks: Phrase[] = [];
-  for (const rel of Object.keys(after).sort()) if (ownValue(before, rel) === undefined) marks.push(["+", value(rel)]);
-  for (const rel of Object.keys(after).sort()) if (ownValue(before, rel) !== undefined && before[rel] !== after[rel]) marks.push(["~", value(rel)]);
-  for (const rel of Object.keys(before).sort()) if (ownValue(after, rel) === undefined) marks.push(["-", value(rel)]);
+  const changes = manifestChanges(before, after);
+  const marks: Phrase[] = (["add", "update", "delete"] as const).flatMap((kind) =>
+    changes.filter((c) => c.kind === kind).map((c): Phrase => [MARK[kind], value(c.path)]),
+  );
   const more = marks.length > FOLDER_PATHS_LISTED ? ` … (${marks.length - FOLDER_PATHS_LISTED} more)` : "";
   return { count: marks.length, listed: say`${joined(marks.slice(0, FOLDER_PATHS_LISTED), " ")}${more}` };
 }
+const MARK = { add: "+", update: "~", delete: "-" } as const;
 
 /** What changes when no path did: a declared value, or (declared as before) its entries are brought to what is declared. */
 function valuesChange(olds: Record<string, unknown> | undefined, news: Record<string, unknown>): Phrase {

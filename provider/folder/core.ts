@@ -1,5 +1,7 @@
 import * as path from "node:path";
-import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../../api";
+import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
+import { changeLine, manifestChanges } from "./changes";
+import { type Props, at, declaredValue, failureOwner, handedBack, ownDeclared, ownValues, validatedInputs } from "./inputs";
 import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
@@ -7,10 +9,10 @@ import { folderEntryUrn, urnName } from "../engine/urns";
 import type { StoredFileCore, StoredFileDiff } from "../file/core";
 import { type Notice, type ProviderLog, info, warning } from "../engine/notice";
 import type { PropertyDiff } from "../file/plan";
-import { type CheckFailure, type DeclaredInputs, type StoredFileState, failureInput, isUnknown } from "../file/schema";
+import { type CheckFailure, type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
 import { walkedSource } from "../file/source";
 import { parseState } from "../file/state";
-import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type StoredFolderState, StoredFolderInputsSchema } from "./schema";
+import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type StoredFolderState } from "./schema";
 
 /**
  * StoredFolder as one resource: the folder's manifest (each kept path → its content's sha256)
@@ -20,10 +22,6 @@ import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type StoredFolderState, StoredFolderI
  * a preview still names each file added, changed or removed (the manifest is among the inputs),
  * and every path's blobId and url are outputs.
  */
-
-type Props = Record<string, unknown>;
-
-const PARTIAL_INPUTS = StoredFolderInputsSchema.partial();
 
 /** Entries worked on at once (each request also waits for the client's own bound). */
 const WORKERS = 8;
@@ -41,31 +39,6 @@ export interface StoredFolderRequest {
 
 /** The folder name a message uses: the resource's name from its URN, else its path. */
 const folderName = (urn: string | undefined, inputs: Props): string => JSON.stringify(urn ? urnName(urn) : String(inputs.path ?? ""));
-
-/** The key of a path in a property path (`manifest["docs/a.html"]`). */
-const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
-
-/** The value an entry declares for `field` (shared or its paths' own), if any. */
-const declaredValue = (entry: FolderEntry<unknown> | undefined, field: string): unknown =>
-  entry ? ownValue(entry.values as Record<string, unknown>, field) : undefined;
-
-/** A path's own declared values (files[rel]), if the inputs have them. */
-const ownValues = (inputs: Props, rel: string): Props | undefined => {
-  const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Props, rel) : undefined;
-  return isPlainObject(own) ? own : undefined;
-};
-
-/** A file's own declared value of `field` (files[rel][field]), if the inputs have one. */
-const ownDeclared = (inputs: Props, rel: string, field: string): unknown => {
-  const own = ownValues(inputs, rel);
-  return own ? ownValue(own, field) : undefined;
-};
-
-/** Whether a refresh handed back `recorded`'s value of `field` (changed outside the stack) as files[rel]'s own value. */
-const handedBack = (inputs: Props, rel: string, field: string, recorded: StoredFileState): boolean => {
-  const own = ownDeclared(inputs, rel, field);
-  return own !== undefined && jsonEqual(own ?? null, (recorded as Props)[field] ?? null);
-};
 
 /** Runs `work` on every item, `WORKERS` at a time; every item is tried, and the failures are returned with their items. */
 async function eachLimited<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<Array<{ item: T; error: unknown }>> {
@@ -92,53 +65,43 @@ export class StoredFolderCore {
    * own field, `files["a.html"].tag`, or the shared one). The manifest joins the inputs.
    */
   check(olds: Props, news: Props, secretInputs: readonly string[], urn?: string): { inputs: Props; failures: CheckFailure[] } {
-    const failures: CheckFailure[] = [];
-    const inputs: Props = {};
-    const candidate: Props = {};
-    for (const key of Object.keys(news ?? {})) {
-      const value = news[key];
-      if (value === undefined || value === null) continue;
-      if (!(FOLDER_INPUT_FIELDS as readonly string[]).includes(key)) {
-        failures.push({
-          property: key,
-          reason: `${key} is not an input of StoredFolder (inputs: ${FOLDER_INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
-        });
-        continue;
-      }
-      inputs[key] = value;
-      if (!isUnknown(value)) candidate[key] = value;
-    }
-    const parsed = PARTIAL_INPUTS.safeParse(candidate);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        const [field, rel, sub] = issue.path.map(String);
-        const property = field === "files" && rel !== undefined ? `${at("files", rel)}${sub ? `.${sub}` : ""}` : (field ?? "");
-        if (!failures.some((f) => f.property === property)) failures.push({ property, reason: issue.message });
-      }
-    }
-    if (news?.path === undefined || news.path === null)
-      failures.push({ property: "path", reason: "path is required: the folder, relative to the program's directory" });
+    const { inputs, failures } = validatedInputs(news);
     if (failures.length > 0) return { inputs, failures };
     // Not known yet (at preview, from another resource's output): walked once it is.
     if (["path", "include", "exclude", "files"].some((f) => isUnknown(inputs[f]))) return { inputs, failures };
-
-    const dir = String(inputs.path);
     const label = folderName(urn, inputs);
+    const walked = this.walked(label, inputs, urn);
+    if ("failure" in walked) return { inputs, failures: [walked.failure] };
+    const manifest: Record<string, string> = {};
+    for (const [hash, rels] of walked.groups) for (const rel of rels) manifest[rel] = hash;
+    const withManifest = { ...inputs, manifest };
+    return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, urn) };
+  }
+
+  /** The folder's files by content, walked and hashed (never following a link); what a glob matched that it should not is said. */
+  private walked(label: string, inputs: Props, urn?: string): { groups: Map<string, string[]> } | { failure: CheckFailure } {
+    const dir = String(inputs.path);
     let groups: Map<string, string[]>;
     try {
       groups = byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined), LIMITS.uploadMaxBytes);
     } catch (e) {
-      return { inputs, failures: [{ property: "path", reason: e instanceof Error ? e.message : String(e) }] };
+      return { failure: { property: "path", reason: e instanceof Error ? e.message : String(e) } };
     }
-    const own = (inputs.files ?? {}) as Record<string, FileValues>;
     const paths = new Set([...groups.values()].flat());
     if (paths.size === 0) this.log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);
-    for (const rel of Object.keys(own).filter((r) => !paths.has(r))) {
+    for (const rel of Object.keys((inputs.files ?? {}) as Props).filter((r) => !paths.has(r))) {
       this.log(warning(`StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), urn);
     }
-    const manifest: Record<string, string> = {};
-    for (const [hash, rels] of groups) for (const rel of rels) manifest[rel] = hash;
-    const withManifest = { ...inputs, manifest };
+    return { groups };
+  }
+
+  /**
+   * Each content's entry checked as a StoredFile is checked. A failure is said once per value and
+   * reason: a shared value refused for every file is the folder's (no file named); otherwise it
+   * names the files it is refused for, under the path's own field (`files["a.html"].tag`) or the shared one.
+   */
+  private entryFailures(olds: Props, withManifest: Props, secretInputs: readonly string[], label: string, urn?: string): CheckFailure[] {
+    const own = (withManifest.files ?? {}) as Record<string, FileValues>;
     // Each content's date as its entry declared it before (made only for a folder that declares one).
     let oldDates: Map<string, FolderEntry<unknown>> | undefined;
     const dateAsBefore = (hash: string, date: unknown): boolean => {
@@ -146,9 +109,9 @@ export class StoredFolderCore {
       oldDates ??= this.entriesByHash(olds);
       return jsonEqual(declaredValue(oldDates.get(hash), "retainUntil"), date);
     };
-    // The entries' refusals, by property and reason: with the paths they are refused for.
     const refused = new Map<string, { property: string; reason: string; owners: string[]; shared: boolean }>();
-    for (const entry of manifestEntries(withManifest)) {
+    const entries = manifestEntries(withManifest);
+    for (const entry of entries) {
       for (const { path: rel, fields } of entry.notApplied) {
         this.log(
           warning(
@@ -163,39 +126,15 @@ export class StoredFolderCore {
       const asBefore = dateAsBefore(entry.hash, entryInputs.retainUntil) ? { retainUntil: entryInputs.retainUntil } : {};
       const checked = this.files.check(asBefore, entryInputs, this.entrySecrets(secretInputs, withManifest, entry), this.entryUrn(urn, entry));
       for (const failure of checked.failures) {
-        // A secret value's failure names no property (the engine would print its value), and keeps none here.
-        const field = failureInput(failure) as keyof FileValues;
-        // The path whose own value the entry took (a later path may declare the latest end), else the shared field.
-        const ownOf = (rel: string) => ownValue(own, rel)?.[field];
-        // (A value no path declares of its own is the folder's: a path that takes it, not one that declares another.)
-        const owner =
-          entry.paths.find((rel) => ownOf(rel) !== undefined && jsonEqual(ownOf(rel), entry.values[field])) ??
-          entry.paths.find((rel) => ownOf(rel) === undefined) ??
-          entry.paths[0];
-        const declaredOwn = ownOf(owner) !== undefined;
-        // The content itself (unreadable, or declared elsewhere in the stack): about the folder's files, under `path`.
-        const property =
-          failure.property === "" ? "" : (failure.property as string) === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
-        // The folder's own value fails alike for every file (its reason may differ only by the
-        // instant it was judged at): one failure; a path's own, or a path's name, by its reason.
-        const shared = !declaredOwn && inputs[field] !== undefined;
-        const key = JSON.stringify(shared ? [property, field] : [property, failure.reason]);
-        refused.set(key, {
-          property,
-          reason: refused.get(key)?.reason ?? failure.reason,
-          owners: [...(refused.get(key)?.owners ?? []), owner],
-          shared,
-        });
+        const owned = failureOwner(failure, entry, own, withManifest);
+        const previous = refused.get(owned.key);
+        refused.set(owned.key, { ...owned, reason: previous?.reason ?? failure.reason, owners: [...(previous?.owners ?? []), owned.owner] });
       }
     }
-    // One failure per value and reason: a shared value refused for every file is the folder's
-    // (no file named); otherwise the files it is refused for.
-    const entries = manifestEntries(withManifest).length;
-    for (const { property, reason, owners, shared } of refused.values()) {
-      const who = shared && owners.length === entries ? "" : `${owners[0]}${owners.length > 1 ? ` (and ${owners.length - 1} more file(s))` : ""}: `;
-      failures.push({ property, reason: `${who}${reason}` });
-    }
-    return { inputs: withManifest, failures };
+    return [...refused.values()].map(({ property, reason, owners, shared }) => {
+      const who = shared && owners.length === entries.length ? "" : `${owners[0]}${owners.length > 1 ? ` (and ${owners.length - 1} more file(s))` : ""}: `;
+      return { property, reason: `${who}${reason}` };
+    });
   }
 
   /**
@@ -263,26 +202,12 @@ export class StoredFolderCore {
     }
     const lines: string[] = [];
     for (const [rel, what] of entryOnly) lines.push(`~ ${rel} (same content; its entry: ${[...new Set(what)].join(", ")})`);
-    for (const rel of [...new Set([...Object.keys(oldManifest), ...Object.keys(newManifest)])].sort()) {
-      const was = ownValue(oldManifest, rel);
-      const now = ownValue(newManifest, rel);
-      if (was === now && now !== undefined && recorded.has(now)) continue;
-      const kind = was === undefined || !recorded.has(was) ? (now === undefined ? undefined : "add") : now === undefined ? "delete" : "update";
-      if (kind === undefined) continue;
-      detailedDiff[at("manifest", rel)] = { kind, inputDiff: true };
-      const stored = now !== undefined && recorded.has(now);
+    for (const change of manifestChanges(oldManifest, newManifest, (hash) => recorded.has(hash))) {
+      detailedDiff[at("manifest", change.path)] = { kind: change.kind, inputDiff: true };
       // A path's old content may stay, under another path: its entry is still kept (renamed when its name was this path's).
-      const stays = kind !== "add" && was !== undefined ? firstPath.get(was) : undefined;
-      const renamed = stays !== undefined && renamedEntries.has(String(was)) ? "; its entry is renamed: one PATCH" : "";
-      lines.push(
-        kind === "add"
-          ? `+ ${rel} (${stored ? "its content is stored already: no upload" : "upload"})`
-          : kind === "delete"
-            ? stays !== undefined
-              ? `- ${rel} (its content stays, under ${stays}${renamed})`
-              : `- ${rel} (no longer managed; no request, the file keeps its period)`
-            : `~ ${rel} (new content, ${stored ? "stored already: no upload" : "uploaded"}; ${stays !== undefined ? `the old content stays, under ${stays}${renamed}` : "the old entry keeps its period"})`,
-      );
+      const staysUnder = change.was !== undefined ? firstPath.get(change.was) : undefined;
+      const stored = change.now !== undefined && recorded.has(change.now);
+      lines.push(changeLine(change, { stored, staysUnder, renamed: staysUnder !== undefined && renamedEntries.has(String(change.was)) }));
     }
     for (const field of declaredChanges) {
       detailedDiff[field] = { kind: state[field] === undefined ? "add" : news[field] === undefined ? "delete" : "update", inputDiff: true };

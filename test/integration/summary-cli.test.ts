@@ -119,13 +119,13 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
             outputs: { blobIds: { "b/copy.md": "b-guide", "a/intro.md": "b-guide", "c.md": "b-c" } },
           },
           {
-            urn: `${folderUrn}$pulumi-nodejs:dynamic/tuskr:StoredFile::docs/sha256:0123456789abcdef0123456789abcdef`,
+            urn: `urn:pulumi:dev::p::tuskr:index:StoredFolder$pulumi-nodejs:dynamic/tuskr:StoredFile::docs/sha256:0123456789abcdef0123456789abcdef`,
             type: "pulumi-nodejs:dynamic/tuskr:StoredFile",
             parent: folderUrn,
             outputs: { blobId: "b-guide", name: "Guide (renamed)", expiresAt: at(30) },
           },
           {
-            urn: `${folderUrn}$pulumi-nodejs:dynamic/tuskr:StoredFile::docs/sha256:fedcba9876543210fedcba9876543210`,
+            urn: `urn:pulumi:dev::p::tuskr:index:StoredFolder$pulumi-nodejs:dynamic/tuskr:StoredFile::docs/sha256:fedcba9876543210fedcba9876543210`,
             type: "pulumi-nodejs:dynamic/tuskr:StoredFile",
             parent: folderUrn,
             outputs: { blobId: "b-c", name: "hacked", expiresAt: at(40) },

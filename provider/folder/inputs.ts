@@ -1,0 +1,87 @@
+import { isPlainObject, jsonEqual, ownValue } from "../../api";
+import type { StoredFileState } from "../file/schema";
+import { type CheckFailure, failureInput, isUnknown } from "../file/schema";
+import { FOLDER_INPUT_FIELDS, StoredFolderInputsSchema } from "./schema";
+import type { FileValues, FolderEntry } from "./walk";
+
+/** A folder's inputs as a front door hands them over, before and after they are checked. */
+export type Props = Record<string, unknown>;
+
+const PARTIAL_INPUTS = StoredFolderInputsSchema.partial();
+
+/** The key of a path in a property path (`manifest["docs/a.html"]`). */
+export const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
+
+/** The value an entry declares for `field` (shared or its paths' own), if any. */
+export const declaredValue = (entry: FolderEntry<unknown> | undefined, field: string): unknown =>
+  entry ? ownValue(entry.values as Record<string, unknown>, field) : undefined;
+
+/** A path's own declared values (files[rel]), if the inputs have them. */
+export const ownValues = (inputs: Props, rel: string): Props | undefined => {
+  const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Props, rel) : undefined;
+  return isPlainObject(own) ? own : undefined;
+};
+
+/** A file's own declared value of `field` (files[rel][field]), if the inputs have one. */
+export const ownDeclared = (inputs: Props, rel: string, field: string): unknown => {
+  const own = ownValues(inputs, rel);
+  return own ? ownValue(own, field) : undefined;
+};
+
+/** Whether a refresh handed back `recorded`'s value of `field` (changed outside the stack) as files[rel]'s own value. */
+export const handedBack = (inputs: Props, rel: string, field: string, recorded: StoredFileState): boolean => {
+  const own = ownDeclared(inputs, rel, field);
+  return own !== undefined && jsonEqual(own ?? null, (recorded as Props)[field] ?? null);
+};
+
+/** The folder's inputs: known fields only, each as its schema allows; `path` required. */
+export function validatedInputs(news: Props): { inputs: Props; failures: CheckFailure[] } {
+  const failures: CheckFailure[] = [];
+  const inputs: Props = {};
+  const candidate: Props = {};
+  for (const key of Object.keys(news ?? {})) {
+    const value = news[key];
+    if (value === undefined || value === null) continue;
+    if (!(FOLDER_INPUT_FIELDS as readonly string[]).includes(key)) {
+      failures.push({
+        property: key,
+        reason: `${key} is not an input of StoredFolder (inputs: ${FOLDER_INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
+      });
+      continue;
+    }
+    inputs[key] = value;
+    if (!isUnknown(value)) candidate[key] = value;
+  }
+  const parsed = PARTIAL_INPUTS.safeParse(candidate);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const [field, rel, sub] = issue.path.map(String);
+      const property = field === "files" && rel !== undefined ? `${at("files", rel)}${sub ? `.${sub}` : ""}` : (field ?? "");
+      if (!failures.some((f) => f.property === property)) failures.push({ property, reason: issue.message });
+    }
+  }
+  if (news?.path === undefined || news.path === null)
+    failures.push({ property: "path", reason: "path is required: the folder, relative to the program's directory" });
+  return { inputs, failures };
+}
+
+/**
+ * Whose failure an entry's is: the path whose own value the entry took (a later path may declare
+ * the latest end), else the folder's shared value, else the content itself (under `path`). The
+ * folder's own value fails alike for every file (its reason may differ only by the instant it
+ * was judged at), so it is keyed by field; a path's own, or a path's name, by its reason.
+ */
+export function failureOwner(failure: CheckFailure, entry: FolderEntry<unknown>, own: Record<string, FileValues>, inputs: Props) {
+  const field = failureInput(failure) as keyof FileValues;
+  const ownOf = (rel: string) => ownValue(own, rel)?.[field];
+  // (A value no path declares of its own is the folder's: a path that takes it, not one that declares another.)
+  const owner =
+    entry.paths.find((rel) => ownOf(rel) !== undefined && jsonEqual(ownOf(rel), entry.values[field])) ??
+    entry.paths.find((rel) => ownOf(rel) === undefined) ??
+    entry.paths[0];
+  const declaredOwn = ownOf(owner) !== undefined;
+  // A secret value's failure names no property (the engine would print its value).
+  const property = failure.property === "" ? "" : failure.property === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
+  const shared = !declaredOwn && inputs[field] !== undefined;
+  return { key: JSON.stringify(shared ? [property, field] : [property, failure.reason]), property, owner, shared };
+}
