@@ -56,7 +56,7 @@ describe("SDKs generated from the plugin's schema", () => {
     // A module around the generated package, with the SDK version the CLI was built from.
     fs.writeFileSync(
       path.join(dir, "go.mod"),
-      "module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\n\ngo 1.25.11\n\nrequire github.com/pulumi/pulumi/sdk/v3 v3.259.0\n",
+      "module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\n\ngo 1.25.11\n\nrequire github.com/pulumi/pulumi/sdk/v3 v3.274.1\n",
     );
     const goEnv = { ...env, GONOSUMDB: "github.com/pulumi", GOFLAGS: "-mod=mod -buildvcs=false" };
     await run("go", ["mod", "tidy"], { cwd: dir, env: goEnv, maxBuffer: 64 << 20 });
