@@ -63,7 +63,9 @@ function treeHash(hash: ReturnType<typeof createHash>, dir: string): void {
 async function pythonSetUp(s: EngineStack): Promise<void> {
   await genSdk(s, "python");
   const python = (await run("python3", ["-c", "import sys; print(sys.version)"])).stdout;
-  const hash = createHash("sha256").update(python).update(fs.readFileSync(path.join(s.workDir, "requirements.txt")));
+  const hash = createHash("sha256")
+    .update(python)
+    .update(fs.readFileSync(path.join(s.workDir, "requirements.txt")));
   treeHash(hash, path.join(s.workDir, "sdks/python"));
   const venv = path.join(cacheRoot, "python-venvs", hash.digest("hex").slice(0, 16));
   if (!fs.existsSync(path.join(venv, ".complete"))) {
@@ -114,7 +116,11 @@ const LANGUAGES: Record<string, Language> = {
     logoTag: 'tag="brand"',
     handbookRetention: ["retention_epochs=3,", "retention_epochs=5,"],
     // mypy, before the program runs: a string where the SDK types an int.
-    typeError: ["retention_epochs=5,", 'retention_epochs="5",', /mypy failed[\s\S]*__main__\.py:\d+: error: No overload variant of "StoredFile" matches argument types "str", "FileAsset", "str", "str", "dict\[str, str\]", "str"/],
+    typeError: [
+      "retention_epochs=5,",
+      'retention_epochs="5",',
+      /mypy failed[\s\S]*__main__\.py:\d+: error: No overload variant of "StoredFile" matches argument types "str", "FileAsset", "str", "str", "dict\[str, str\]", "str"/,
+    ],
   },
   go: {
     project: "examples/go",
@@ -127,8 +133,7 @@ const LANGUAGES: Record<string, Language> = {
   },
 };
 
-const writes = (requests: Array<{ route: string; requestBody?: unknown }>) =>
-  requests.filter((r) => r.route !== "get").map((r) => [r.route, r.requestBody]);
+const writes = (requests: Array<{ route: string; requestBody?: unknown }>) => requests.filter((r) => r.route !== "get").map((r) => [r.route, r.requestBody]);
 
 describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the tuskr provider plugin", (name) => {
   const lang = LANGUAGES[name];
