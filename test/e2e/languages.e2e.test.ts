@@ -11,17 +11,19 @@ import { blobBytes, type EngineStack, repoRoot, withStack } from "../helpers/eng
 import { offlineEngineEnv } from "../../scripts/offline-engine.mjs";
 
 /**
- * examples/python and examples/go through the real CLI and the tuskr provider plugin, against
- * the emulator, each set up as its README says: the SDK generated from the plugin's schema
- * (`pulumi package gen-sdk`); for Python a virtualenv with requirements.txt and the SDK
- * pip-installed, mypy run by the language host before each run (Pulumi.yaml's typechecker); for
- * Go, `go build` of the program's module with the SDK replaced in. The language hosts are the
- * minimal ones scripts/ensure-pulumi builds (tools/pulumi-language-nodejs), run as Pulumi's own
- * hosts run programs. Requests are counted on the emulator, one for each language (both upload
+ * examples/python, examples/go and examples/java through the real CLI and the tuskr provider
+ * plugin, against the emulator, each set up as its README says: the SDK generated from the
+ * plugin's schema (`pulumi package gen-sdk`); for Python a virtualenv with requirements.txt and
+ * the SDK pip-installed, mypy run by the language host before each run (Pulumi.yaml's
+ * typechecker); for Go, `go build` of the program's module with the SDK replaced in; for Java,
+ * Maven (`mvn compile exec:java`) compiling the SDK with the program. The Python and Go hosts
+ * are the minimal ones scripts/ensure-pulumi builds (tools/pulumi-language-nodejs), run as
+ * Pulumi's own hosts run programs; the Java host is Pulumi's own (scripts/ensure-language-hosts). Requests are counted on the emulator, one for each language (both upload
  * the same handbook: on one emulator, the second would find the first's purchases).
  *
  * Slow set-ups are cached outside the repository: the virtualenv by the hash of what it holds,
- * in ~/.cache/pulumi-tuskr/python-venvs; Go's modules and builds in Go's own caches.
+ * in ~/.cache/pulumi-tuskr/python-venvs; Go's modules and builds in Go's own caches; Maven's
+ * downloads in ~/.m2.
  */
 const run = promisify(execFile);
 const cacheRoot = process.env.TUSKR_PULUMI_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "pulumi-tuskr");
@@ -95,6 +97,15 @@ function edit(s: EngineStack, file: string, from: string, to: string): void {
   fs.writeFileSync(p, source.replace(from, to));
 }
 
+/**
+ * README: the SDK generated into sdks/java, which pom.xml compiles with the program. Pulumi's Java
+ * host, built once and cached (CI builds it with the CLI).
+ */
+async function javaSetUp(s: EngineStack): Promise<void> {
+  await run("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-java"], { maxBuffer: 64 << 20 });
+  await genSdk(s, "java");
+}
+
 interface Language {
   project: string;
   program: string;
@@ -130,6 +141,20 @@ const LANGUAGES: Record<string, Language> = {
     logoTag: 'Tag:             pulumi.String("brand")',
     handbookRetention: ["RetentionEpochs: pulumi.Int(3)", "RetentionEpochs: pulumi.Int(5)"],
     typeError: ["RetentionEpochs: pulumi.Int(5)", 'RetentionEpochs: pulumi.String("5")', /cannot use pulumi\.String\("5"\)/],
+  },
+  java: {
+    project: "examples/java",
+    program: "src/main/java/tuskr/App.java",
+    setUp: javaSetUp,
+    outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
+    logoTag: '.tag("brand")',
+    handbookRetention: [".retentionEpochs(3)", ".retentionEpochs(5)"],
+    // javac, through Maven, before the program runs.
+    typeError: [
+      ".retentionEpochs(5)",
+      '.retentionEpochs("5")',
+      /COMPILATION ERROR[\s\S]*App\.java:\[\d+,\d+\] no suitable method found for retentionEpochs\(java\.lang\.String\)/,
+    ],
   },
 };
 

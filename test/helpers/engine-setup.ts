@@ -16,6 +16,7 @@ export const E2E_PROJECTS = [
   "test/e2e/getfile-ts",
   "examples/python",
   "examples/go",
+  "examples/java",
 ];
 
 declare module "vitest" {
