@@ -80,6 +80,8 @@ async function pythonSetUp(s: EngineStack): Promise<void> {
     });
     fs.writeFileSync(path.join(venv, ".complete"), "");
   }
+  // A copy of a checkout where someone ran the README in place holds a venv of its own.
+  fs.rmSync(path.join(s.workDir, "venv"), { recursive: true, force: true });
   fs.symlinkSync(venv, path.join(s.workDir, "venv"), "dir");
 }
 

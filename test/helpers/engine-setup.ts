@@ -23,8 +23,9 @@ declare module "vitest" {
   export interface ProvidedContext {
     pulumiDir: string;
     /**
-     * Where scripts/ensure-language-hosts puts Pulumi's YAML and .NET language hosts (the .NET one is
-     * ensured by the test that needs it). The Node.js, Python and Go hosts are in pulumiDir.
+     * Where scripts/ensure-language-hosts puts Pulumi's YAML, Java and .NET language hosts (the
+     * Java and .NET ones are ensured by the tests that need them). The Node.js, Python and Go hosts
+     * are in pulumiDir.
      */
     languageHostsDir: string;
   }
