@@ -18,8 +18,9 @@ import { offlineEngineEnv } from "../../scripts/offline-engine.mjs";
  * typechecker); for Go, `go build` of the program's module with the SDK replaced in; for Java,
  * Maven (`mvn compile exec:java`) compiling the SDK with the program. The Python and Go hosts
  * are the minimal ones scripts/ensure-pulumi builds (tools/pulumi-language-nodejs), run as
- * Pulumi's own hosts run programs; the Java host is Pulumi's own (scripts/ensure-language-hosts). Requests are counted on the emulator, one for each language (both upload
- * the same handbook: on one emulator, the second would find the first's purchases).
+ * Pulumi's own hosts run programs; the Java host is Pulumi's own (scripts/ensure-language-hosts).
+ * Requests are counted on the emulator, one for each language (they all upload the same
+ * handbook: on one emulator, the second would find the first's purchases).
  *
  * Slow set-ups are cached outside the repository: the virtualenv by the hash of what it holds,
  * in ~/.cache/pulumi-tuskr/python-venvs; Go's modules and builds in Go's own caches; Maven's
@@ -110,6 +111,8 @@ async function javaSetUp(s: EngineStack): Promise<void> {
 
 interface Language {
   project: string;
+  /** The README's set-up commands that setUp performs. */
+  readme: string[];
   program: string;
   setUp(s: EngineStack): Promise<void>;
   /** Output names: the handbook's blobId, the logo's remaining epochs (getFile). */
@@ -123,6 +126,11 @@ interface Language {
 const LANGUAGES: Record<string, Language> = {
   python: {
     project: "examples/python",
+    readme: [
+      "pulumi package gen-sdk ./node_modules/pulumi-tuskr --language python --out sdks",
+      "python3 -m venv venv",
+      "venv/bin/pip install -r requirements.txt ./sdks/python",
+    ],
     program: "__main__.py",
     setUp: pythonSetUp,
     outputs: { handbook: "handbook_blob_id", remaining: "logo_remaining_epochs" },
@@ -137,6 +145,10 @@ const LANGUAGES: Record<string, Language> = {
   },
   go: {
     project: "examples/go",
+    readme: [
+      "pulumi package gen-sdk ./node_modules/pulumi-tuskr --language go --out sdks",
+      "printf 'module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\\n\\ngo 1.22\\n' > sdks/go/go.mod",
+    ],
     program: "main.go",
     setUp: goSetUp,
     outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
@@ -146,6 +158,7 @@ const LANGUAGES: Record<string, Language> = {
   },
   java: {
     project: "examples/java",
+    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language java --out sdks"],
     program: "src/main/java/tuskr/App.java",
     setUp: javaSetUp,
     outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
@@ -173,6 +186,9 @@ describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the
       lang.project,
       async (s) => {
         const { stack, emu, fileRequests, cli } = s;
+        // What setUp does is what the README says to do.
+        const readme = fs.readFileSync(path.join(repoRoot, lang.project, "README.md"), "utf8");
+        for (const command of lang.readme) expect(readme).toContain(command);
         await lang.setUp(s);
 
         // A new stack's preview reads at most (getFile); it writes nothing.
