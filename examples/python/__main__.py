@@ -34,6 +34,10 @@ site = tuskr.StoredFolder(
     files={"index.html": tuskr.FolderFileArgs(metadata={"page": "home"})},
 )
 
+# Another file read, nothing adopted: what the service says of it now (here, the logo's).
+shared = tuskr.get_file_output(blob_id=logo.blob_id)
+
 pulumi.export("handbook_blob_id", handbook.blob_id)
 pulumi.export("site_urls", site.urls)
 pulumi.export("logo_expires_at", logo.expires_at)
+pulumi.export("logo_remaining_epochs", shared.remaining_epochs)

@@ -14,12 +14,19 @@ export const E2E_PROJECTS = [
   "test/e2e/migrate",
   "test/e2e/getfile-yaml",
   "test/e2e/getfile-ts",
+  "examples/python",
+  "examples/go",
+  "examples/java",
 ];
 
 declare module "vitest" {
   export interface ProvidedContext {
     pulumiDir: string;
-    /** Where scripts/ensure-language-hosts puts Pulumi's YAML and .NET language hosts (the .NET one is ensured by the test that needs it). */
+    /**
+     * Where scripts/ensure-language-hosts puts Pulumi's YAML, Java and .NET language hosts (the
+     * Java and .NET ones are ensured by the tests that need them). The Node.js, Python and Go hosts
+     * are in pulumiDir.
+     */
     languageHostsDir: string;
   }
 }

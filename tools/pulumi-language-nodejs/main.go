@@ -122,8 +122,8 @@ func stopWhenEngineGoesAway(addr string, srv *grpc.Server) {
 type languageHost struct {
 	pulumirpc.UnimplementedLanguageRuntimeServer
 
-	// "nodejs"; or "python" or "go" when installed under those hosts' names,
-	// where only GeneratePackage is served (see languageOf).
+	// "nodejs"; or "python" or "go" when installed under those hosts' names
+	// (see languageOf): Run and GeneratePackage serve that language.
 	language string
 
 	mu            sync.Mutex
@@ -183,8 +183,13 @@ func (h *languageHost) InstallDependencies(
 	_ *pulumirpc.InstallDependenciesRequest,
 	stream grpc.ServerStreamingServer[pulumirpc.InstallDependenciesResponse],
 ) error {
+	how := map[string]string{
+		"nodejs": "run `npm install`",
+		"python": "create the virtualenv and `pip install -r requirements.txt` in it",
+		"go":     "`go build` fetches the modules",
+	}[h.language]
 	return stream.Send(&pulumirpc.InstallDependenciesResponse{
-		Stdout: []byte("minimal nodejs language host: not installing dependencies; run `npm install` yourself\n"),
+		Stdout: []byte("minimal " + h.language + " language host: not installing dependencies; " + how + " yourself\n"),
 	})
 }
 
@@ -266,8 +271,11 @@ func (h *languageHost) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pul
 	fail := func(err error) (*pulumirpc.RunResponse, error) {
 		return &pulumirpc.RunResponse{Error: err.Error()}, nil
 	}
-	if err := h.nodejsOnly(); err != nil {
-		return fail(err)
+	switch h.language {
+	case "python":
+		return h.runPython(ctx, req)
+	case "go":
+		return h.runGo(ctx, req)
 	}
 
 	// Old engines send pwd/program instead of ProgramInfo.
@@ -478,8 +486,8 @@ func (h *languageHost) RunPlugin(
 
 // languageOf tells which host this binary stands in for, from the name it was
 // started under: pulumi-language-python and pulumi-language-go are this same
-// binary installed under those names, for SDK generation only (the Go module
-// proxy here serves neither official host).
+// binary installed under those names (the Go module proxy here serves neither
+// official host).
 func languageOf(argv0 string) string {
 	switch filepath.Base(argv0) {
 	case "pulumi-language-python":
@@ -491,12 +499,12 @@ func languageOf(argv0 string) string {
 	}
 }
 
-// nodejsOnly refuses to run programs or plugins when standing in for another
-// language's host, saying what to install instead.
+// nodejsOnly refuses to run plugins when standing in for another language's
+// host, saying what to install instead.
 func (h *languageHost) nodejsOnly() error {
 	if h.language == "nodejs" {
 		return nil
 	}
-	return fmt.Errorf("this pulumi-language-%[1]s is the tuskr minimal host, which only generates SDKs "+
-		"(pulumi package gen-sdk); install Pulumi's official %[1]s language host to run %[1]s programs", h.language)
+	return fmt.Errorf("this pulumi-language-%[1]s is the tuskr minimal host, which runs %[1]s programs "+
+		"but not %[1]s plugins; install Pulumi's official %[1]s language host for those", h.language)
 }

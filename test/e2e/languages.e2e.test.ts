@@ -1,0 +1,262 @@
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { startEmulator } from "../../emulator";
+import { blobBytes, type EngineStack, repoRoot, withStack } from "../helpers/engine";
+import { offlineEngineEnv } from "../../scripts/offline-engine.mjs";
+
+/**
+ * examples/python, examples/go and examples/java through the real CLI and the tuskr provider
+ * plugin, against the emulator, each set up as its README says: the SDK generated from the
+ * plugin's schema (`pulumi package gen-sdk`); for Python a virtualenv with requirements.txt and
+ * the SDK pip-installed, mypy run by the language host before each run (Pulumi.yaml's
+ * typechecker); for Go, `go build` of the program's module with the SDK replaced in; for Java,
+ * Maven (`mvn compile exec:java`) compiling the SDK with the program. The Python and Go hosts
+ * are the minimal ones scripts/ensure-pulumi builds (tools/pulumi-language-nodejs), run as
+ * Pulumi's own hosts run programs; the Java host is Pulumi's own (scripts/ensure-language-hosts).
+ * Requests are counted on the emulator, one for each language (they all upload the same
+ * handbook: on one emulator, the second would find the first's purchases).
+ *
+ * Slow set-ups are cached outside the repository: the virtualenv by the hash of what it holds,
+ * in ~/.cache/pulumi-tuskr/python-venvs; Go's modules and builds in Go's own caches; Maven's
+ * downloads in ~/.m2.
+ */
+const run = promisify(execFile);
+const cacheRoot = process.env.TUSKR_PULUMI_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "pulumi-tuskr");
+
+/** The stack's own environment (offlineEngineEnv, as openStack builds it): PATH with the CLI and its hosts. */
+function stackEnv(s: EngineStack): NodeJS.ProcessEnv {
+  const vars = offlineEngineEnv({
+    pulumiDir: inject("pulumiDir"),
+    tmp: path.dirname(s.workDir),
+    passphrase: "test-passphrase",
+    isolated: true,
+    extraPath: [inject("languageHostsDir")],
+  });
+  return { ...process.env, ...vars };
+}
+
+/** `pulumi package gen-sdk ./node_modules/pulumi-tuskr --language <language> --out sdks`, in the project. */
+async function genSdk(s: EngineStack, language: string): Promise<void> {
+  await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "gen-sdk", "./node_modules/pulumi-tuskr", "--language", language, "--out", "sdks"], {
+    cwd: s.workDir,
+    env: stackEnv(s),
+    maxBuffer: 64 << 20,
+  });
+}
+
+/** Every file under `dir`, with its bytes, sorted: what a hash of a tree reads. */
+function treeHash(hash: ReturnType<typeof createHash>, dir: string): void {
+  for (const f of fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {
+    const p = path.join(dir, f);
+    if (fs.statSync(p).isFile()) hash.update(f).update(fs.readFileSync(p));
+  }
+}
+
+/**
+ * README: `python3 -m venv venv && venv/bin/pip install -r requirements.txt ./sdks/python`. The
+ * virtualenv is built once per requirements.txt, generated SDK and python3, in the cache, and
+ * linked as the project's `venv`.
+ */
+async function pythonSetUp(s: EngineStack): Promise<void> {
+  await genSdk(s, "python");
+  const python = (await run("python3", ["-c", "import sys; print(sys.version)"])).stdout;
+  const hash = createHash("sha256")
+    .update(python)
+    .update(fs.readFileSync(path.join(s.workDir, "requirements.txt")));
+  treeHash(hash, path.join(s.workDir, "sdks/python"));
+  const venv = path.join(cacheRoot, "python-venvs", hash.digest("hex").slice(0, 16));
+  if (!fs.existsSync(path.join(venv, ".complete"))) {
+    fs.rmSync(venv, { recursive: true, force: true });
+    fs.mkdirSync(path.dirname(venv), { recursive: true });
+    await run("python3", ["-m", "venv", venv]);
+    await run(path.join(venv, "bin/pip"), ["install", "--quiet", "--disable-pip-version-check", "-r", "requirements.txt", "./sdks/python"], {
+      cwd: s.workDir,
+      maxBuffer: 64 << 20,
+    });
+    fs.writeFileSync(path.join(venv, ".complete"), "");
+  }
+  // A copy of a checkout where someone ran the README in place holds a venv of its own.
+  fs.rmSync(path.join(s.workDir, "venv"), { recursive: true, force: true });
+  fs.symlinkSync(venv, path.join(s.workDir, "venv"), "dir");
+}
+
+/** README: the SDK's go.mod, the module the program's go.mod replaces with ./sdks/go. */
+async function goSetUp(s: EngineStack): Promise<void> {
+  await genSdk(s, "go");
+  fs.writeFileSync(path.join(s.workDir, "sdks/go/go.mod"), "module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\n\ngo 1.22\n");
+}
+
+/** Replaces `from` with `to` in the program: a user's edit. Fails if `from` is not there. */
+function edit(s: EngineStack, file: string, from: string, to: string): void {
+  const p = path.join(s.workDir, file);
+  const source = fs.readFileSync(p, "utf8");
+  if (!source.includes(from)) throw new Error(`${file} has no ${JSON.stringify(from)}`);
+  fs.writeFileSync(p, source.replace(from, to));
+}
+
+/**
+ * README: the SDK generated into sdks/java, which pom.xml compiles with the program. Pulumi's Java
+ * host, built once and cached (CI builds it with the CLI).
+ */
+async function javaSetUp(s: EngineStack): Promise<void> {
+  await run("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-java"], { maxBuffer: 64 << 20 });
+  await genSdk(s, "java");
+}
+
+interface Language {
+  project: string;
+  /** The README's set-up commands that setUp performs. */
+  readme: string[];
+  program: string;
+  setUp(s: EngineStack): Promise<void>;
+  /** Output names: the handbook's blobId, the logo's remaining epochs (getFile). */
+  outputs: { handbook: string; remaining: string };
+  /** The logo's tag and the handbook's retention as the program declares them (then raised), and a type error. */
+  logoTag: string;
+  handbookRetention: [string, string];
+  typeError: [string, string, RegExp];
+}
+
+const LANGUAGES: Record<string, Language> = {
+  python: {
+    project: "examples/python",
+    readme: [
+      "pulumi package gen-sdk ./node_modules/pulumi-tuskr --language python --out sdks",
+      "python3 -m venv venv",
+      "venv/bin/pip install -r requirements.txt ./sdks/python",
+    ],
+    program: "__main__.py",
+    setUp: pythonSetUp,
+    outputs: { handbook: "handbook_blob_id", remaining: "logo_remaining_epochs" },
+    logoTag: 'tag="brand"',
+    handbookRetention: ["retention_epochs=3,", "retention_epochs=5,"],
+    // mypy, before the program runs: a string where the SDK types an int.
+    typeError: [
+      "retention_epochs=5,",
+      'retention_epochs="5",',
+      /mypy failed[\s\S]*__main__\.py:\d+: error: No overload variant of "StoredFile" matches argument types "str", "FileAsset", "str", "str", "dict\[str, str\]", "str"/,
+    ],
+  },
+  go: {
+    project: "examples/go",
+    readme: [
+      "pulumi package gen-sdk ./node_modules/pulumi-tuskr --language go --out sdks",
+      "printf 'module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\\n\\ngo 1.22\\n' > sdks/go/go.mod",
+    ],
+    program: "main.go",
+    setUp: goSetUp,
+    outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
+    logoTag: 'Tag:             pulumi.String("brand")',
+    handbookRetention: ["RetentionEpochs: pulumi.Int(3)", "RetentionEpochs: pulumi.Int(5)"],
+    typeError: ["RetentionEpochs: pulumi.Int(5)", 'RetentionEpochs: pulumi.String("5")', /cannot use pulumi\.String\("5"\)/],
+  },
+  java: {
+    project: "examples/java",
+    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language java --out sdks"],
+    program: "src/main/java/tuskr/App.java",
+    setUp: javaSetUp,
+    outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
+    logoTag: '.tag("brand")',
+    handbookRetention: [".retentionEpochs(3)", ".retentionEpochs(5)"],
+    // javac, through Maven, before the program runs.
+    typeError: [
+      ".retentionEpochs(5)",
+      '.retentionEpochs("5")',
+      /COMPILATION ERROR[\s\S]*App\.java:\[\d+,\d+\] no suitable method found for retentionEpochs\(java\.lang\.String\)/,
+    ],
+  },
+};
+
+const writes = (requests: Array<{ route: string; requestBody?: unknown }>) => requests.filter((r) => r.route !== "get").map((r) => [r.route, r.requestBody]);
+
+describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the tuskr provider plugin", (name) => {
+  const lang = LANGUAGES[name];
+  it("up, unchanged preview and up, a tag edit, a raised retention, a type error, destroy", async () => {
+    const emu = await startEmulator({ port: 0 });
+    const stored = (blobId: string) => emu.files().find((f) => f.blobId === blobId);
+    const logoBytes = fs.readFileSync(path.join(repoRoot, "examples/basic/files/logo.svg"));
+    const logo = (await emu.uploadFile({ content: Buffer.concat([logoBytes, Buffer.from(`<!-- ${name} ${Math.random()} -->`)]), filename: "logo.svg" })).blobId;
+    await withStack(
+      lang.project,
+      async (s) => {
+        const { stack, emu, fileRequests, cli } = s;
+        // What setUp does is what the README says to do.
+        const readme = fs.readFileSync(path.join(repoRoot, lang.project, "README.md"), "utf8");
+        for (const command of lang.readme) expect(readme).toContain(command);
+        await lang.setUp(s);
+
+        // A new stack's preview reads at most (getFile); it writes nothing.
+        emu.clearRequests();
+        const firstPreview = await cli(["preview"]);
+        expect(firstPreview.code, firstPreview.stdout + firstPreview.stderr).toBe(0);
+        expect(writes(fileRequests())).toEqual([]);
+
+        emu.clearRequests();
+        const up = await stack.up();
+        // The stack, two files and the folder (the engine does not count the default provider).
+        expect(up.summary.resourceChanges).toEqual({ create: 4 });
+        // Two uploads (the handbook, the folder's index.html). The logo, uploaded for one epoch:
+        // the 4 its declared 5 lack, and the keep-alive's 30 (fewer than 7 were left), in one renew.
+        const created = writes(fileRequests());
+        expect(created.filter(([route]) => route === "upload")).toHaveLength(2);
+        expect(created.filter(([route]) => route === "renew")).toEqual([["renew", { epochs: 34 }]]);
+        const handbook = up.outputs[lang.outputs.handbook].value as string;
+        expect(await blobBytes(emu, handbook)).toEqual(fs.readFileSync(path.join(repoRoot, lang.project, "files/handbook.md")));
+        expect(stored(handbook)).toMatchObject({
+          name: "handbook.md",
+          tag: "docs",
+          metadata: { team: "people", audience: "staff" },
+          uploadEpochs: 3,
+        });
+        expect(stored(logo)).toMatchObject({ name: "logo.svg", tag: "brand", metadata: { team: "web" }, epochsBought: 34 });
+        // getFile: what the service said of the logo, read after its purchase.
+        expect(up.outputs[lang.outputs.remaining].value).toEqual(expect.any(Number));
+
+        // Nothing changed: only reads, at preview and at up.
+        emu.clearRequests();
+        expect((await stack.preview()).changeSummary).toEqual({ same: 4 });
+        expect(writes(fileRequests())).toEqual([]);
+        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 4 });
+        expect(writes(fileRequests())).toEqual([]);
+
+        // The logo's tag edited: one PATCH, with the tag alone.
+        edit(s, lang.program, lang.logoTag, lang.logoTag.replace("brand", "brand-2026"));
+        emu.clearRequests();
+        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 3, update: 1 });
+        expect(writes(fileRequests())).toEqual([["patch", { tag: "brand-2026" }]]);
+
+        expect(stored(logo)).toMatchObject({ tag: "brand-2026", epochsBought: 34 });
+
+        // The handbook's retention raised from 3 to 5 epochs: one renew, of the 2 it lacks.
+        edit(s, lang.program, ...lang.handbookRetention);
+        emu.clearRequests();
+        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 3, update: 1 });
+        expect(writes(fileRequests())).toEqual([["renew", { epochs: 2 }]]);
+        expect(stored(handbook)).toMatchObject({ uploadEpochs: 3, epochsBought: 2 });
+
+        // A type error fails the preview before the program runs: no request at all.
+        const [from, to, message] = lang.typeError;
+        edit(s, lang.program, from, to);
+        emu.clearRequests();
+        const typeError = await cli(["preview"]);
+        expect(typeError.code).not.toBe(0);
+        expect(typeError.stdout + typeError.stderr).toMatch(message);
+        expect(emu.requests()).toEqual([]);
+        edit(s, lang.program, to, from);
+
+        // destroy forgets the files: it sends nothing.
+        emu.clearRequests();
+        const destroyed = await stack.destroy();
+        expect(destroyed.summary.resourceChanges).toEqual({ delete: 4 });
+        expect(emu.requests()).toEqual([]);
+      },
+      { emu, config: { logoBlobId: logo } },
+    ).finally(() => emu.close());
+  });
+});
