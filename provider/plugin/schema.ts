@@ -78,8 +78,8 @@ function configProperties(): Record<string, SchemaProperty> {
   return out;
 }
 
-/** The package schema, as `GetSchema` answers it and `pulumi package gen-sdk` reads it. */
-export function packageSchema(): Record<string, unknown> {
+/** StoredFile's inputs and outputs, and the keep-alive type's properties, from the zod schemas. */
+function fileProperties() {
   const inputs: Record<string, SchemaProperty> = {};
   for (const [field, schema] of Object.entries(StoredFileInputsSchema.shape) as Array<[InputField, z.ZodType]>) {
     inputs[field] = {
@@ -96,6 +96,11 @@ export function packageSchema(): Record<string, unknown> {
   for (const [field, schema] of Object.entries(KeepAliveSchema.shape)) {
     keepAliveProps[field] = { ...typeOf(field, schema), description: describedBy(schema) };
   }
+  return { inputs, outputs, keepAliveProps };
+}
+
+/** StoredFolder's inputs (StoredFile's shared fields among them) and outputs, and a file's own values. */
+function folderProperties(inputs: Record<string, SchemaProperty>) {
   // StoredFolder: where its files are, the values they share (StoredFile's own fields and
   // descriptions), each file's own values (a named type), and its outputs by path.
   const folderFileProps: Record<string, SchemaProperty> = Object.fromEntries(FILE_FIELDS.map((f) => [f, inputs[f]]));
@@ -121,22 +126,54 @@ export function packageSchema(): Record<string, unknown> {
       description: describedBy(schema),
     };
   }
+  return { folderInputs, folderOutputs, folderFileProps };
+}
+
+/** What the package says of itself, and how each language's SDK is named. */
+const PACKAGE_META = {
+  name: PACKAGE_NAME,
+  displayName: "Tuskr",
+  version: PACKAGE_VERSION,
+  description: "Files kept on Tuskr (blobs on Walrus): upload or adopt them, converge their name, tag and metadata, buy storage epochs.",
+  keywords: ["pulumi", "tuskr", "walrus", "storage", "category/cloud", "kind/native"],
+  license: "Apache-2.0",
+  publisher: "pulumi-tuskr",
+  meta: { moduleFormat: "(.*)" },
+  language: {
+    nodejs: { packageName: "@pulumi-tuskr/tuskr", dependencies: { "@pulumi/pulumi": "^3.248.0" } },
+    python: { packageName: "pulumi_tuskr", requires: { pulumi: ">=3.0.0,<4.0.0" } },
+    go: { importBasePath: "github.com/pulumi-tuskr/pulumi-tuskr/sdk/go/tuskr", generateResourceContainerTypes: false },
+    csharp: { rootNamespace: "PulumiTuskr", packageReferences: { Pulumi: "3.*" } },
+  },
+};
+
+/** The `getFile` function's schema. */
+function functionsSchema() {
+  return {
+    [GET_FILE_TOKEN]: {
+      description:
+        "A file's record, read with one GET and nothing written: a file another stack keeps, used without adopting it. Fails for an unknown or expired blobId.",
+      inputs: {
+        properties: { blobId: { type: "string", description: "The file's blobId (what its upload returned)." } },
+        required: ["blobId"],
+      },
+      outputs: {
+        properties: Object.fromEntries(
+          Object.entries(GetFileResultSchema.shape).map(([field, schema]) => [field, { ...typeOf(field, schema), description: describedBy(schema) }]),
+        ),
+        required: ["blobId"],
+      },
+    },
+  };
+}
+
+/** The package schema, as `GetSchema` answers it and `pulumi package gen-sdk` reads it. */
+export function packageSchema(): Record<string, unknown> {
+  const { inputs, outputs, keepAliveProps } = fileProperties();
+  const { folderInputs, folderOutputs, folderFileProps } = folderProperties(inputs);
   const config = configProperties();
   return {
-    name: PACKAGE_NAME,
-    displayName: "Tuskr",
-    version: PACKAGE_VERSION,
-    description: "Files kept on Tuskr (blobs on Walrus): upload or adopt them, converge their name, tag and metadata, buy storage epochs.",
-    keywords: ["pulumi", "tuskr", "walrus", "storage", "category/cloud", "kind/native"],
-    license: "Apache-2.0",
-    publisher: "pulumi-tuskr",
-    meta: { moduleFormat: "(.*)" },
-    language: {
-      nodejs: { packageName: "@pulumi-tuskr/tuskr", dependencies: { "@pulumi/pulumi": "^3.248.0" } },
-      python: { packageName: "pulumi_tuskr", requires: { pulumi: ">=3.0.0,<4.0.0" } },
-      go: { importBasePath: "github.com/pulumi-tuskr/pulumi-tuskr/sdk/go/tuskr", generateResourceContainerTypes: false },
-      csharp: { rootNamespace: "PulumiTuskr", packageReferences: { Pulumi: "3.*" } },
-    },
+    ...PACKAGE_META,
     config: { variables: config },
     provider: {
       description: "The tuskr provider: its settings, from stack config `tuskr:<setting>` (the API key as a secret).",
@@ -165,22 +202,7 @@ export function packageSchema(): Record<string, unknown> {
         required: ["path", "blobIds", "urls"],
       },
     },
-    functions: {
-      [GET_FILE_TOKEN]: {
-        description:
-          "A file's record, read with one GET and nothing written: a file another stack keeps, used without adopting it. Fails for an unknown or expired blobId.",
-        inputs: {
-          properties: { blobId: { type: "string", description: "The file's blobId (what its upload returned)." } },
-          required: ["blobId"],
-        },
-        outputs: {
-          properties: Object.fromEntries(
-            Object.entries(GetFileResultSchema.shape).map(([field, schema]) => [field, { ...typeOf(field, schema), description: describedBy(schema) }]),
-          ),
-          required: ["blobId"],
-        },
-      },
-    },
+    functions: functionsSchema(),
     types: {
       [FOLDER_FILE_TOKEN]: {
         type: "object",

@@ -116,15 +116,26 @@ function engineLogger(engineAddress: string | undefined) {
   };
 }
 
-/** The ResourceProvider service, over one StoredFilePlugin. */
-function service(plugin: StoredFilePlugin, schema: string) {
-  // Each resource type's front door; both answer the same calls.
-  const resourceOf = (urn: string) => {
-    const type = parseUrn(urn)?.type;
-    if (type === STORED_FILE_TYPES.plugin) return plugin;
-    if (type === STORED_FOLDER_TYPES.plugin) return plugin.folder;
-    throw new Error(`the tuskr provider has no resource type ${type}`);
-  };
+/** A diff's answer in the engine's terms, property paths and all. */
+function diffResponse(result: { changes: boolean; replaces: string[]; detailedDiff: Record<string, { kind: keyof typeof DIFF_KINDS; inputDiff: boolean }> }) {
+  const resp = new provproto.DiffResponse();
+  resp.setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE);
+  resp.setReplacesList(result.replaces);
+  resp.setDiffsList(Object.keys(result.detailedDiff).map((path) => path.split(/[.[]/)[0]));
+  const detailed = resp.getDetaileddiffMap();
+  for (const [path, d] of Object.entries(result.detailedDiff)) {
+    const diff = new provproto.PropertyDiff();
+    diff.setKind(DIFF_KINDS[d.kind]);
+    diff.setInputdiff(d.inputDiff);
+    detailed.set(path, diff);
+  }
+  resp.setHasdetaileddiff(true);
+  resp.setDeletebeforereplace(false);
+  return resp;
+}
+
+/** The provider's own calls: its version, schema and configuration. */
+function providerCalls(plugin: StoredFilePlugin, schema: string) {
   return {
     getPluginInfo: unary(() => {
       const info = new pluginproto.PluginInfo();
@@ -155,26 +166,35 @@ function service(plugin: StoredFilePlugin, schema: string) {
       resp.setAcceptoutputs(false);
       return resp;
     }),
-    check: unary(async (req) => {
-      return checkResponse(await resourceOf(req.getUrn()).check(req.getUrn(), toJs(req.getOlds()), toJs(req.getNews())));
+    cancel: unary(() => new emptyproto.Empty()),
+    attach: unary(() => new emptyproto.Empty()),
+    construct: unary(() => {
+      throw new Error("the tuskr provider has no component resources");
     }),
-    diff: unary(async (req) => {
-      const result = await resourceOf(req.getUrn()).diff(req.getId(), req.getUrn(), toJs(req.getOlds()), toJs(req.getNews()), toJs(req.getOldInputs()));
-      const resp = new provproto.DiffResponse();
-      resp.setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE);
-      resp.setReplacesList(result.replaces);
-      resp.setDiffsList(Object.keys(result.detailedDiff).map((path) => path.split(/[.[]/)[0]));
-      const detailed = resp.getDetaileddiffMap();
-      for (const [path, d] of Object.entries(result.detailedDiff)) {
-        const diff = new provproto.PropertyDiff();
-        diff.setKind(DIFF_KINDS[d.kind]);
-        diff.setInputdiff(d.inputDiff);
-        detailed.set(path, diff);
-      }
-      resp.setHasdetaileddiff(true);
-      resp.setDeletebeforereplace(false);
+    call: unary(() => {
+      throw new Error("the tuskr provider has no methods");
+    }),
+    invoke: unary(async (req) => {
+      const resp = new provproto.InvokeResponse();
+      resp.setReturn(toStruct(await plugin.invoke(req.getTok(), toJs(req.getArgs()))));
       return resp;
     }),
+  };
+}
+
+/** The resources' calls, each sent to the front door of the URN's type. */
+function resourceCalls(plugin: StoredFilePlugin) {
+  const resourceOf = (urn: string) => {
+    const type = parseUrn(urn)?.type;
+    if (type === STORED_FILE_TYPES.plugin) return plugin;
+    if (type === STORED_FOLDER_TYPES.plugin) return plugin.folder;
+    throw new Error(`the tuskr provider has no resource type ${type}`);
+  };
+  return {
+    check: unary(async (req) => checkResponse(await resourceOf(req.getUrn()).check(req.getUrn(), toJs(req.getOlds()), toJs(req.getNews())))),
+    diff: unary(async (req) =>
+      diffResponse(await resourceOf(req.getUrn()).diff(req.getId(), req.getUrn(), toJs(req.getOlds()), toJs(req.getNews()), toJs(req.getOldInputs()))),
+    ),
     create: unary(async (req) => {
       const target = resourceOf(req.getUrn());
       const resp = new provproto.CreateResponse();
@@ -206,20 +226,12 @@ function service(plugin: StoredFilePlugin, schema: string) {
       await plugin.delete();
       return new emptyproto.Empty();
     }),
-    cancel: unary(() => new emptyproto.Empty()),
-    attach: unary(() => new emptyproto.Empty()),
-    construct: unary(() => {
-      throw new Error("the tuskr provider has no component resources");
-    }),
-    call: unary(() => {
-      throw new Error("the tuskr provider has no methods");
-    }),
-    invoke: unary(async (req) => {
-      const resp = new provproto.InvokeResponse();
-      resp.setReturn(toStruct(await plugin.invoke(req.getTok(), toJs(req.getArgs()))));
-      return resp;
-    }),
   };
+}
+
+/** The ResourceProvider service, over one StoredFilePlugin. */
+function service(plugin: StoredFilePlugin, schema: string) {
+  return { ...providerCalls(plugin, schema), ...resourceCalls(plugin) };
 }
 
 /**
