@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -15,7 +16,7 @@ import { configuredProvider } from "../helpers/provider-fixture";
  */
 
 const urn = (name: string) => `urn:pulumi:dev::proj::${STORED_FILE_TYPES.dynamic}::${name}`;
-const FILE_SIG = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17" };
+const FILE_SIG = { [SIG_KEY]: ASSET_SIG };
 const hashOf = (bytes: string) => createHash("sha256").update(bytes).digest("hex");
 
 let emu: Emulator | undefined;

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DUPLICATE_UPLOAD_MODES, type DuplicateUploadMode, EMULATOR_DEFAULT_API_KEY, type Emulator, type IdempotencyMode, startEmulator } from "../../emulator";
 import { STORED_FILE_TYPES } from "../../provider/engine/urns";
@@ -53,7 +54,7 @@ function captureLog() {
 }
 
 /** The engine's wire form of `new pulumi.asset.StringAsset(text)`. */
-const textAsset = (text: string) => ({ "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text });
+const textAsset = (text: string) => ({ [SIG_KEY]: ASSET_SIG, text });
 
 describe("a renew killed after the service applied it", () => {
   for (const idempotency of ["honour", "ignore"] as IdempotencyMode[]) {

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { afterEach, describe, expect, it } from "vitest";
 import { TuskrClient } from "../../provider/client/client";
 import { DEFAULT_RETRY_POLICY } from "../../provider/client/retry";
@@ -109,7 +110,7 @@ describe("answers are checked before they are trusted", () => {
     const provider = await providerFor((_req, res) =>
       json(res, 201, { ...uploadRecord, created_at: "2026-11-22T00:00:00.000Z", expires_at: "2026-11-23T00:00:00.000Z" }),
     );
-    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "twelve bytes" };
+    const source = { [SIG_KEY]: ASSET_SIG, text: "twelve bytes" };
     const result = await settle(provider.create({ source, retentionEpochs: 1, __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h" }));
     expect(result.ok).toBe(false);
     if (!result.ok) {
@@ -138,7 +139,7 @@ describe("answers are checked before they are trusted", () => {
       if (req.method === "GET" && req.url === "/v1/files/b-other") return json(res, 200, record("b-other", { name: "other.txt", size: 12 }));
       json(res, 500, { error: { code: "INTERNAL", message: "not expected" } });
     });
-    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "twelve bytes" };
+    const source = { [SIG_KEY]: ASSET_SIG, text: "twelve bytes" };
     const urn = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h";
     const result = await settle(provider.create({ source, name: "mine.txt", tag: "new", metadata: { a: 1 }, retentionEpochs: 3, __urn: urn }));
     expect(result.ok).toBe(false);
@@ -160,7 +161,7 @@ describe("answers are checked before they are trusted", () => {
       }
       json(res, 404, { error: { code: "NOT_FOUND", message: "no such file", details: { blobId: "b-none" } } });
     });
-    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "twelve bytes" };
+    const source = { [SIG_KEY]: ASSET_SIG, text: "twelve bytes" };
     const result = await settle(provider.create({ source, __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::n" }));
     expect(result.ok).toBe(false);
     if (!result.ok) {
@@ -262,7 +263,7 @@ describe("bounded retries: a floor under every wait, a cap on every loop", () =>
 });
 
 describe("an answer's ids and times are checked before anything acts on them", () => {
-  const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "twelve bytes" };
+  const source = { [SIG_KEY]: ASSET_SIG, text: "twelve bytes" };
   const urn = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h";
   const day = 86_400_000;
   const uploadAnswer = (extra: Record<string, unknown>) => ({

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SECRET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -18,8 +19,8 @@ import { configuredProvider } from "../helpers/provider-fixture";
  */
 
 const SIZE = 200 * 1024;
-const FILE_SIG = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17" };
-const SECRET_SIG = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270" };
+const FILE_WRAP = { [SIG_KEY]: ASSET_SIG };
+const SECRET_WRAP = { [SIG_KEY]: SECRET_SIG };
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 const bytes = (fill: string) => Buffer.alloc(SIZE, fill);
 
@@ -66,12 +67,12 @@ describe("a large file sent from where it is", () => {
     const at = path.join(dir, "big.bin");
     fs.writeFileSync(at, bytes("a"));
     const urn = (n: string) => `urn:pulumi:dev::proj::${STORED_FILE_TYPES.dynamic}::${n}`;
-    const same = await p.create({ source: { ...FILE_SIG, path: at, hash: sha256(bytes("a")) }, __urn: urn("same") });
+    const same = await p.create({ source: { ...FILE_WRAP, path: at, hash: sha256(bytes("a")) }, __urn: urn("same") });
     expect(copies).not.toHaveBeenCalled();
     expect((await served(String(same.outs.blobId))).equals(bytes("a"))).toBe(true);
 
     // The engine hashed other bytes of the same size (the file was rewritten after the program registered it).
-    const rewritten = await p.create({ source: { ...FILE_SIG, path: at, hash: sha256(bytes("c")) }, __urn: urn("rewritten") });
+    const rewritten = await p.create({ source: { ...FILE_WRAP, path: at, hash: sha256(bytes("c")) }, __urn: urn("rewritten") });
     expect(rewritten.outs.blobId).toBe(same.outs.blobId);
     expect(lines.join("\n")).toMatch(/the content changed after the engine read it .*the bytes read now are uploaded and recorded/);
     // The first attempt stopped before its body's end: the service holds one file, of the bytes on disk.
@@ -82,7 +83,7 @@ describe("a large file sent from where it is", () => {
     fs.writeFileSync(path.join(dir, "a.bin"), bytes("a"));
     fs.writeFileSync(path.join(dir, "b.bin"), bytes("b"));
     const plugin = new StoredFilePlugin(() => undefined, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
-    await plugin.configure({ apiKey: { ...SECRET_SIG, value: EMULATOR_DEFAULT_API_KEY }, baseUrl: emu.url });
+    await plugin.configure({ apiKey: { ...SECRET_WRAP, value: EMULATOR_DEFAULT_API_KEY }, baseUrl: emu.url });
     const urn = `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::site`;
     const checked = await plugin.folder.check(urn, {}, { path: dir });
     fs.writeFileSync(path.join(dir, "a.bin"), bytes("c"));

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { describe, expect, it } from "vitest";
 import { STORED_FILE_TYPES } from "../../provider/engine/urns";
 import { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
@@ -10,7 +11,7 @@ import { configureProvider } from "../helpers/provider-fixture";
  */
 
 const urn = (name: string) => `urn:pulumi:dev::proj::${STORED_FILE_TYPES.dynamic}::${name}`;
-const textAsset = (text: string, hash: string) => ({ "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text, hash });
+const textAsset = (text: string, hash: string) => ({ [SIG_KEY]: ASSET_SIG, text, hash });
 
 async function provider(): Promise<StoredFileProvider> {
   const p = new StoredFileProvider();

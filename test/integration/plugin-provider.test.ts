@@ -1,3 +1,4 @@
+import { SECRET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { noticeLine } from "../../provider/engine/notice";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
@@ -11,8 +12,8 @@ import { STORED_FILE_TYPES } from "../../provider/engine/urns";
  * YAML program: test/e2e/plugin.e2e.test.ts.)
  */
 const URN = `urn:pulumi:dev::proj::${STORED_FILE_TYPES.plugin}::logo`;
-const SIG = "4dabf18193072939515e22adb298388d";
-const secret = (value: unknown) => ({ [SIG]: "1b47061264138c4ac30d75fd1eb44270", value });
+const SIG = SIG_KEY;
+const secret = (value: unknown) => ({ [SIG]: SECRET_SIG, value });
 
 let emu: Emulator;
 let logged: string[];

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -31,7 +32,7 @@ it("a file rewritten (another size) after the engine hashed it: the bytes upload
   const after = Buffer.from(`a,b,c\n${Math.random()}\n${"x".repeat(500)}\n`);
   fs.writeFileSync(file, before);
   // The engine's wire form of the asset, as registered: the hash of the bytes it read then.
-  const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", path: file, hash: sha256(before) };
+  const source = { [SIG_KEY]: ASSET_SIG, path: file, hash: sha256(before) };
   fs.writeFileSync(file, after);
   const provider = await configuredProvider(emu);
   const { id, outs } = await provider.create({ source, retentionEpochs: 1, __urn: "urn:pulumi:dev::p::t::report" });

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Emulator, type IdempotencyMode, startEmulator } from "../../emulator";
@@ -16,7 +17,7 @@ import { configuredProvider } from "../helpers/provider-fixture";
 const urn = (name: string) => `urn:pulumi:dev::proj::${STORED_FILE_TYPES.dynamic}::${name}`;
 /** The engine's wire form of `new pulumi.asset.StringAsset(text)`, with the hash the engine computes. */
 const textAsset = (text: string) => ({
-  "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17",
+  [SIG_KEY]: ASSET_SIG,
   text,
   hash: createHash("sha256").update(text).digest("hex"),
 });

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -79,7 +80,7 @@ async function oneFileService(opts: {
   return { url, s };
 }
 
-const textAsset = (text: string) => ({ "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text });
+const textAsset = (text: string) => ({ [SIG_KEY]: ASSET_SIG, text });
 
 describe("the retention start never moves later on what a read says", () => {
   it("a service that reports no createdAt: the declared end holds, and a killed create run again buys nothing more", async () => {

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SECRET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { noticeLine } from "../../provider/engine/notice";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -21,8 +22,8 @@ import { summarizePreview } from "../../provider/cli/summary";
  */
 
 const URN = `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::site`;
-const SIG = "4dabf18193072939515e22adb298388d";
-const secret = (value: unknown) => ({ [SIG]: "1b47061264138c4ac30d75fd1eb44270", value });
+const SIG = SIG_KEY;
+const secret = (value: unknown) => ({ [SIG]: SECRET_SIG, value });
 
 let emu: Emulator;
 let dir: string;
@@ -459,7 +460,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
 
     // The TypeScript resource always keeps its entries secret (additionalSecretOutputs): in an
     // export they are encrypted, and the folder is one row, its soonest end, with its keep-alive.
-    const encrypted = { [SIG]: "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" };
+    const encrypted = { [SIG]: SECRET_SIG, ciphertext: "v1:abc" };
     const hidden = expiryReport(exported([[STORED_FOLDER_TYPES.dynamic, "docs", { ...dynamic, entries: encrypted }]]), { withinEpochs: 1 });
     expect(hidden.rows.map((r) => [r.resource, r.expiresAt, r.epochsLeft, r.alarm, r.entriesUnread, r.keepAlive?.renewEpochs])).toEqual([
       ["docs", endOf("b.txt"), 2, false, true, 5],
@@ -468,7 +469,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(expiryMarkdown(hidden)).toMatch(/\(the soonest of its files\): its files' entries are secret or unreadable/);
     expect(rowsOf("docs", { ...dynamic, entries: encrypted }, STORED_FOLDER_TYPES.dynamic)).toEqual([["docs", undefined, 2, true]]);
     // `pulumi stack export --show-secrets` shows a secret as its JSON text: each content is read.
-    const shown = { [SIG]: "1b47061264138c4ac30d75fd1eb44270", plaintext: JSON.stringify(dynamic.entries) };
+    const shown = { [SIG]: SECRET_SIG, plaintext: JSON.stringify(dynamic.entries) };
     expect(rowsOf("docs", { ...dynamic, entries: shown }, STORED_FOLDER_TYPES.dynamic).map((r) => r[0])).toEqual([
       "docs/b.txt (and 1 more path(s))",
       "docs/a.txt",
@@ -512,7 +513,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const hash = (await import("node:crypto")).createHash("sha256").update(text).digest("hex");
     const file = await storedFileProvider.check(
       {},
-      { source: { [SIG]: "c44067f5952c0a294b673a41bacd8c17", text, hash }, __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFile::lone" },
+      { source: { [SIG]: ASSET_SIG, text, hash }, __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFile::lone" },
     );
     expect(file.failures).toEqual([]);
     const folder = await storedFolderProvider.check({}, { path: dir, __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::site" });
@@ -670,7 +671,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     ]);
     const hash = (await plugin.folder.check(URN, {}, { path: dir, exclude: ["link"] })).inputs.manifest as Record<string, string>;
     const fileUrn = "urn:pulumi:dev::proj::tuskr:index:StoredFile::one";
-    const source = { [SIG]: "c44067f5952c0a294b673a41bacd8c17", path: path.join(dir, "a.txt"), hash: hash["a.txt"] };
+    const source = { [SIG]: ASSET_SIG, path: path.join(dir, "a.txt"), hash: hash["a.txt"] };
     const file = await plugin.check(fileUrn, {}, { source });
     expect(file.failures).toEqual([
       { property: "source", reason: expect.stringMatching(/^StoredFile "one" declares the same content as StoredFolder "site" \(one of its files\)/) },

@@ -1,3 +1,4 @@
+import { SECRET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -61,7 +62,7 @@ describe("pulumi-tuskr expiry (the alarm)", () => {
   const now = "2026-11-23T12:00:00.000Z";
   const day = 86_400_000;
   const at = (days: number) => new Date(Date.parse(now) + days * day).toISOString();
-  const secret = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "v1:abc" };
+  const secret = { [SIG_KEY]: SECRET_SIG, ciphertext: "v1:abc" };
   const exported = {
     version: 3,
     deployment: {

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { describe, expect, it } from "vitest";
 import { planChange, propertyDiffs } from "../../provider/file/plan";
 import { UNKNOWN } from "../../provider/engine/markers";
@@ -21,7 +22,7 @@ describe("property-level diffs", () => {
   it("says a changed blobId or content is a replace, a newly managed field an add, more epochs an update", () => {
     expect(diffs(adopted, { ...adopted, blobId: "b2" })).toEqual({ blobId: { kind: "update-replace", inputDiff: true } });
     const uploaded = { ...adopted, sourceHash: "h1" };
-    const asset = (hash: string) => ({ "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "x", hash });
+    const asset = (hash: string) => ({ [SIG_KEY]: ASSET_SIG, text: "x", hash });
     const { blobId: _b, ...rest } = adopted;
     expect(diffs(uploaded, { ...rest, source: asset("h2") })).toEqual({ source: { kind: "update-replace", inputDiff: true } });
     expect(diffs({ blobId: "b1", retentionEpochs: 0 }, { blobId: "b1", tag: "new", retentionEpochs: 3 })).toEqual({

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import { describe, expect, it } from "vitest";
 import { planChange, remainingEpochs } from "../../provider/file/plan";
 import { UNKNOWN } from "../../provider/engine/markers";
@@ -161,7 +162,7 @@ describe("purchases converge on the declared end", () => {
   });
 
   it("a content whose entry expired is uploaded anew (a replace), said in the preview", () => {
-    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", hash: "abc", text: "x" };
+    const source = { [SIG_KEY]: ASSET_SIG, hash: "abc", text: "x" };
     const expired = { blobId: "b1", sourceHash: "abc", retentionEpochs: 1, createdAt: at(-3), retentionStartAfterCreated: 0, expiresAt: at(-2) };
     const plan = planChange(expired, { source, retentionEpochs: 1 }, clock);
     expect(plan.replaceFields).toEqual(["source"]);

@@ -1,3 +1,4 @@
+import { ARCHIVE_SIG, ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -8,8 +9,8 @@ import { validateInputs } from "../../provider/file/schema";
 import { walkedSource } from "../../provider/file/source";
 
 /** `source`: what check refuses before any request, and what the planner makes of a content change. */
-const SIG = "4dabf18193072939515e22adb298388d";
-const asset = (fields: Record<string, unknown>) => ({ [SIG]: "c44067f5952c0a294b673a41bacd8c17", ...fields });
+const SIG = SIG_KEY;
+const asset = (fields: Record<string, unknown>) => ({ [SIG]: ASSET_SIG, ...fields });
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-source-"));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const file = (name: string, content = "x") => {
@@ -44,9 +45,7 @@ describe("check of source", () => {
   });
 
   it("refuses an archive, a remote asset and anything that is not an asset", () => {
-    expect(failuresFor({ source: { [SIG]: "0def7320c3a5731c473e5ecbe6d01bc7", assets: {} } })).toEqual([
-      expect.stringMatching(/not an archive: use StoredFolder/),
-    ]);
+    expect(failuresFor({ source: { [SIG]: ARCHIVE_SIG, assets: {} } })).toEqual([expect.stringMatching(/not an archive: use StoredFolder/)]);
     expect(failuresFor({ source: asset({ uri: "https://example.com/x" }) })).toEqual([expect.stringMatching(/not a remote asset/)]);
     expect(failuresFor({ source: "./x.txt" })).toEqual(["source: source must be a pulumi.asset.FileAsset or pulumi.asset.StringAsset"]);
   });

@@ -1,3 +1,4 @@
+import { ASSET_SIG, SIG_KEY, UNKNOWN } from "../../provider/engine/markers";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -76,7 +77,6 @@ describe("summarizePreview", () => {
     );
     expect(md).not.toMatch(/\*\*replace\*\*|undefined/);
     // A value known only at `up` (another resource's output) is the same.
-    const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
     const later = summarizePreview(
       {
         steps: [
@@ -173,7 +173,7 @@ describe("summarizePreview", () => {
     for (const [changed, why] of [
       [step({ ...outputs, entries: "[secret]" }, {}), "its recorded entries are secret in the preview"],
       [step(outputs, { retentionEpochs: "[secret]" }), "`retentionEpochs` secret"],
-      [step(outputs, { retainUntil: "04da6b54-80e4-46f7-96ec-b56ff0331ba9" }), "`retainUntil` known only at `up`"],
+      [step(outputs, { retainUntil: UNKNOWN }), "`retainUntil` known only at `up`"],
     ] as const) {
       const hidden = summarizePreview({ steps: [changed] }, { nowMs: now });
       expect(hidden).toContain(`| \`site\` | update | folder: 4 file(s); +\`new.svg\`; 1 upload(s); epochs not counted: ${why} | not counted | — |`);
@@ -431,7 +431,7 @@ describe("a truthful summary", () => {
   });
 
   it("uploads are counted as uploads, not as renews", () => {
-    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", path: "files/a.txt", hash: "ab".repeat(32) };
+    const source = { [SIG_KEY]: ASSET_SIG, path: "files/a.txt", hash: "ab".repeat(32) };
     const md = summarizePreview(
       { steps: [{ op: "create", urn: urn("a.txt"), newState: { type: TYPE, inputs: { source, retentionEpochs: 3 } } }] },
       { nowMs: now },
@@ -487,7 +487,7 @@ describe("a truthful summary", () => {
   });
 
   it("an upload to a retainUntil date says the one epoch a renew may add after it; one whose count decides does not", () => {
-    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", path: "files/a.txt", hash: "ab".repeat(32) };
+    const source = { [SIG_KEY]: ASSET_SIG, path: "files/a.txt", hash: "ab".repeat(32) };
     const until = new Date(now + 10.5 * DAY).toISOString();
     const FOLDER = "tuskr:index:StoredFolder";
     const md = summarizePreview(
@@ -529,7 +529,7 @@ describe("inert text: control, bidi and zero-width characters are shown escaped"
   });
 
   it("names, tags, metadata keys, paths, blobIds and messages in the comment carry none raw", () => {
-    const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", path: "files/\u202Egnp.exe", hash: "ab".repeat(32) };
+    const source = { [SIG_KEY]: ASSET_SIG, path: "files/\u202Egnp.exe", hash: "ab".repeat(32) };
     const md = summarizePreview(
       {
         steps: [
