@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_EPOCH_SECONDS } from "../../api";
-import { DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_MS, type TuskrClientOptions, insecureBaseUrlProblem } from "../client/client";
+import { DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_MS, type TuskrClientOptions } from "../client/client";
+import { insecureBaseUrlProblem } from "../client/urls";
 
 /**
  * How each setting is documented and typed, once: the README's configuration table, the package

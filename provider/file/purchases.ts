@@ -1,7 +1,8 @@
 import { type Notice, warning } from "../engine/notice";
 import { createHash } from "node:crypto";
 import { LIMITS, type PatchField } from "../../api";
-import { filePath, type ReceivedFile, type TuskrClient, type UploadResult } from "../client/client";
+import type { ReceivedFile, TuskrClient, UploadResult } from "../client/client";
+import { filePath } from "../client/urls";
 import { isTuskrApiError, TuskrApiError } from "../client/errors";
 import { label } from "./messages";
 import { sameMediaType } from "./source";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { TuskrApiError, redactString, redactValue } from "../../provider/client/errors";
 import { DEFAULT_RETRY_POLICY, Semaphore, backoffDelayMs, serverRequestedWaitSeconds } from "../../provider/client/retry";
-import { assertSafeBlobId, filePath, readBackVerdict } from "../../provider/client/client";
+import { readBackVerdict } from "../../provider/client/purchase";
+import { assertSafeBlobId, filePath } from "../../provider/client/urls";
 
 describe("backoff", () => {
   it("grows exponentially under full jitter and stays under the ceiling", () => {

@@ -1,0 +1,299 @@
+import type { AxiosInstance, AxiosResponse, AxiosStatic } from "axios";
+import type { z } from "zod";
+import { ErrorEnvelopeSchema, LIMITS, errorCodeForStatus } from "../../api";
+import { TuskrApiError, redactString, redactValue } from "./errors";
+import type { MultipartBody } from "./multipart";
+import { type RetryPolicy, type Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";
+import { USER_AGENT } from "./version";
+
+/** The largest response body the client reads; a larger one is refused, never kept. */
+const RESPONSE_MAX_BYTES = 256 * 1024;
+/** What an answer that is not JSON at all is said to be. */
+const NOT_JSON = "the body is not JSON";
+
+export interface SendOptions<S extends z.ZodType> {
+  body?: unknown;
+  /** The file the request is about: only a 404/410 naming it says that it is gone. */
+  about?: string;
+  /** A multipart body instead of JSON: a fresh one for each attempt (its file streams once). */
+  form?: () => Promise<MultipartBody>;
+  /** More time for this request than `timeoutMs` (an upload's body takes time to send). */
+  extraMs?: number;
+  headers?: Record<string, string>;
+  schema: S;
+  /**
+   * Whether a failure that may have been applied (timeout, reset, 5xx) can be retried as is.
+   * True for GET and PATCH (same body, same result); false for renew, which buys epochs.
+   */
+  retryAmbiguous: boolean;
+  /** Wall-clock time (ms) by which the whole operation must end, retries and requests in flight included. */
+  deadline: number;
+}
+
+export interface Sent<T> {
+  data: T;
+  status: number;
+  headers: Record<string, unknown>;
+}
+
+/**
+ * One request at a time, as the service sees it: deadlines, retries of what is safe to retry,
+ * the answer parsed against its schema, and every failure turned into one TuskrApiError that
+ * never holds the key.
+ */
+export class Transport {
+  private axiosInstance?: AxiosInstance;
+
+  constructor(
+    readonly baseUrl: string,
+    private readonly apiKey: string,
+    private readonly policy: RetryPolicy,
+    private readonly timeoutMs: number,
+    private readonly gate: Semaphore,
+    private readonly random: () => number,
+    private readonly onRetry?: (info: { method: string; path: string; attempt: number; waitMs: number; error: TuskrApiError }) => void,
+  ) {}
+
+  /** Requests currently in flight. */
+  get inFlight(): number {
+    return this.gate.inFlight;
+  }
+
+  /** When an operation started now must be over. */
+  deadline(): number {
+    return Date.now() + this.policy.maxTotalMs;
+  }
+
+  /**
+   * The HTTP client, made at the first request: every program that declares a resource loads
+   * this module, and only a provider that sends needs axios (~90 ms to load). A client that
+   * cannot be loaded (a broken install) sent nothing: a configuration error, not retried.
+   */
+  private loadedHttp(method: string, path: string): AxiosInstance {
+    try {
+      this.axiosInstance ??= (require("axios") as AxiosStatic).create({
+        baseURL: this.baseUrl,
+        headers: {
+          Authorization: `Bearer ${this.apiKey}`,
+          "Content-Type": "application/json",
+          Accept: "application/json",
+          "User-Agent": USER_AGENT,
+        },
+        // Every status comes back as a response; we decide what is an error, not axios
+        // (whose errors carry the request config, Authorization header included).
+        validateStatus: () => true,
+        // Parse JSON ourselves so a non-JSON body is reported, not silently kept as text.
+        responseType: "text",
+        transformResponse: [(data: unknown) => data],
+        maxRedirects: 0,
+        maxContentLength: RESPONSE_MAX_BYTES,
+        // An upload's body: the file plus its form.
+        maxBodyLength: LIMITS.uploadMaxBytes + 64 * 1024,
+      });
+    } catch (e) {
+      const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
+      throw new TuskrApiError({
+        code: "CONFIG_ERROR",
+        message: this.redact(`${method} ${path}: the HTTP client (axios) could not be loaded (${why}); nothing sent. Reinstall pulumi-tuskr's dependencies`),
+        method,
+        path,
+        retryable: false,
+      });
+    }
+    return this.axiosInstance;
+  }
+
+  async send<S extends z.ZodType>(method: string, path: string, opts: SendOptions<S>): Promise<Sent<z.infer<S>>> {
+    for (let attempt = 1; ; attempt++) {
+      let error: TuskrApiError;
+      try {
+        const response = await this.gate.run(() => this.request(method, path, opts));
+        if (response.status >= 200 && response.status < 300) {
+          return {
+            data: this.parseResponse(method, path, response, opts.schema),
+            status: response.status,
+            headers: response.headers as Record<string, unknown>,
+          };
+        }
+        error = this.httpError(method, path, response, opts.about);
+      } catch (e) {
+        error = e instanceof TuskrApiError ? e : this.transportError(method, path, e);
+      }
+      const retryable = error.retryable && (opts.retryAmbiguous || !error.mayHaveBeenApplied);
+      // A 429 is the server pacing us, not failing: allowed more attempts, so a rate-limited run
+      // slows down instead of failing after a handful; still a bounded number.
+      const outOfAttempts = attempt >= (error.status === 429 ? this.policy.maxRateLimitedAttempts : this.policy.maxAttempts);
+      if (!retryable || outOfAttempts) throw error;
+      const serverWaitMs = error.retryAfterSeconds !== undefined ? Math.ceil(error.retryAfterSeconds * 1000) : undefined;
+      const waitMs = Math.max(this.policy.minDelayMs, serverWaitMs ?? backoffDelayMs(attempt, this.policy, this.random));
+      if (Date.now() + waitMs >= opts.deadline) throw error;
+      this.onRetry?.({ method, path, attempt, waitMs, error });
+      await sleep(waitMs);
+    }
+  }
+
+  /**
+   * One request. Its deadline is wall-clock and covers the whole answer: the abort signal fires
+   * at the request timeout or at the operation's deadline, whichever comes first, and aborts a
+   * body still arriving as well as a request still waiting for headers.
+   */
+  private async request(method: string, path: string, opts: SendOptions<z.ZodType>): Promise<AxiosResponse> {
+    // Before the request's clock starts, and outside the catch below that reads a failure as a
+    // request that may have been applied: a client that cannot be loaded sent nothing.
+    const http = this.loadedHttp(method, path);
+    const remaining = opts.deadline - Date.now();
+    if (remaining <= 0) throw this.timeoutError(method, path, `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`, false);
+    const own = this.timeoutMs + (opts.extraMs ?? 0);
+    const limit = Math.min(own, remaining);
+    const signal = AbortSignal.timeout(limit);
+    let form: MultipartBody | undefined;
+    try {
+      form = opts.form ? await opts.form() : undefined;
+    } catch (e) {
+      // The body could not be written (a content type no header may carry): nothing was sent.
+      const why = e instanceof Error ? e.message : String(e);
+      throw new TuskrApiError({ code: "BAD_REQUEST", message: this.redact(`${method} ${path}: ${why}; nothing sent`), method, path, retryable: false });
+    }
+    try {
+      return await http.request({
+        method,
+        url: path,
+        data: form ? form.body : opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        headers: form ? { ...opts.headers, "Content-Type": form.contentType, "Content-Length": String(form.length) } : opts.headers,
+        signal,
+      });
+    } catch (e) {
+      // The body stopped itself before its end: the request never completed, so nothing was stored.
+      const refused = form?.refused();
+      if (refused)
+        throw new TuskrApiError({
+          code: "CONTENT_CHANGED",
+          message: this.redact(`${method} ${path}: ${refused}; not sent whole`),
+          method,
+          path,
+          retryable: false,
+        });
+      if (signal.aborted) {
+        const why =
+          limit < own
+            ? `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`
+            : `no complete answer within ${own} ms (tuskr:timeoutMs${opts.extraMs ? `, plus ${opts.extraMs} ms for the upload's size` : ""})`;
+        throw this.timeoutError(method, path, why, true);
+      }
+      throw e;
+    }
+  }
+
+  private parseResponse<S extends z.ZodType>(method: string, path: string, response: AxiosResponse, schema: S): z.infer<S> {
+    const text = typeof response.data === "string" ? response.data : "";
+    let json: unknown;
+    if (text.trim() !== "") {
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw this.invalidResponse(method, path, response.status, NOT_JSON, text.slice(0, 500));
+      }
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue?.path.length ? issue.path.join(".") : "body";
+      throw this.invalidResponse(method, path, response.status, `${where}: ${issue?.message ?? "does not match the schema"}`, undefined);
+    }
+    return parsed.data;
+  }
+
+  /** A 2xx answer that cannot be trusted: never retried, nothing from it is recorded. */
+  invalidResponse(method: string, path: string, status: number, detail: string, body: unknown): TuskrApiError {
+    return new TuskrApiError({
+      code: "INVALID_RESPONSE",
+      // Not JSON at all (a web page): likely another server than the service's API.
+      message: this.redact(
+        `${method} ${this.baseUrl}${path} answered ${status} with an unexpected body (INVALID_RESPONSE): ${detail}${detail === NOT_JSON ? `; ${this.baseUrl} may not be the service's API: check tuskr:baseUrl` : ""}`,
+      ),
+      status,
+      method,
+      path,
+      retryable: false,
+      // The service acted on the request, whatever its answer says.
+      mayHaveBeenApplied: true,
+      responseBody: body === undefined ? undefined : redactValue(body, [this.apiKey]),
+    });
+  }
+
+  private timeoutError(method: string, path: string, why: string, sent: boolean): TuskrApiError {
+    return new TuskrApiError({
+      code: "TIMEOUT",
+      message: this.redact(`${method} ${this.baseUrl}${path} timed out: ${why}`),
+      method,
+      path,
+      retryable: sent,
+      mayHaveBeenApplied: sent,
+    });
+  }
+
+  private httpError(method: string, path: string, response: AxiosResponse, about?: string): TuskrApiError {
+    const text = typeof response.data === "string" ? response.data : "";
+    let body: unknown = text || undefined;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep the text */
+    }
+    const envelope = ErrorEnvelopeSchema.safeParse(body);
+    const status = response.status;
+    const code = envelope.success ? envelope.data.error.code : (errorCodeForStatus(status) ?? (status >= 500 ? "INTERNAL_ERROR" : "HTTP_ERROR"));
+    const serverMessage = envelope.success ? envelope.data.error.message.slice(0, 1000) : undefined;
+    const waitSeconds = serverRequestedWaitSeconds(response.headers as Record<string, unknown>);
+    const gone =
+      about !== undefined &&
+      envelope.success &&
+      envelope.data.error.details?.blobId === about &&
+      ((status === 404 && code === "NOT_FOUND") || (status === 410 && code === "FILE_EXPIRED"));
+    // A 404 that does not name the file is no evidence about it: say where it came from.
+    const unexplained404 =
+      status === 404 && !gone
+        ? `; the answer does not say that a file ${about !== undefined ? JSON.stringify(about) : ""} does not exist (no error naming it), so ${this.baseUrl}${path} may not be the service's route: check tuskr:baseUrl`
+        : // A method the server does not have, said without the service's error: another server's answer.
+          !envelope.success && (status === 405 || status === 501)
+          ? `; this is not the service's error (no error envelope) and the server does not support ${method} there, so ${this.baseUrl} may not be the service: check tuskr:baseUrl`
+          : "";
+    return new TuskrApiError({
+      code: code.slice(0, 64),
+      status,
+      method,
+      path,
+      goneBlobId: gone ? about : undefined,
+      message: this.redact(`${method} ${path} failed with ${status} ${code.slice(0, 64)}${serverMessage ? `: ${serverMessage}` : ""}${unexplained404}`),
+      // 501: the server does not implement the method: neither applied nor worth sending again.
+      retryable: status === 429 || (status >= 500 && status !== 501),
+      responseBody: redactValue(typeof body === "string" ? body.slice(0, 2000) : body, [this.apiKey]),
+      retryAfterSeconds: status === 429 || status === 503 ? waitSeconds : undefined,
+      mayHaveBeenApplied: status >= 500 && status !== 501,
+    });
+  }
+
+  private transportError(method: string, path: string, e: unknown): TuskrApiError {
+    const err = e as { code?: string; message?: string };
+    if (err.code === "ERR_BAD_RESPONSE" && /maxContentLength/.test(err.message ?? "")) {
+      return this.invalidResponse(method, path, 200, `the body is larger than ${RESPONSE_MAX_BYTES} bytes, the most the client reads`, undefined);
+    }
+    const timeout = err.code === "ECONNABORTED" || err.code === "ETIMEDOUT";
+    // Refused or unresolvable: the request never reached the server, so it was not applied.
+    const neverSent = err.code === "ECONNREFUSED" || err.code === "ENOTFOUND" || err.code === "EAI_AGAIN";
+    const code = timeout ? "TIMEOUT" : "NETWORK_ERROR";
+    const why = neverSent ? `${err.code}: nothing answers at ${this.baseUrl}: check tuskr:baseUrl` : (err.code ?? err.message ?? "network error");
+    return new TuskrApiError({
+      code,
+      message: this.redact(`${method} ${this.baseUrl}${path} ${timeout ? `timed out (${code})` : `failed (${code}): ${why}`}`),
+      method,
+      path,
+      retryable: true,
+      mayHaveBeenApplied: !neverSent,
+    });
+  }
+
+  private redact(text: string): string {
+    return redactString(text, [this.apiKey]);
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * What crosses the wire: the answers' schemas (minimal, held to the contract's limits) and the
+ * calls' request and result types.
+ */
+import { z } from "zod";
+import { FileRecordSchema, LIMITS, UploadRecordSchema, boundedText, metadataLimitProblem } from "../../api";
+import { TuskrApiError, isTuskrApiError } from "./errors";
+
+// ---------------------------------------------------------------------------------------------
+// Response schemas: minimal ("only what is needed") and held to the contract's limits, since a
+// value the service answers goes into state: unknown fields are dropped, absent ones stay
+// absent, and a body that does not match becomes a TuskrApiError(INVALID_RESPONSE).
+// ---------------------------------------------------------------------------------------------
+
+const timestamp = (field: string) =>
+  z
+    .string()
+    .max(64, { error: `${field} is longer than a timestamp` })
+    .refine((v) => !Number.isNaN(Date.parse(v)), { error: `${field} is not a time` });
+
+/**
+ * A file record as the client takes it: the contract's shape (api/files.ts), every field but
+ * blobId allowed to be missing or null (the service documents only part of it), and every value
+ * within the same limits as the inputs.
+ */
+export const ReceivedFileSchema = z.object({
+  blobId: FileRecordSchema.shape.blobId,
+  url: boundedText("url", LIMITS.urlMaxLength).nullish(),
+  name: boundedText("name", LIMITS.nameMaxLength).nullish(),
+  tag: boundedText("tag", LIMITS.tagMaxLength).nullish(),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .superRefine((value, ctx) => {
+      const problem = metadataLimitProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .nullish(),
+  size: FileRecordSchema.shape.size.nullish(),
+  mimeType: boundedText("mimeType", 255).nullish(),
+  createdAt: timestamp("createdAt").nullish(),
+  expiresAt: timestamp("expiresAt").nullish(),
+});
+export type ReceivedFile = z.infer<typeof ReceivedFileSchema>;
+
+/** The upload's answer (documented, snake_case), within the same limits. */
+export const UploadRecordSchemaReceived = UploadRecordSchema.extend({
+  url: boundedText("url", LIMITS.urlMaxLength),
+  tag: boundedText("tag", LIMITS.tagMaxLength).nullish(),
+  category: boundedText("category", LIMITS.tagMaxLength).nullish(),
+  mime_type: boundedText("mime_type", 255).nullish(),
+  created_at: timestamp("created_at"),
+  expires_at: timestamp("expires_at"),
+});
+
+/** What an upload sends: a file on disk or a text, and the name the file gets. */
+export interface UploadSource {
+  path?: string;
+  text?: string;
+  /** The bytes themselves (a small file read once). */
+  bytes?: Buffer;
+  /** The SHA-256 (hex) the file at `path` must have: read otherwise, the upload fails with CONTENT_CHANGED and nothing is stored. */
+  sha256?: string;
+  filename: string;
+}
+
+/** The upload form's fields besides the file. */
+export interface UploadFields {
+  tag?: string;
+  /** Initial storage, in epochs (the service's default is 1). */
+  epochs?: number;
+  /** The file part's type: what the service records and serves the file as. */
+  contentType?: string;
+}
+
+export interface UploadResult {
+  file: Partial<ReceivedFile> & { blobId: string };
+  /** 201: a new file, the epochs bought; 200: the same content was already stored (nothing bought, nothing set). */
+  created: boolean;
+  confirmedBy: "response" | "replay";
+  keyHonoured: boolean;
+  resent: boolean;
+}
+
+/** PATCH answers the updated record (assumed) or 204/empty (tolerated). */
+export const UpdateFileResponseSchema = ReceivedFileSchema.partial().optional();
+/** Renew answers the updated record, perhaps with Tusky-like extras; or nothing (tolerated). */
+export const RenewFileResponseSchema = ReceivedFileSchema.partial().extend({ epochsAdded: z.number().nullish() }).optional();
+
+export interface RenewOptions {
+  /** Sent as `Idempotency-Key`; reused verbatim on every retry of this purchase. */
+  idempotencyKey: string;
+  /**
+   * The file's expiry as last seen before this renew. The answer must be later; after an
+   * ambiguous failure, when the key is not known to be honoured, the client reads the file back
+   * and compares its expiry with this one (see `readBackVerdict`).
+   */
+  expiresAtBefore?: string | null;
+  /**
+   * Length of one epoch. With it, the read-back counts the renew as applied only if the expiry
+   * moved by exactly the epochs asked for, so a renewal made elsewhere since `expiresAtBefore`
+   * is not mistaken for ours. Without it, any move counts as applied.
+   */
+  epochMs?: number;
+  /**
+   * The service is known to honour Idempotency-Key (it echoed one before). Then an ambiguous
+   * failure is simply sent again under the same key; otherwise the file is read back first, and
+   * a move that cannot be attributed stops with RENEW_OUTCOME_UNKNOWN.
+   */
+  keyHonoured?: boolean;
+}
+
+export interface RenewResult {
+  /** The file after the renew, when the service (or the read-back) told us. */
+  file?: Partial<ReceivedFile>;
+  /** How we know the epochs were bought: the answer, a replay of an earlier answer, or a read-back. */
+  confirmedBy: "response" | "replay" | "read-back";
+  /** The service echoed the Idempotency-Key: it took the key into account. */
+  keyHonoured: boolean;
+  /** This call sent the purchase more than once (a replay then answers its own earlier send). */
+  resent: boolean;
+}
+
+/** The entry a 409 ALREADY_STORED names (`details.blobId`), if `e` is one. */
+export function alreadyStoredAs(e: unknown): string | undefined {
+  if (!isTuskrApiError(e) || e.status !== 409 || e.code !== "ALREADY_STORED") return undefined;
+  const body = e.responseBody as { error?: { details?: { blobId?: unknown } } } | undefined;
+  const blobId = body?.error?.details?.blobId;
+  return typeof blobId === "string" ? blobId : undefined;
+}
+
+/** A request body checked against the contract before it is sent (BAD_REQUEST, nothing sent). */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown, method: string, path: string): z.infer<S> {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new TuskrApiError({
+      code: "BAD_REQUEST",
+      message: `${method} ${path}: invalid request body at ${issue?.path.join(".") || "body"}: ${issue?.message}`,
+      method,
+      path,
+      retryable: false,
+    });
+  }
+  return parsed.data;
+}
