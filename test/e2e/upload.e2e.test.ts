@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Emulator } from "../../emulator";
 import { summarizePreview } from "../../provider/cli/summary";
-import { blobBytes, FIXTURE, STORED_FILE_TYPE, stopEmulator, withStack } from "../helpers/engine";
+import { blobBytes, FIXTURE, resourceName, STORED_FILE_TYPE, stopEmulator, withStack } from "../helpers/engine";
 
 /**
  * Declaring the file itself: `source` uploads it, StoredFolder keeps a folder, through the real
@@ -176,7 +176,7 @@ describe("StoredFolder", () => {
       const next = await stack.up({
         onEvent: (e) => {
           const m = e.resourcePreEvent?.metadata;
-          if (m?.type === STORED_FILE_TYPE) events.push(`${m.op} ${m.urn.split("::").pop()}`);
+          if (m?.type === STORED_FILE_TYPE) events.push(`${m.op} ${resourceName(m.urn)}`);
         },
       });
       // One resource per content, named after it: the edited file is a new content (created),

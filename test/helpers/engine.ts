@@ -7,7 +7,7 @@ import { type EngineEvent, LocalWorkspace, PulumiCommand, type Stack } from "@pu
 import { inject } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
 import { copyProject, offlineEngineEnv } from "../../scripts/offline-engine.mjs";
-import { STORED_FILE_TYPES } from "../../provider/engine/urns";
+import { STORED_FILE_TYPES, urnName } from "../../provider/engine/urns";
 
 /**
  * The one harness for tests that drive the real Pulumi engine (Automation API and CLI): a copy
@@ -320,4 +320,4 @@ export async function blobBytes(emu: Emulator, blobId: string): Promise<Buffer> 
 export const storedOnEmulator = async (blobId: string) => (await sharedEmulator()).files().find((f) => f.blobId === blobId)!;
 
 /** Resource name of a URN. */
-export const resourceName = (urn: string): string => urn.split("::").pop()!;
+export const resourceName = (urn: string): string => urnName(urn);
