@@ -292,7 +292,7 @@ if (data.hostile?.outcomes) {
   push(
     "## Hostile responses",
     "",
-    "A service on loopback answering wrongly on purpose (`test/integration/hostile-service.test.ts`): what the provider did with each answer.",
+    "A service on loopback answering wrongly on purpose (`test/integration/client/hostile-answers.test.ts`): what the provider did with each answer.",
     "",
     table(
       ["Answer", "Outcome"],
@@ -504,15 +504,15 @@ if (data.secrets) {
 // --- Scenarios: one content, one entry; purchases converge -----------------------------------
 const vt = data.vitest;
 const SCENARIO_FILES = {
-  "test/integration/crash-safety.test.ts": "provider ↔ emulator, a new provider per run",
-  "test/integration/folder-sequences.test.ts": "StoredFolder ↔ provider ↔ emulator, randomized",
-  "test/unit/stored-folder-content.test.ts": "StoredFolder, what it declares",
-  "test/integration/one-content-one-declaration.test.ts": "check, two StoredFiles on one content",
-  "test/integration/reviewed-ends.test.ts": "an outsider's review: reads that would move the end",
-  "test/unit/stored-folder-links.test.ts": "StoredFolder, links and special files",
-  "test/integration/gone-only-when-said.test.ts": "refresh against wrong routes",
-  "test/integration/recorded-is-sent.test.ts": "a file rewritten during up",
-  "test/integration/hostile-service.test.ts": "answers checked before they are acted on",
+  "test/integration/properties/crash-safety.test.ts": "provider ↔ emulator, a new provider per run",
+  "test/integration/folder/sequences.test.ts": "StoredFolder ↔ provider ↔ emulator, randomized",
+  "test/unit/folder/check-content.test.ts": "StoredFolder, what it declares",
+  "test/integration/file/check-one-declaration.test.ts": "check, two StoredFiles on one content",
+  "test/integration/file/update-ends.test.ts": "an outsider's review: reads that would move the end",
+  "test/unit/folder/check-links.test.ts": "StoredFolder, links and special files",
+  "test/integration/file/read-gone.test.ts": "refresh against wrong routes",
+  "test/integration/file/create-recorded-is-sent.test.ts": "a file rewritten during up",
+  "test/integration/client/hostile-answers.test.ts": "answers checked before they are acted on",
   "test/e2e/inline-preview.e2e.test.ts": "inline Automation API preview",
 };
 if (vt) {

@@ -1,0 +1,323 @@
+import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { afterEach, describe, expect, it } from "vitest";
+import { TuskrClient } from "../../../provider/client/client";
+import { DEFAULT_RETRY_POLICY } from "../../../provider/client/retry";
+import { hostileService, json, record, type HostileService } from "../../helpers/hostile-service";
+import { recordResult } from "../../helpers/reliability-results";
+import { configuredProvider } from "../../helpers/provider-fixture";
+
+/**
+ * Nothing a server answers is trusted before it is checked, and no answer can hold a run
+ * forever: a service that answers another file's record, moves an expiry backwards, sends a
+ * huge body or values past the limits, or sends headers and then trickles the body.
+ */
+
+const KEY = "tsk_test_hostile_key";
+let service: HostileService | undefined;
+afterEach(async () => {
+  await service?.close();
+  service = undefined;
+});
+
+const outcomes: Record<string, string> = {};
+const note = (scenario: string, outcome: string) => {
+  outcomes[scenario] = outcome;
+  recordResult("hostile-responses", { outcomes });
+};
+
+async function providerFor(answer: Parameters<typeof hostileService>[0], config: Record<string, string> = {}) {
+  service = await hostileService(answer);
+  return configuredProvider(service, { "tuskr:apiKey": KEY, ...config }, { retry: { maxAttempts: 1 } });
+}
+
+/** What the engine would record after the call: the outputs, a partial state, or nothing new. */
+async function settle<T>(p: Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: any }> {
+  return p.then(
+    (value) => ({ ok: true as const, value }),
+    (error) => ({ ok: false as const, error }),
+  );
+}
+
+const recorded = { blobId: "b1", retentionEpochs: 2, expiresAt: "2026-12-01T00:00:00.000Z", idempotencyHonoured: true, renewKeySeed: "seed" };
+
+describe("answers are checked before they are trusted", () => {
+  it("a renew answered with another file's record is INVALID_RESPONSE, and nothing new is recorded", async () => {
+    const provider = await providerFor((_req, res) => json(res, 200, record("someone-else", { expiresAt: "2026-12-05T00:00:00.000Z" })));
+    const result = await settle(provider.update("b1", recorded, { blobId: "b1", retentionEpochs: 4 }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/record of another file/);
+      expect(result.error.properties).toBeUndefined();
+    }
+    note("renew answered with another blobId's record", result.ok ? "taken as this file's" : `${result.error.code}, nothing recorded`);
+  });
+
+  it("a renew whose answer moves the expiry backwards is INVALID_RESPONSE, and nothing new is recorded", async () => {
+    // The read before the purchase answers as recorded; the renew's answer goes backwards.
+    const provider = await providerFor((req, res) =>
+      json(res, 200, record("b1", { expiresAt: req.method === "GET" ? recorded.expiresAt : "2026-11-20T00:00:00.000Z" })),
+    );
+    const result = await settle(provider.update("b1", recorded, { blobId: "b1", retentionEpochs: 4 }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/not later than 2026-12-01/);
+      // Only what the read before it said may be recorded, never the answer.
+      expect(result.error.properties?.expiresAt ?? recorded.expiresAt).toBe(recorded.expiresAt);
+    }
+    note("renew answer moves the expiry backwards", result.ok ? "taken" : `${result.error.code}, nothing recorded`);
+  });
+
+  it("a 10 MB body is refused at the size cap: INVALID_RESPONSE, nothing of it recorded", async () => {
+    const provider = await providerFor((_req, res) => json(res, 200, record("b1", { name: "n".repeat(10 * 1024 * 1024) })));
+    const result = await settle(provider.read("b1", { ...recorded, name: "a.txt" }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/larger than 262144 bytes/);
+      expect(result.error.message.length).toBeLessThan(1000);
+    }
+    note(
+      "a 10 MB name in a GET answer",
+      result.ok ? `recorded (${JSON.stringify(result.value).length} bytes of state)` : `${result.error.code} at the 256 KiB cap`,
+    );
+  });
+
+  it("values past the inputs' limits are refused before they reach state", async () => {
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      ["a 257-character name", { name: "n".repeat(257) }, /name must be at most 256 characters \(got 257\)/],
+      ["a 300-character tag", { tag: "t".repeat(300) }, /tag must be at most 256 characters/],
+      ["metadata with 65 keys", { metadata: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, i])) }, /at most 64 keys/],
+      ["an expiresAt that is not a time", { expiresAt: "soon" }, /expiresAt is not a time/],
+    ];
+    for (const [label, extra, message] of cases) {
+      const provider = await providerFor((_req, res) => json(res, 200, record("b1", extra)));
+      const result = await settle(provider.read("b1", { ...recorded, name: "a.txt", tag: "t", metadata: {} }));
+      expect(result.ok, label).toBe(false);
+      if (!result.ok) {
+        expect(result.error.code, label).toBe("INVALID_RESPONSE");
+        expect(result.error.message, label).toMatch(message);
+      }
+      note(`GET answers ${label}`, result.ok ? "recorded" : result.error.code);
+      await service?.close();
+      service = undefined;
+    }
+  });
+
+  it("an upload answered with the record of other content (another size) is INVALID_RESPONSE, and no resource is created", async () => {
+    const uploadRecord = { id: "f1", blob_id: "b-other", url: "https://cdn.example/b-other", size: 999, mime_type: "text/plain", tag: null, category: null };
+    const provider = await providerFor((_req, res) =>
+      json(res, 201, { ...uploadRecord, created_at: "2026-11-22T00:00:00.000Z", expires_at: "2026-11-23T00:00:00.000Z" }),
+    );
+    const source = { [SIG_KEY]: ASSET_SIG, text: "twelve bytes" };
+    const result = await settle(provider.create({ source, retentionEpochs: 1, __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h" }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/the record of a file of 999 bytes, not the 12 bytes sent/);
+      expect(result.error.properties).toBeUndefined();
+    }
+    note("upload answered with another content's record", result.ok ? "taken as this upload's" : `${result.error.code}, nothing recorded`);
+  });
+
+  it("an upload answered with another file's blobId (same size, a fresh answer) is INVALID_RESPONSE once read back: nothing recorded, PATCHed or renewed", async () => {
+    const now = new Date();
+    const provider = await providerFor((req, res) => {
+      if (req.method === "POST" && req.url === "/v1/files") {
+        const expires = new Date(now.getTime() + 86_400_000).toISOString();
+        return json(res, 201, {
+          id: "f1",
+          blob_id: "b-other",
+          url: "https://cdn.example/b-other",
+          size: 12,
+          created_at: now.toISOString(),
+          expires_at: expires,
+        });
+      }
+      // The service's own record of that blobId: another file, uploaded weeks ago.
+      if (req.method === "GET" && req.url === "/v1/files/b-other") return json(res, 200, record("b-other", { name: "other.txt", size: 12 }));
+      json(res, 500, { error: { code: "INTERNAL", message: "not expected" } });
+    });
+    const source = { [SIG_KEY]: ASSET_SIG, text: "twelve bytes" };
+    const urn = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h";
+    const result = await settle(provider.create({ source, name: "mine.txt", tag: "new", metadata: { a: 1 }, retentionEpochs: 3, __urn: urn }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/created at 2026-11-01T00:00:00.000Z, not at .* as its answer said: not taken as this upload's/);
+      expect(result.error.properties).toBeUndefined();
+    }
+    expect(service!.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/files", "GET /v1/files/b-other"]);
+    note("upload answered with another file's blobId", result.ok ? "taken as this upload's" : `${result.error.code} on read-back, nothing recorded`);
+  });
+
+  it("an upload answered with a blobId the service does not have is INVALID_RESPONSE, not a file gone", async () => {
+    const now = new Date();
+    const provider = await providerFor((req, res) => {
+      if (req.method === "POST") {
+        const expires = new Date(now.getTime() + 86_400_000).toISOString();
+        return json(res, 201, { id: "f1", blob_id: "b-none", url: "https://cdn.example/b-none", size: 12, created_at: now.toISOString(), expires_at: expires });
+      }
+      json(res, 404, { error: { code: "NOT_FOUND", message: "no such file", details: { blobId: "b-none" } } });
+    });
+    const source = { [SIG_KEY]: ASSET_SIG, text: "twelve bytes" };
+    const result = await settle(provider.create({ source, __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::n" }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/names a file the service does not have/);
+    }
+    expect(service!.requests.filter((r) => r.method === "POST")).toHaveLength(1);
+  });
+});
+
+describe("deadlines", () => {
+  /** Headers at once, then a byte every 100 ms, forever: never idle long enough for an idle timeout. */
+  const trickle: Parameters<typeof hostileService>[0] = (_req, res) => {
+    res.writeHead(200, { "Content-Type": "application/json" });
+    res.write("{");
+    const timer = setInterval(() => res.write(" "), 100);
+    res.on("close", () => clearInterval(timer));
+  };
+  const within = <T>(ms: number, p: Promise<T>) =>
+    Promise.race([
+      p.then(
+        () => "settled",
+        () => "settled",
+      ),
+      new Promise<string>((r) => setTimeout(() => r("still waiting"), ms)),
+    ]);
+
+  it("a body that trickles after the headers is cut at the request's deadline (tuskr:timeoutMs covers the body)", async () => {
+    service = await hostileService(trickle);
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url, timeoutMs: 500, retry: { maxAttempts: 1 } });
+    const started = Date.now();
+    const error = await client.getFile("b1").then(
+      () => undefined,
+      (e) => e,
+    );
+    const seconds = (Date.now() - started) / 1000;
+    expect(error?.code).toBe("TIMEOUT");
+    expect(error?.message).toMatch(/no complete answer within 500 ms/);
+    expect(seconds).toBeLessThan(3);
+    note("headers, then a body that trickles forever", `TIMEOUT after ${seconds.toFixed(1)} s (timeoutMs 500)`);
+  });
+
+  it("an operation's total budget holds while a request is in flight", async () => {
+    service = await hostileService(trickle);
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url, timeoutMs: 60_000, retry: { maxTotalMs: 800 } });
+    const started = Date.now();
+    expect(await within(5_000, client.getFile("b1"))).toBe("settled");
+    expect((Date.now() - started) / 1000).toBeLessThan(3);
+  });
+
+  it("through the provider: an up against such a service fails in bounded time instead of hanging", async () => {
+    const provider = await providerFor(trickle, { "tuskr:timeoutMs": "500" });
+    expect(await within(10_000, provider.read("b1", recorded))).toBe("settled");
+  });
+});
+
+describe("the key never crosses the network in clear", () => {
+  const check = async (baseUrl: string, extra: Record<string, string> = {}) => {
+    const provider = await configuredProvider({ url: baseUrl }, { "tuskr:apiKey": KEY, ...extra });
+    return provider.check({}, { blobId: "b1" }).then(
+      () => "ok",
+      (e: Error) => e.message,
+    );
+  };
+
+  it("plain http to another host is refused at check (the preview), naming tuskr:baseUrl and the way out", async () => {
+    const refused = await check("http://files.example.com");
+    expect(refused).toMatch(/tuskr:baseUrl: http:\/\/files\.example\.com is plain http to a host other than this machine: the API key would be sent in clear/);
+    expect(refused).toMatch(/tuskr:allowInsecureHttp/);
+    expect(refused).not.toContain(KEY);
+  });
+
+  it("https, loopback, or an explicit opt-in are accepted", async () => {
+    for (const url of ["https://api.tuskr.dev", "http://127.0.0.1:4010", "http://localhost:4010", "http://[::1]:4010"]) expect(await check(url)).toBe("ok");
+    expect(await check("http://files.example.com", { "tuskr:allowInsecureHttp": "true" })).toBe("ok");
+  });
+});
+
+describe("bounded retries: a floor under every wait, a cap on every loop", () => {
+  it("a service answering 429 with Retry-After: 0 forever gets a bounded number of requests, each after the floor", async () => {
+    service = await hostileService((_req, res) => json(res, 429, { error: { code: "RATE_LIMIT_EXCEEDED", message: "slow down" } }, { "Retry-After": "0" }));
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url });
+    const started = Date.now();
+    await expect(client.getFile("b1")).rejects.toMatchObject({ status: 429 });
+    const elapsed = Date.now() - started;
+    expect(service.requests).toHaveLength(DEFAULT_RETRY_POLICY.maxRateLimitedAttempts);
+    expect(elapsed).toBeGreaterThanOrEqual((DEFAULT_RETRY_POLICY.maxRateLimitedAttempts - 1) * DEFAULT_RETRY_POLICY.minDelayMs);
+    note("429 with Retry-After: 0, forever", `failed after ${service.requests.length} requests in ${elapsed} ms`);
+  });
+
+  it("a service failing with 503 and Retry-After: 0 gets maxAttempts requests, each after the floor", async () => {
+    service = await hostileService((_req, res) => json(res, 503, { error: { code: "SERVICE_UNAVAILABLE", message: "down" } }, { "Retry-After": "0" }));
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url });
+    const started = Date.now();
+    await expect(client.getFile("b1")).rejects.toMatchObject({ status: 503 });
+    expect(service.requests).toHaveLength(DEFAULT_RETRY_POLICY.maxAttempts);
+    expect(Date.now() - started).toBeGreaterThanOrEqual((DEFAULT_RETRY_POLICY.maxAttempts - 1) * DEFAULT_RETRY_POLICY.minDelayMs);
+  });
+});
+
+describe("an answer's ids and times are checked before anything acts on them", () => {
+  const source = { [SIG_KEY]: ASSET_SIG, text: "twelve bytes" };
+  const urn = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::h";
+  const day = 86_400_000;
+  const uploadAnswer = (extra: Record<string, unknown>) => ({
+    id: "f1",
+    blob_id: "b-new",
+    url: "https://cdn.example/b-new",
+    size: 12,
+    mime_type: "text/plain",
+    tag: null,
+    category: null,
+    created_at: new Date().toISOString(),
+    expires_at: new Date(Date.now() + day).toISOString(),
+    ...extra,
+  });
+  it.each([
+    ["a blob_id of '..'", { blob_id: ".." }, /blob_id must not be '\.' or '\.\.'/],
+    ["an empty blob_id", { blob_id: "" }, /blob_id must not be empty/],
+    ["a blob_id of 200,000 characters", { blob_id: "b".repeat(200_000) }, /blob_id must be at most 512 characters \(got 200000\)/],
+    [
+      "an expiry in 1970 and a creation in 3000",
+      { created_at: "3000-01-01T00:00:00.000Z", expires_at: "1970-01-02T00:00:00.000Z" },
+      /createdAt .* is after expiresAt/,
+    ],
+    [
+      "an expiry before the request",
+      { created_at: "2019-12-01T00:00:00.000Z", expires_at: "2020-01-01T00:00:00.000Z" },
+      /expiresAt 2020-01-01T00:00:00.000Z is before the request was sent/,
+    ],
+    ["an expiry past the horizon", { expires_at: new Date(Date.now() + 900 * day).toISOString() }, /is past the service's horizon \(53 epochs/],
+  ])("an upload answered with %s: INVALID_RESPONSE, no other request, nothing recorded", async (label, extra, message) => {
+    const provider = await providerFor((_req, res) => json(res, 201, uploadAnswer(extra)));
+    const result = await settle(provider.create({ source, retentionEpochs: 1, __urn: urn }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(message);
+      expect(result.error.properties).toBeUndefined();
+    }
+    expect(service?.requests.map((r) => r.method)).toEqual(["POST"]);
+    note(`upload answered with ${label}`, result.ok ? "recorded" : `${result.error.code}, nothing else sent`);
+  });
+
+  it("a renew answered with an expiry 900 days ahead: INVALID_RESPONSE, nothing new recorded", async () => {
+    const provider = await providerFor((req, res) =>
+      json(res, 200, record("b1", { expiresAt: req.method === "GET" ? recorded.expiresAt : new Date(Date.now() + 900 * day).toISOString() })),
+    );
+    const result = await settle(provider.update("b1", recorded, { blobId: "b1", retentionEpochs: 4 }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/past the service's horizon/);
+      // Only what the read before it said may be recorded, never the answer.
+      expect(result.error.properties?.expiresAt ?? recorded.expiresAt).toBe(recorded.expiresAt);
+    }
+    note("renew answered with an expiry 900 days ahead", result.ok ? "recorded" : `${result.error.code}, nothing recorded`);
+  });
+});

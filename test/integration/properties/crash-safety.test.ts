@@ -1,0 +1,261 @@
+import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { DUPLICATE_UPLOAD_MODES, type DuplicateUploadMode, EMULATOR_DEFAULT_API_KEY, type Emulator, type IdempotencyMode, startEmulator } from "../../../emulator";
+import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
+import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
+import { configuredProvider } from "../../helpers/provider-fixture";
+
+/**
+ * Purchases converge on the declared end, whatever dies when. A run "dies" here with its
+ * purchase applied by the service but unanswered (an `apply-then-hang` fault holds the answer
+ * forever); the next run is a new provider, as after a killed `pulumi up`, given what the engine
+ * would give it (the state of before, and the program as it is now). Every scenario runs against
+ * each kind of service: keys honoured or ignored, and each way a second upload of stored bytes
+ * may be answered. The crash tier (test/e2e/crash.e2e.test.ts) does the same through the real
+ * engine with SIGKILL.
+ */
+
+const URN = `urn:pulumi:dev::proj::${STORED_FILE_TYPES.dynamic}::logo`;
+let emu: Emulator | undefined;
+afterEach(async () => {
+  await emu?.close();
+  emu = undefined;
+});
+
+const SERVICES = (["honour", "ignore"] as IdempotencyMode[]).flatMap((idempotency) =>
+  DUPLICATE_UPLOAD_MODES.map((duplicateUpload) => ({ idempotency, duplicateUpload })),
+);
+const named = (s: { idempotency: IdempotencyMode; duplicateUpload: DuplicateUploadMode }) =>
+  `keys ${s.idempotency === "honour" ? "honoured" : "ignored"}, duplicate upload: ${s.duplicateUpload}`;
+
+async function start(service: { idempotency: IdempotencyMode; duplicateUpload?: DuplicateUploadMode }): Promise<Emulator> {
+  emu = await startEmulator({ port: 0, ...service });
+  return emu;
+}
+
+/** A new provider process, configured by the engine. */
+async function newRun(emulator: Emulator): Promise<StoredFileProvider> {
+  return configuredProvider(emulator, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+}
+
+/** Starts `call` and returns once the service has applied a request of `route` and holds the answer: the process "dies" there. */
+async function dieDuring(emulator: Emulator, route: "renew" | "upload", call: () => Promise<unknown>): Promise<void> {
+  emulator.setFaults({ script: [{ route, fault: "apply-then-hang" }] });
+  void call().catch(() => undefined); // never settles before the emulator closes
+  await vi.waitFor(() => expect(emulator.inFlight().some((r) => r.route === route && r.held)).toBe(true), { timeout: 10_000, interval: 20 });
+  emulator.setFaults({});
+}
+
+const entry = (emulator: Emulator, blobId: string) => emulator.files().find((f) => f.blobId === blobId)!;
+
+function captureLog() {
+  const spy = vi.spyOn(console, "log").mockImplementation(() => undefined);
+  return { text: () => spy.mock.calls.flat().map(String).join("\n"), restore: () => spy.mockRestore() };
+}
+
+/** The engine's wire form of `new pulumi.asset.StringAsset(text)`. */
+const textAsset = (text: string) => ({ [SIG_KEY]: ASSET_SIG, text });
+
+describe("a renew killed after the service applied it", () => {
+  for (const idempotency of ["honour", "ignore"] as IdempotencyMode[]) {
+    it(`an adoption killed mid-renew, run again: the declared end, bought once (keys ${idempotency === "honour" ? "honoured" : "ignored"})`, async () => {
+      const emu = await start({ idempotency });
+      const blobId = (await emu.uploadFile({ content: `crash ${Math.random()}`, filename: "c.txt", epochs: 5 })).blobId;
+      const end = emu.currentEpoch() + 9;
+      const inputs = { blobId, tag: "t", retentionEpochs: 9, __urn: URN };
+      await dieDuring(emu, "renew", async () => (await newRun(emu)).create(inputs));
+      expect(entry(emu, blobId).endEpoch).toBe(end);
+      const { outs } = await (await newRun(emu)).create(inputs);
+      expect(outs.retentionEpochs).toBe(9);
+      expect(entry(emu, blobId)).toMatchObject({ endEpoch: end, epochsBought: 4 });
+    });
+
+    it(`an update 2 → 5 killed mid-renew, the program then edited to 6: the next up buys the 1 missing, no manual step (keys ${idempotency === "honour" ? "honoured" : "ignored"})`, async () => {
+      const emu = await start({ idempotency });
+      const blobId = (await emu.uploadFile({ content: `crash ${Math.random()}`, filename: "c.txt", epochs: 1 })).blobId;
+      const first = emu.currentEpoch();
+      const { outs } = await (await newRun(emu)).create({ blobId, retentionEpochs: 2, __urn: URN });
+      await dieDuring(emu, "renew", async () => (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 5 }));
+      expect(entry(emu, blobId).endEpoch).toBe(first + 5);
+      // The engine still holds the state of before the killed update.
+      emu.clearRequests();
+      const { outs: last } = await (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 6 });
+      expect(last.retentionEpochs).toBe(6);
+      expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([
+        ["get", undefined],
+        ["renew", { epochs: 1 }],
+      ]);
+      expect(entry(emu, blobId).endEpoch).toBe(first + 6);
+      // And back to 5: nothing to buy, nothing returned.
+      emu.clearRequests();
+      await (await newRun(emu)).update(blobId, last, { blobId, retentionEpochs: 5 });
+      expect(emu.requests().filter((r) => r.route === "renew")).toEqual([]);
+    });
+  }
+
+  it("a renew whose outcome the run could not learn (every read-back failed): the next run reads the expiry and buys only what is missing", async () => {
+    for (const [fault, applied] of [
+      ["apply-then-drop", true],
+      ["5xx", false],
+    ] as const) {
+      const emu = await start({ idempotency: "ignore" });
+      const blobId = (await emu.uploadFile({ content: `crash ${Math.random()}`, filename: "c.txt", epochs: 1 })).blobId;
+      const end = emu.currentEpoch() + 4;
+      // The adoption's GET passes; then every read-back fails too.
+      emu.setFaults({
+        script: [
+          { route: "get", fault: "latency", latencyMs: 0 },
+          { route: "renew", fault },
+          { route: "get", fault: "5xx", times: 40 },
+        ],
+      });
+      const failed = (await (await newRun(emu)).create({ blobId, retentionEpochs: 4, __urn: URN }).then(
+        () => undefined,
+        (e) => e,
+      )) as Error & { properties?: Record<string, unknown> };
+      emu.setFaults({});
+      expect(failed?.message).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not have been applied/);
+      emu.clearRequests();
+      const { outs } = await (await newRun(emu)).update(blobId, failed.properties!, { blobId, retentionEpochs: 4, __urn: URN });
+      expect(outs.retentionEpochs).toBe(4);
+      expect(emu.requests().map((r) => r.route)).toEqual(applied ? ["get"] : ["get", "renew"]);
+      expect(entry(emu, blobId)).toMatchObject({ endEpoch: end, epochsBought: 3 });
+      await emu.close();
+    }
+  });
+
+  it("someone else renewed the file since: their epochs count toward the declared end, only the rest is bought", async () => {
+    const emu = await start({ idempotency: "ignore" });
+    const blobId = (await emu.uploadFile({ content: `other ${Math.random()}`, filename: "c.txt", epochs: 1 })).blobId;
+    const first = emu.currentEpoch();
+    const { outs } = await (await newRun(emu)).create({ blobId, retentionEpochs: 2, __urn: URN });
+    const other = await fetch(`${emu.url}/v1/files/${blobId}/renew`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ epochs: 3 }),
+    });
+    expect(other.status).toBe(200);
+    await (await newRun(emu)).update(blobId, outs, { blobId, retentionEpochs: 6 });
+    expect(entry(emu, blobId).endEpoch).toBe(first + 6);
+  });
+});
+
+/** The one entry of a content, by the name the upload gave it. */
+const entryNamed = (emulator: Emulator, name: string) => {
+  const files = emulator.files().filter((f) => f.name === name);
+  expect(files).toHaveLength(1);
+  return files[0];
+};
+
+describe("an upload (source), against every kind of service", () => {
+  for (const service of SERVICES) {
+    // A service that sells again on every upload of stored bytes, and ignores keys, cannot be
+    // told "this was my own upload": the second upload is a purchase of its own (docs/purchases-and-expiry.md).
+    const sellsTwice = service.duplicateUpload === "purchase" && service.idempotency === "ignore";
+    it(`a create killed after its upload was applied, run again: one entry, ${sellsTwice ? "the upload's epochs bought a second time (stated)" : "the declared end"} (${named(service)})`, async () => {
+      const emu = await start(service);
+      const end = emu.currentEpoch() + 4;
+      const inputs = { source: textAsset(`upload ${Math.random()}`), name: "u.txt", tag: "t", metadata: { k: 1 }, retentionEpochs: 4, __urn: URN };
+      await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
+      expect(entryNamed(emu, "u.txt").endEpoch).toBe(end);
+      const { outs } = await (await newRun(emu)).create(inputs);
+      expect(outs.retentionEpochs).toBe(4);
+      expect(entryNamed(emu, "u.txt")).toMatchObject({ tag: "t", metadata: { k: 1 }, endEpoch: sellsTwice ? end + 4 : end });
+    });
+
+    const sellsOnReupload = service.duplicateUpload === "purchase";
+    it(`killed with 4 epochs, the program then edited to 6: the next up converges on 6, no manual step (${named(service)})`, async () => {
+      const emu = await start(service);
+      const first = emu.currentEpoch();
+      const inputs = { source: textAsset(`edited ${Math.random()}`), name: "e.txt", retentionEpochs: 4, __urn: URN };
+      await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
+      const { outs } = await (await newRun(emu)).create({ ...inputs, retentionEpochs: 6 });
+      expect(outs.retentionEpochs).toBe(6);
+      expect(entryNamed(emu, "e.txt").endEpoch).toBe(sellsOnReupload ? first + 4 + 6 : first + 6);
+    });
+
+    it(`a revert A (2) → B (5) → A (5): never a refused key, A stored until its declared end (${named(service)})`, async () => {
+      const emu = await start(service);
+      const first = emu.currentEpoch();
+      const a = textAsset(`A ${Math.random()}`);
+      const b = textAsset(`B ${Math.random()}`);
+      await (await newRun(emu)).create({ source: a, name: "a.txt", retentionEpochs: 2, __urn: URN });
+      await (await newRun(emu)).create({ source: b, name: "b.txt", retentionEpochs: 5, __urn: URN });
+      const { outs } = await (await newRun(emu)).create({ source: a, name: "a.txt", retentionEpochs: 5, __urn: URN });
+      expect(outs.retentionEpochs).toBe(5);
+      // A service that sells on every upload adds the upload's 5 to the 2 A had (docs/purchases-and-expiry.md).
+      expect(entryNamed(emu, "a.txt").endEpoch).toBe(sellsOnReupload ? first + 7 : first + 5);
+    });
+  }
+
+  it("the same content uploaded earlier by someone else: one entry, shared; only what it lacks of the declared end is bought, and said", async () => {
+    const emu = await start({ idempotency: "ignore" });
+    const text = `shared ${Math.random()}`;
+    const end = emu.currentEpoch() + 4;
+    await emu.uploadFile({ content: text, filename: "s.txt", epochs: 2 });
+    const log = captureLog();
+    let outs: Record<string, unknown>;
+    let said: string;
+    try {
+      ({ outs } = await (await newRun(emu)).create({ source: textAsset(text), name: "s.txt", retentionEpochs: 4, __urn: URN }));
+      said = log.text();
+    } finally {
+      log.restore();
+    }
+    expect(outs.retentionEpochs).toBe(4);
+    expect(entryNamed(emu, "s.txt")).toMatchObject({ uploadEpochs: 2, epochsBought: 2, endEpoch: end });
+    expect(said).toMatch(/already stored this content .* one content is one entry, shared; this resource buys only what it lacks of the declared end/);
+  });
+
+  it("an upload a service takes as a purchase on the entry it has: the entry's fields are read, so its metadata ends exactly as declared", async () => {
+    const emu = await start({ idempotency: "honour", duplicateUpload: "purchase" });
+    const text = `bought again ${Math.random()}`;
+    const { blobId } = await emu.uploadFile({ content: text, filename: "p.txt", epochs: 2 });
+    await fetch(`${emu.url}/v1/files/${blobId}`, {
+      method: "PATCH",
+      headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ metadata: { left: "by someone" } }),
+    });
+    const log = captureLog();
+    try {
+      await (await newRun(emu)).create({ source: textAsset(text), name: "p.txt", metadata: { team: "web" }, retentionEpochs: 2, __urn: URN });
+    } finally {
+      log.restore();
+    }
+    expect(entry(emu, blobId).metadata).toEqual({ team: "web" });
+  });
+
+  for (const idempotency of ["honour", "ignore"] as IdempotencyMode[]) {
+    it(`a file that expired is uploaded anew by the same declaration (keys ${idempotency === "honour" ? "honoured" : "ignored"})`, async () => {
+      const emu = await start({ idempotency });
+      const inputs = { source: textAsset(`expiring ${Math.random()}`), name: "x.txt", retentionEpochs: 1, __urn: URN };
+      const { outs } = await (await newRun(emu)).create(inputs);
+      await emu.advanceEpochs(2);
+      // Refresh drops it (gone); the next up creates it again: a new upload, not the first one's answer.
+      expect(await (await newRun(emu)).read(String(outs.blobId), outs)).toEqual({});
+      const { outs: again } = await (await newRun(emu)).create(inputs);
+      expect(again.blobId).toBe(outs.blobId);
+      const file = entryNamed(emu, "x.txt");
+      expect(file.expired).toBe(false);
+      expect(file.endEpoch).toBe(emu.currentEpoch() + 1);
+    });
+  }
+
+  it("an upload whose answer is lost (applied, connection dropped): not sent again in that run; the next run finds it, the declared end", async () => {
+    const emu = await start({ idempotency: "honour" });
+    const end = emu.currentEpoch() + 3;
+    const inputs = { source: textAsset(`dropped ${Math.random()}`), name: "d.txt", retentionEpochs: 3, __urn: URN };
+    emu.setFaults({ script: [{ route: "upload", fault: "apply-then-drop" }] });
+    const failed = await (await newRun(emu)).create(inputs).then(
+      () => undefined,
+      (e: Error & { code?: string }) => e,
+    );
+    expect(failed?.message).toMatch(
+      /upload of d\.txt \(\d+ bytes\) may or may not have been applied .*not sent again, to avoid buying its epochs twice\. Run `pulumi up` again/,
+    );
+    expect(emu.requests().filter((r) => r.route === "upload")).toHaveLength(1);
+    const { outs } = await (await newRun(emu)).create(inputs);
+    expect(outs.retentionEpochs).toBe(3);
+    expect(entryNamed(emu, "d.txt").endEpoch).toBe(end);
+  });
+});

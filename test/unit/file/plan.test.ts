@@ -1,0 +1,172 @@
+import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { describe, expect, it } from "vitest";
+import { planChange, remainingEpochs } from "../../../provider/file/plan";
+import { UNKNOWN } from "../../../provider/engine/markers";
+
+const recorded = {
+  blobId: "b1",
+  name: "a.png",
+  tag: "avatar",
+  metadata: { team: "web", owner: { id: 1, email: "x@y" } },
+  retentionEpochs: 5,
+  expiresAt: "2024-02-15T10:30:00Z",
+  url: "https://cdn/b1",
+};
+
+describe("planChange: one pure plan for diff, create and update", () => {
+  it.each([
+    ["nothing declared beyond blobId", { blobId: "b1" }, { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 }],
+    [
+      "same values",
+      { blobId: "b1", name: "a.png", tag: "avatar", retentionEpochs: 5, metadata: { owner: { email: "x@y", id: 1 }, team: "web" } },
+      { replace: false, changedFields: [], patch: undefined, renewEpochs: 0 },
+    ],
+    ["tag only", { blobId: "b1", tag: "logo" }, { replace: false, changedFields: ["tag"], patch: { tag: "logo" }, renewEpochs: 0 }],
+    [
+      "name and tag",
+      { blobId: "b1", name: "b.png", tag: "logo" },
+      { replace: false, changedFields: ["name", "tag"], patch: { name: "b.png", tag: "logo" }, renewEpochs: 0 },
+    ],
+    ["clear a tag with an empty string", { blobId: "b1", tag: "" }, { replace: false, changedFields: ["tag"], patch: { tag: "" }, renewEpochs: 0 }],
+    ["epochs up by 7", { blobId: "b1", retentionEpochs: 12 }, { replace: false, changedFields: ["retentionEpochs"], patch: undefined, renewEpochs: 7 }],
+    [
+      "epochs down is never a negative renew (the declaration changes, nothing is bought)",
+      { blobId: "b1", retentionEpochs: 2 },
+      { replace: false, changedFields: ["retentionEpochs"], patch: undefined, renewEpochs: 0 },
+    ],
+    ["blobId changes: replace", { blobId: "b2", tag: "avatar" }, { replace: true, changedFields: ["blobId"], patch: undefined, renewEpochs: 0 }],
+    [
+      "tag and epochs together",
+      { blobId: "b1", tag: "x", retentionEpochs: 6 },
+      { replace: false, changedFields: ["tag", "retentionEpochs"], patch: { tag: "x" }, renewEpochs: 1 },
+    ],
+  ])("%s", (_label, news, expected) => {
+    expect(planChange(recorded, news)).toMatchObject({ ...expected, notices: [], keepAliveEpochs: 0 });
+  });
+
+  it("treats every unknown preview value as a change, and an unknown blobId as a replace", () => {
+    const plan = planChange(recorded, { blobId: UNKNOWN, name: UNKNOWN, metadata: UNKNOWN, retentionEpochs: UNKNOWN });
+    expect(plan.replace).toBe(true);
+    expect(plan.changedFields).toEqual(["blobId", "name", "metadata", "retentionEpochs"]);
+    expect(plan.patch).toBeUndefined();
+    expect(plan.renewEpochs).toBe(0);
+  });
+
+  it("counts epochs from zero when nothing was bought yet (adoption)", () => {
+    expect(planChange({ blobId: "b1" }, { blobId: "b1", retentionEpochs: 5 }).renewEpochs).toBe(5);
+    expect(planChange({ blobId: "b1", retentionEpochs: 0 }, { blobId: "b1", retentionEpochs: 0 }).changedFields).toEqual([]);
+  });
+
+  it("plans a PATCH when the service drifted from the declared value", () => {
+    const drifted = { ...recorded, tag: "edited-out-of-band" };
+    expect(planChange(drifted, { blobId: "b1", tag: "avatar" }).patch).toEqual({ tag: "avatar" });
+  });
+});
+
+describe("planChange with a clock: expiry notices, keep-alive and the horizon", () => {
+  const DAY = 86_400_000;
+  const now = Date.parse("2026-11-22T12:00:00Z");
+  const clock = { nowMs: now, epochMs: DAY, warnWithinEpochs: 3 };
+  const expiringIn = (epochs: number) => new Date(now + epochs * DAY - 3_600_000).toISOString();
+  const file = (left: number, extra = {}) => ({ blobId: "b", retentionEpochs: 2, expiresAt: expiringIn(left), ...extra });
+  const keepAlive = { minRemainingEpochs: 7, renewEpochs: 30 };
+
+  it("counts whole epochs left, the current one included", () => {
+    expect(remainingEpochs(expiringIn(5), clock)).toBe(5);
+    expect(remainingEpochs(new Date(now - DAY).toISOString(), clock)).toBe(0);
+    expect(remainingEpochs(undefined, clock)).toBeUndefined();
+  });
+
+  it.each([
+    [10, []],
+    [3, [/expiring soon: 3 epoch\(s\) left/]],
+    [0, [/already expired/]],
+  ])("with %i epochs left notices %j", (left, expected) => {
+    const plan = planChange(file(left), { blobId: "b", retentionEpochs: 2 }, clock);
+    expect(plan.notices).toHaveLength(expected.length);
+    for (const [i, re] of expected.entries()) expect(plan.notices[i].text).toMatch(re);
+    expect(plan.renewEpochs).toBe(0);
+  });
+
+  it("keep-alive buys renewEpochs once when fewer than minRemainingEpochs are left, apart from retentionEpochs", () => {
+    const plan = planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 2, keepAlive }, clock);
+    expect(plan).toMatchObject({ retentionIncrease: 0, keepAliveEpochs: 30, renewEpochs: 30, changedFields: [] });
+    expect(plan.notices.map((n) => n.text).join()).toMatch(/keep-alive renewal due: 5 epoch\(s\) left .* fewer than 7; buys 30 epoch\(s\)/);
+    // Enough left: nothing due.
+    expect(planChange(file(8, { keepAlive }), { blobId: "b", retentionEpochs: 2, keepAlive }, clock).renewEpochs).toBe(0);
+  });
+
+  it("keep-alive never buys past the horizon, and adds to a declared increase in one renew", () => {
+    const policy = { minRemainingEpochs: 20, renewEpochs: 50 };
+    const both = planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 12, keepAlive: policy }, clock);
+    expect(both).toMatchObject({ retentionIncrease: 10, keepAliveEpochs: 38, renewEpochs: 48, horizonProblem: undefined });
+    expect(both.notices.map((n) => n.text).join()).toMatch(/15 epoch\(s\) left after the declared purchase, fewer than 20; buys 38/);
+    // A declared purchase that already leaves enough is not topped up.
+    expect(planChange(file(5, { keepAlive }), { blobId: "b", retentionEpochs: 4, keepAlive }, clock).keepAliveEpochs).toBe(0);
+    expect(both.changedFields).toEqual(["retentionEpochs", "keepAlive"]);
+  });
+
+  it("keep-alive on an expired file buys nothing (it cannot be renewed)", () => {
+    expect(planChange(file(0, { keepAlive }), { blobId: "b", retentionEpochs: 2, keepAlive }, clock).renewEpochs).toBe(0);
+  });
+
+  it("a declared increase past the horizon is a problem with the numbers, planned before any request", () => {
+    const plan = planChange(file(10), { blobId: "b", retentionEpochs: 2 + 45 }, clock);
+    expect(plan.horizonProblem).toMatch(/buying 45 epoch\(s\) would end the storage 55 epochs ahead.*at most 53.*10 epoch\(s\) left.*at most 43 more/);
+  });
+
+  it("an unknown keepAlive during preview counts as a change", () => {
+    expect(planChange(file(10), { blobId: "b", keepAlive: UNKNOWN }, clock).changedFields).toEqual(["keepAlive"]);
+  });
+});
+
+describe("the horizon is a limit on what a plan buys", () => {
+  it("a metadata-only update of a file already stored further than the horizon is not refused", () => {
+    const clock = { nowMs: Date.parse("2026-11-23T00:00:00Z"), epochMs: 86_400_000, warnWithinEpochs: 3 };
+    const far = { blobId: "b", tag: "a", retentionEpochs: 2, expiresAt: "2027-11-23T00:00:00Z" };
+    const plan = planChange(far, { blobId: "b", tag: "b", retentionEpochs: 2 }, clock);
+    expect(plan.horizonProblem).toBeUndefined();
+    expect(plan.patch).toEqual({ tag: "b" });
+  });
+});
+
+describe("purchases converge on the declared end", () => {
+  const day = 86_400_000;
+  const start = Date.parse("2026-11-01T00:00:00.000Z");
+  const clock = { nowMs: start + day / 2, epochMs: day, warnWithinEpochs: 0 };
+  const at = (epochs: number) => new Date(start + epochs * day).toISOString();
+  const state = (expiresAfter: number, declared: number) => ({
+    blobId: "b1",
+    retentionEpochs: declared,
+    createdAt: at(0),
+    retentionStartAfterCreated: 0,
+    expiresAt: at(expiresAfter),
+  });
+
+  it.each([
+    ["the end reached: nothing", 5, 5, 5, 0],
+    ["raised 5 → 8 on a file ending at 5: 3", 5, 5, 8, 3],
+    ["raised 5 → 8 on a file someone renewed to 7: 1", 7, 5, 8, 1],
+    ["raised 5 → 8 on a file an interrupted run renewed to 8: nothing", 8, 5, 8, 0],
+    ["lowered 8 → 3: nothing", 8, 8, 3, 0],
+  ])("%s", (_label, expiresAfter, recordedEpochs, declared, renew) => {
+    const plan = planChange(state(expiresAfter, recordedEpochs), { blobId: "b1", retentionEpochs: declared }, clock);
+    expect(plan.renewEpochs).toBe(renew);
+    expect(plan.changedFields.includes("retentionEpochs")).toBe(declared !== recordedEpochs);
+  });
+
+  it("a state of an earlier release (no retention start): counted from the expiry its last purchase reached, so nothing is bought again", () => {
+    const old = { blobId: "b1", retentionEpochs: 4, expiresAt: at(9), purchasedExpiresAt: at(9) };
+    expect(planChange(old, { blobId: "b1", retentionEpochs: 4 }, clock).renewEpochs).toBe(0);
+    expect(planChange(old, { blobId: "b1", retentionEpochs: 6 }, clock).renewEpochs).toBe(2);
+  });
+
+  it("a content whose entry expired is uploaded anew (a replace), said in the preview", () => {
+    const source = { [SIG_KEY]: ASSET_SIG, hash: "abc", text: "x" };
+    const expired = { blobId: "b1", sourceHash: "abc", retentionEpochs: 1, createdAt: at(-3), retentionStartAfterCreated: 0, expiresAt: at(-2) };
+    const plan = planChange(expired, { source, retentionEpochs: 1 }, clock);
+    expect(plan.replaceFields).toEqual(["source"]);
+    expect(plan.notices.map((n) => n.text).join("\n")).toMatch(/expired .*its content is uploaded anew/);
+    expect(plan.expiredProblem).toBeUndefined();
+  });
+});

@@ -1,0 +1,245 @@
+import { describe, expect, it } from "vitest";
+import { type EntryOutputs, fromOutputTexts, packEntries, pathText, recordedManifest, unpackEntries, withOutputTexts } from "../../../provider/folder/entries";
+import { folderEntries } from "../../../provider/folder/walk";
+import type { StoredFileState } from "../../../provider/file/schema";
+
+/**
+ * A folder's entries as its state records them: small (what the outputs already say, and what
+ * every entry holds alike, written once), read back exactly, and the previous release's format
+ * (each entry whole, keyed by hash) still read.
+ */
+
+const H = (c: string) => c.repeat(64);
+const entry = (c: string, extra: Partial<StoredFileState> = {}): StoredFileState => ({
+  blobId: `blob-${c}`,
+  url: `http://127.0.0.1:1/cdn/blob-${c}`,
+  size: 1024,
+  mimeType: "text/html",
+  createdAt: `2026-11-24T10:00:0${c.charCodeAt(0) % 10}.000Z`,
+  expiresAt: "2026-11-27T10:00:00.000Z",
+  name: `${c}.html`,
+  tag: "site",
+  retentionEpochs: 3,
+  retentionDeclared: true,
+  // Created in the epoch that began at 10:00:00: the start is that, whatever the second of the upload.
+  retentionStartAfterCreated: 0 - (c.charCodeAt(0) % 10) * 1000,
+  sourceHash: H(c),
+  ...extra,
+});
+
+/** The outputs a folder records for these entries: each path's blobId and url. */
+function outputsOf(manifest: Record<string, string>, entries: Map<string, StoredFileState>): EntryOutputs {
+  const blobIds: Record<string, string> = {};
+  const urls: Record<string, string> = {};
+  for (const [rel, hash] of Object.entries(manifest)) {
+    const e = entries.get(hash)!;
+    if (e.blobId) blobIds[rel] = e.blobId;
+    if (e.url) urls[rel] = e.url;
+  }
+  return { manifest, blobIds, urls };
+}
+
+describe("a folder's recorded entries", () => {
+  const entries = new Map<string, StoredFileState>([
+    [H("a"), entry("a")],
+    // Another type, its own metadata, no url reported.
+    [H("b"), entry("b", { mimeType: "text/css", metadata: { owner: "web" }, url: undefined })],
+    [H("c"), entry("c", { tag: "other", retainUntil: "2027-01-01T00:00:00Z" })],
+    // An entry no path names any more (a refresh keeps it until the next write).
+    [H("d"), entry("d")],
+  ]);
+  const manifest = { "a.html": H("a"), "z/a-copy.html": H("a"), "b.css": H("b"), "c.html": H("c") };
+  const outputs = outputsOf(manifest, entries);
+
+  it("are read back as they were written", () => {
+    const text = packEntries(entries, outputs);
+    expect(unpackEntries(text, outputs)).toEqual(entries);
+  });
+
+  it("say each blobId, url and content hash only where the outputs do not, and a value every entry holds once", () => {
+    const text = packEntries(entries, outputs);
+    // Said by the outputs (blobIds, urls and the hash at the first path, under which the entry is): not repeated.
+    for (const c of ["a", "b", "c"]) expect(text.split(`blob-${c}`).length - 1).toBe(0);
+    for (const c of ["a", "b", "c"]) expect(text).not.toContain(H(c));
+    expect(JSON.parse(text).byPath).toHaveProperty(["a.html"]);
+    // Not in the outputs (no path names it): kept with the entry, under its hash.
+    expect(text).toContain('"blobId":"blob-d"');
+    expect(text.split(H("d")).length - 1).toBe(1);
+    // Held alike by every entry: once (the retention start, as a time, too).
+    expect(text.split('"expiresAt"').length - 1).toBe(1);
+    expect(text.split('"retentionStartMs"').length - 1).toBe(1);
+    expect(text).not.toContain('"retentionStartAfterCreated"');
+    // Not alike: with each entry.
+    expect(text.split('"createdAt"').length - 1).toBe(4);
+  });
+
+  it("say a name only where it is not the entry's first path; an entry without a name stays without one", () => {
+    const unnamed = new Map([...entries, [H("e"), entry("e", { name: undefined })]]);
+    const withE = outputsOf({ ...manifest, "e.txt": H("e") }, unnamed);
+    const text = packEntries(unnamed, withE);
+    expect(text).not.toContain('"name":"a.html"');
+    expect(text).not.toContain('"name":"c.html"');
+    expect(text).toContain('"name":"b.html"');
+    expect(unpackEntries(text, withE)).toEqual(unnamed);
+    expect(unpackEntries(text, withE).get(H("e"))?.name).toBeUndefined();
+  });
+
+  it("an entry under a path that is not its content's first path, or not in the manifest, is not read (found again by its upload)", () => {
+    const text = JSON.parse(packEntries(entries, outputs));
+    text.byPath["z/a-copy.html"] = text.byPath["a.html"];
+    delete text.byPath["a.html"];
+    text.byPath["gone.html"] = {};
+    const read = unpackEntries(JSON.stringify(text), outputs);
+    expect([...read.keys()].sort()).toEqual([H("b"), H("c"), H("d")]);
+  });
+
+  it("a retention start that is not a whole millisecond from createdAt, or an entry without createdAt, is written as it is", () => {
+    const odd = new Map([
+      [H("a"), entry("a", { retentionStartAfterCreated: -100.5 })],
+      [H("c"), entry("c", { createdAt: undefined })],
+    ]);
+    const text = packEntries(odd, outputs);
+    expect(text.split('"retentionStartAfterCreated"').length - 1).toBe(2);
+    expect(unpackEntries(text, outputs)).toEqual(odd);
+  });
+
+  it("written in format 2 (every name written) are read as they are: no name is derived", () => {
+    const { a, e } = { a: entry("a"), e: entry("e", { name: undefined }) };
+    const strip = ({ blobId: _b, url: _u, sourceHash: _h, ...rest }: StoredFileState) => rest;
+    const format2 = JSON.stringify({ format: 2, shared: {}, entries: { [H("a")]: strip(a), [H("e")]: strip(e) } });
+    const two = new Map([
+      [H("a"), a],
+      [H("e"), e],
+    ]);
+    expect(unpackEntries(format2, outputsOf({ "a.html": H("a"), "e.txt": H("e") }, two))).toEqual(two);
+  });
+
+  it("written by the previous release (each entry whole, keyed by hash) are read as they are", () => {
+    const previous = JSON.stringify(
+      Object.fromEntries(
+        [...entries].map(([hash, { sourceHash, retentionDeclared, retentionStartAfterCreated, ...e }]) => [
+          hash,
+          { ...e, __sourceHash: sourceHash, __retentionDeclared: retentionDeclared, __retentionStartAfterCreated: retentionStartAfterCreated },
+        ]),
+      ),
+    );
+    expect(unpackEntries(previous, outputs)).toEqual(entries);
+    expect(unpackEntries(JSON.parse(previous), outputs)).toEqual(entries);
+  });
+
+  it("an entry whose blobId the outputs no longer say is not read (its content is found again by its upload, no request goes to a made-up blobId)", () => {
+    const text = packEntries(entries, outputs);
+    const withoutA = { ...outputs, blobIds: Object.fromEntries(Object.entries(outputs.blobIds).filter(([rel]) => !rel.endsWith("a.html"))) };
+    const read = unpackEntries(text, withoutA);
+    expect([...read.keys()].sort()).toEqual([H("b"), H("c"), H("d")]);
+    expect(read.get(H("b"))).toEqual(entries.get(H("b")));
+    // Nothing of the blobIds readable: nothing is read, in every format.
+    expect(unpackEntries(text, { ...outputs, blobIds: {} }).get(H("a"))).toBeUndefined();
+    const format2 = JSON.stringify({ format: 2, shared: {}, entries: { [H("a")]: { name: "a.html", tag: "site" } } });
+    expect(unpackEntries(format2, { ...outputs, blobIds: {} }).size).toBe(0);
+    expect(unpackEntries(JSON.stringify({ [H("a")]: { name: "a.html" } }), outputs).size).toBe(0);
+  });
+
+  it("a createdAt without a time zone keeps the start as its distance from createdAt (each machine reads such a time in its own zone)", () => {
+    const local = new Map([[H("a"), entry("a", { createdAt: "2026-11-24 10:00:07", retentionStartAfterCreated: -7000 })]]);
+    const text = packEntries(local, outputsOf({ "a.html": H("a") }, local));
+    expect(JSON.parse(text).shared).toEqual({});
+    expect(Object.values(JSON.parse(text).byPath)[0]).toMatchObject({ retentionStartAfterCreated: -7000 });
+    expect(JSON.stringify(JSON.parse(text))).not.toContain("retentionStartMs");
+    // With its zone, the start is a time (shared by the files of one epoch).
+    const zoned = new Map([[H("a"), entry("a", { createdAt: "2026-11-24T10:00:07+01:00", retentionStartAfterCreated: -7000 })]]);
+    expect(JSON.stringify(JSON.parse(packEntries(zoned, outputsOf({ "a.html": H("a") }, zoned))))).toContain("retentionStartMs");
+    expect(unpackEntries(packEntries(zoned, outputsOf({ "a.html": H("a") }, zoned)), outputsOf({ "a.html": H("a") }, zoned))).toEqual(zoned);
+  });
+
+  it("paths named like a member of every object (constructor, toString) are paths like any other", () => {
+    const named = new Map<string, StoredFileState>([
+      [H("a"), entry("a", { name: "constructor", url: undefined })],
+      [H("b"), entry("b", { name: "toString" })],
+    ]);
+    const paths = { constructor: H("a"), toString: H("b") };
+    const out = outputsOf(paths, named);
+    expect(unpackEntries(packEntries(named, out), out)).toEqual(named);
+    const format2 = JSON.stringify({
+      format: 2,
+      shared: {},
+      entries: { [H("a")]: { ...entry("a", { name: "constructor" }), url: undefined, blobId: undefined } },
+    });
+    expect(unpackEntries(format2, out).get(H("a"))).toMatchObject({ blobId: "blob-a", name: "constructor" });
+    expect(unpackEntries(format2, out).get(H("a"))?.url).toBeUndefined();
+    // Two paths of one content, the later one named "constructor": it declares nothing of its own.
+    expect(folderEntries(new Map([[H("a"), ["a.txt", "constructor"]]]), {}, {})[0].notApplied).toEqual([]);
+  });
+
+  it("unreadable: none recorded (each content is then found again by its upload)", () => {
+    expect(unpackEntries("{not json", outputs).size).toBe(0);
+    expect(unpackEntries(JSON.stringify({ format: 99, entries: {} }), outputs).size).toBe(0);
+    expect(unpackEntries(undefined, outputs).size).toBe(0);
+  });
+});
+
+describe("a folder's manifest as its outputs record it", () => {
+  const manifest = { "b.css": H("b"), "a.html": H("a"), 'odd\nname "q".txt': H("c") };
+
+  it("one text, a path per line in sorted order (a path with a line break stays on its line), read back exactly", () => {
+    const text = pathText(manifest);
+    expect(text.split("\n")).toEqual(["{", `"a.html":"${H("a")}",`, `"b.css":"${H("b")}",`, `"odd\\nname \\"q\\".txt":"${H("c")}"`, "}"]);
+    expect(recordedManifest({ manifestText: text })).toEqual(manifest);
+    expect(recordedManifest({ manifestText: pathText({}) })).toEqual({});
+  });
+
+  it("the map the first one-resource folders recorded is read; the text wins over it; anything unreadable is nothing recorded", () => {
+    expect(recordedManifest({ manifest })).toEqual(manifest);
+    expect(recordedManifest({ manifestText: pathText({ "a.html": H("a") }), manifest })).toEqual({ "a.html": H("a") });
+    expect(recordedManifest({ manifestText: "{not json", manifest })).toEqual({});
+    expect(recordedManifest({ manifestText: JSON.stringify({ "a.html": 1 }) })).toEqual({});
+    // One path unreadable is that path unrecorded, not every path.
+    expect(recordedManifest({ manifestText: JSON.stringify({ "a.html": 1, "b.css": H("b") }) })).toEqual({ "b.css": H("b") });
+    expect(recordedManifest({ manifestText: "[]" })).toEqual({});
+    expect(recordedManifest({ manifest: { "a.html": null } })).toEqual({});
+    expect(recordedManifest({})).toEqual({});
+  });
+});
+
+describe("the dynamic resource's outputs by path, recorded as texts", () => {
+  const blobIds = { "b.css": "blob-b", "a.html": "blob-a", "c.js": "blob-c" };
+  const urls = { "b.css": "https://cdn/blob-b", "a.html": "https://cdn/blob-a", "c.js": "https://elsewhere/c" };
+
+  it("blobIds become one text (a path per line); a url that is the base and its blobId is not written again; both read back into the same maps", () => {
+    const recorded = withOutputTexts({ path: "site", blobIds, urls, manifestText: "{}" });
+    expect(recorded).toEqual({
+      path: "site",
+      manifestText: "{}",
+      blobIdsText: pathText(blobIds),
+      urlBase: "https://cdn/",
+      urlsText: pathText({ "c.js": "https://elsewhere/c" }),
+    });
+    expect(String(recorded.blobIdsText).split("\n")).toEqual(["{", '"a.html":"blob-a",', '"b.css":"blob-b",', '"c.js":"blob-c"', "}"]);
+    expect(fromOutputTexts(recorded)).toEqual({ path: "site", manifestText: "{}", blobIds, urls });
+  });
+
+  it("no url is made up: a path with a blobId and no url leaves every url written out", () => {
+    const partial = { "a.html": "https://cdn/blob-a" };
+    const recorded = withOutputTexts({ blobIds, urls: partial });
+    expect(recorded).toEqual({ blobIdsText: pathText(blobIds), urlsText: pathText(partial) });
+    expect(fromOutputTexts(recorded)).toEqual({ blobIds, urls: partial });
+    expect(fromOutputTexts(withOutputTexts({ blobIds: {}, urls: {} }))).toEqual({ blobIds: {}, urls: {} });
+  });
+
+  it("a path named like a member of every object (constructor, toString) without a url: no url is made up for it, nothing fails", () => {
+    for (const other of ["a.txt", "z.txt"]) {
+      const ids = { constructor: "blob-k", toString: "blob-t", [other]: "blob-o" };
+      const some = { [other]: "https://cdn/blob-o" };
+      expect(fromOutputTexts(JSON.parse(JSON.stringify(withOutputTexts({ blobIds: ids, urls: some }))))).toEqual({ blobIds: ids, urls: some });
+    }
+  });
+
+  it("the maps the releases before recorded are read as they are; an unreadable text is nothing recorded", () => {
+    expect(fromOutputTexts({ path: "site", blobIds, urls })).toEqual({ path: "site", blobIds, urls });
+    expect(fromOutputTexts({ blobIdsText: "{not json", urlsText: JSON.stringify({ "a.html": 1 }), urlBase: "https://cdn/" })).toEqual({
+      blobIds: {},
+      urls: {},
+    });
+    expect(withOutputTexts({ path: "site" })).toEqual({ path: "site" });
+  });
+});
