@@ -303,7 +303,7 @@ export class StoredFileCore {
 
   /**
    * Refresh: the service's view; an unknown or expired file is gone from the stack. A managed
-   * field changed outside the stack is said in the output (field, old → new), and comes back as
+   * field that differs from what the stack set is said in the output (field, old → new), and comes back as
    * an input too, so that a following preview shows what drifted (`~ tag: "edited" =>
    * "declared"`): dynamic providers cannot return a detailed diff, and the engine otherwise
    * compares unchanged inputs.
@@ -344,11 +344,13 @@ export class StoredFileCore {
       const was = before[field];
       const now = file[field] ?? undefined;
       if (jsonEqual(was, now)) continue;
-      const change = secrets.includes(field) ? "(a secret input: values not shown)" : `${shown(was)} → ${shown(now)}`;
+      const change = secrets.includes(field) ? " (a secret input: values not shown)" : `: ${shown(was)} → ${shown(now)}`;
+      // The service records no owner of an entry: a person, a script or another stack declaring
+      // the same content look alike from here, so the message names them all.
       this.log(
         warning(
           redact(
-            `StoredFile ${label(before, blobId)}: ${field} was changed outside this stack: ${change}; the next \`pulumi up\` sets it back to the declared value`,
+            `StoredFile ${label(before, blobId)}: ${field} differs from what this stack set${change}; changed outside this stack, or another stack declares the same content; the next \`pulumi up\` sets it back`,
           ),
         ),
         urn,

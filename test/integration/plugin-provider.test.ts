@@ -102,7 +102,7 @@ describe("resources", () => {
     const { patchFile } = await import("../helpers/emulator");
     await patchFile(emu, blobId, { tag: "changed-outside" });
     await plugin.read(blobId, URN, outs);
-    expect(logged.join("\n")).toMatch(/tag was changed outside this stack: \(a secret input: values not shown\)/);
+    expect(logged.join("\n")).toMatch(/tag differs from what this stack set \(a secret input: values not shown\)/);
     expect(logged.join("\n")).not.toContain("classified-tag");
     expect(logged.join("\n")).not.toContain("changed-outside");
   });
