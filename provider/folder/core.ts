@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, ownValue } from "../../api";
 import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
-import { byContent, type FileValues, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
+import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { folderEntryUrn, urnName } from "../engine/urns";
 import type { StoredFileCore, StoredFileDiff } from "../file/core";
@@ -128,7 +128,8 @@ export class StoredFolderCore {
     try {
       groups = byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined), LIMITS.uploadMaxBytes);
     } catch (e) {
-      return { inputs, failures: [{ property: "path", reason: e instanceof Error ? e.message : String(e) }] };
+      const property = e instanceof FolderInputError ? e.field : "path";
+      return { inputs, failures: [{ property, reason: e instanceof Error ? e.message : String(e) }] };
     }
     const own = (inputs.files ?? {}) as Record<string, FileValues>;
     const paths = new Set([...groups.values()].flat());

@@ -571,6 +571,21 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(emu.requests()).toEqual([]);
   });
 
+  it("check: a glob that leaves the folder is refused under the field that holds it (include or exclude), naming the glob", async () => {
+    write({ "a.txt": "a" });
+    const plugin = await newPlugin();
+    for (const [field, globs] of [
+      ["include", { include: ["../x"] }],
+      ["include", { include: ["**/*", "/etc/*"] }],
+      ["exclude", { exclude: ["docs/../../x"] }],
+      // Braces that expand to `..`: caught on what the include matched.
+      ["include", { include: ["..{,}/*"] }],
+    ] as const) {
+      const checked = await plugin.folder.check(URN, {}, { path: dir, ...globs });
+      expect(checked.failures).toEqual([{ property: field, reason: expect.stringMatching(/leaves the folder|outside the folder/) }]);
+    }
+  });
+
   it("check: bad values name the field (shared, or the file's own), a link is refused, unknown inputs are refused; nothing sent", async () => {
     write({ "a.txt": "a", "b.txt": "b" });
     fs.symlinkSync("/etc/passwd", path.join(dir, "link"));
