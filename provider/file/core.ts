@@ -74,6 +74,25 @@ const declaresRetention = (inputs: DeclaredInputs): boolean => inputs.retentionE
 /** The secret inputs' names, for the state (none: undefined, so nothing is recorded). */
 const secretList = (names: readonly string[]): string[] | undefined => (names.length > 0 ? [...names] : undefined);
 
+/**
+ * Metadata declared `{}` over stored keys clears them all. That is what a YAML or Go program's
+ * `metadata: {a: null}` arrives as (the Go SDK drops a map's null entries before the request),
+ * so the preview says so, with the keys it removes (a secret metadata's: only how many).
+ */
+function emptiedMetadata(state: StoredFileState, req: StoredFileRequest): string | undefined {
+  const declared = req.inputs.metadata;
+  const stored = state.metadata;
+  if (!isPlainObject(declared) || Object.keys(declared).length > 0 || !isPlainObject(stored)) return undefined;
+  const keys = Object.keys(stored);
+  if (keys.length === 0) return undefined;
+  const secret = req.secretInputs.includes("metadata") || (state.secretInputs ?? []).includes("metadata");
+  const which = secret ? `${keys.length} key${keys.length === 1 ? "" : "s"}` : keys.join(", ");
+  return (
+    `metadata is declared empty: the up removes every stored key (${which}). From YAML or Go, a key set to null arrives as no key ` +
+    "at all; to remove one key, leave it out of the map"
+  );
+}
+
 /** What `configure` builds, once: the settings and (on first use) the client. */
 interface Configured {
   settings: ProviderSettings;
@@ -193,6 +212,8 @@ export class StoredFileCore {
     const plan = planChange(state, req.inputs, this.clock());
     const who = label(state, state.blobId ?? id);
     for (const notice of plan.notices) log(warning(redact(`StoredFile ${who}: ${notice.text}`)), req.urn);
+    const emptied = emptiedMetadata(state, req);
+    if (emptied) log(warning(redact(`StoredFile ${who}: ${emptied}`)), req.urn);
     const refusal = plan.replace ? undefined : planRefusal(plan);
     if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {
