@@ -38,6 +38,30 @@ export function withProvider(news: Props, shape: (properties: Props) => Props = 
   };
 }
 
+/**
+ * Pulumi's dynamic-provider host prints an error of check, diff and read on stderr as
+ * `${error}: ${error.stack}` (the message twice, then the provider's call stack), and the engine
+ * then reports the error's message: three copies of one reason. The error keeps its message for
+ * the engine's report; what the host prints only points at it. (Create and update errors, and the
+ * provider plugin's, reach the engine alone.)
+ */
+export async function toldOnce<T>(step: "check" | "diff" | "read", work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof Error) {
+      const pointer = `${step === "read" ? "refresh" : step === "diff" ? "preview" : "check"} failed (the error reported for the resource says why)`;
+      for (const [key, value] of [
+        ["stack", pointer],
+        ["toString", () => "tuskr"],
+      ] as const) {
+        Object.defineProperty(error, key, { value, configurable: true, writable: true, enumerable: false });
+      }
+    }
+    throw error;
+  }
+}
+
 export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
   /** Shared with the one-resource StoredFolder in the same provider process: one claim of each content across both. */
   readonly core: StoredFileCore;
@@ -56,13 +80,13 @@ export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
 
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
-    const checked = this.core.check(olds, inputs, secretInputs, urn);
+    const checked = await toldOnce("check", () => this.core.check(olds, inputs, secretInputs, urn));
     // The URN and the secret names stay among the inputs: the engine hands them to diff, create and update.
     return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => ({ property, reason })) };
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<StoredFileDiff> {
-    return this.core.diff(id, parseState(olds), requestOf(news));
+    return toldOnce("diff", () => this.core.diff(id, parseState(olds), requestOf(news)));
   }
 
   async create(news: Props): Promise<pulumi.dynamic.CreateResult> {
@@ -71,7 +95,7 @@ export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
-    const { id: found, state, inputs } = await this.core.read(id, parseState(props));
+    const { id: found, state, inputs } = await toldOnce("read", () => this.core.read(id, parseState(props)));
     return found === undefined || state === undefined ? {} : { id: found, props: hideBookkeeping(state), inputs };
   }
 

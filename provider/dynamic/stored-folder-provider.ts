@@ -3,7 +3,7 @@ import { fromOutputTexts, withOutputTexts } from "../folder/entries";
 import type { ConfigSource } from "../config/settings";
 import type { StoredFileCore } from "../file/core";
 import { type ProviderLog, noticeLine } from "../engine/notice";
-import { requestOf, storedFileProvider, withProvider } from "./stored-file-provider";
+import { requestOf, storedFileProvider, toldOnce, withProvider } from "./stored-file-provider";
 import { StoredFolderCore } from "../folder/core";
 import { type StoredFolderState, StoredFolderStateSchema } from "../folder/schema";
 
@@ -40,12 +40,12 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
 
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
-    const checked = this.core.check(olds, inputs, secretInputs, urn);
+    const checked = await toldOnce("check", () => this.core.check(olds, inputs, secretInputs, urn));
     return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => ({ property, reason })) };
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-    const { changes, replaces, deleteBeforeReplace } = this.core.diff(id, stateOf(olds), requestOf(news));
+    const { changes, replaces, deleteBeforeReplace } = await toldOnce("diff", () => this.core.diff(id, stateOf(olds), requestOf(news)));
     return { changes, replaces, deleteBeforeReplace };
   }
 
@@ -55,7 +55,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
-    const { id: found, state, inputs } = await this.core.read(id, stateOf(props));
+    const { id: found, state, inputs } = await toldOnce("read", () => this.core.read(id, stateOf(props)));
     return found === undefined || state === undefined ? {} : { id: found, props: asRecorded(state), inputs };
   }
 

@@ -74,6 +74,25 @@ const declaresRetention = (inputs: DeclaredInputs): boolean => inputs.retentionE
 /** The secret inputs' names, for the state (none: undefined, so nothing is recorded). */
 const secretList = (names: readonly string[]): string[] | undefined => (names.length > 0 ? [...names] : undefined);
 
+/**
+ * Metadata declared `{}` over stored keys clears them all. That is what a YAML or Go program's
+ * `metadata: {a: null}` arrives as (the Go SDK drops a map's null entries before the request),
+ * so the preview says so, with the keys it removes (a secret metadata's: only how many).
+ */
+function emptiedMetadata(state: StoredFileState, req: StoredFileRequest): string | undefined {
+  const declared = req.inputs.metadata;
+  const stored = state.metadata;
+  if (!isPlainObject(declared) || Object.keys(declared).length > 0 || !isPlainObject(stored)) return undefined;
+  const keys = Object.keys(stored);
+  if (keys.length === 0) return undefined;
+  const secret = req.secretInputs.includes("metadata") || (state.secretInputs ?? []).includes("metadata");
+  const which = secret ? `${keys.length} key${keys.length === 1 ? "" : "s"}` : keys.join(", ");
+  return (
+    `metadata is declared empty: the up removes every stored key (${which}). From YAML or Go, a key set to null arrives as no key ` +
+    "at all; to remove one key, leave it out of the map"
+  );
+}
+
 /** What `configure` builds, once: the settings and (on first use) the client. */
 interface Configured {
   settings: ProviderSettings;
@@ -193,6 +212,8 @@ export class StoredFileCore {
     const plan = planChange(state, req.inputs, this.clock());
     const who = label(state, state.blobId ?? id);
     for (const notice of plan.notices) log(warning(redact(`StoredFile ${who}: ${notice.text}`)), req.urn);
+    const emptied = emptiedMetadata(state, req);
+    if (emptied) log(warning(redact(`StoredFile ${who}: ${emptied}`)), req.urn);
     const refusal = plan.replace ? undefined : planRefusal(plan);
     if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {
@@ -303,7 +324,7 @@ export class StoredFileCore {
 
   /**
    * Refresh: the service's view; an unknown or expired file is gone from the stack. A managed
-   * field changed outside the stack is said in the output (field, old → new), and comes back as
+   * field that differs from what the stack set is said in the output (field, old → new), and comes back as
    * an input too, so that a following preview shows what drifted (`~ tag: "edited" =>
    * "declared"`): dynamic providers cannot return a detailed diff, and the engine otherwise
    * compares unchanged inputs.
@@ -344,11 +365,13 @@ export class StoredFileCore {
       const was = before[field];
       const now = file[field] ?? undefined;
       if (jsonEqual(was, now)) continue;
-      const change = secrets.includes(field) ? "(a secret input: values not shown)" : `${shown(was)} → ${shown(now)}`;
+      const change = secrets.includes(field) ? " (a secret input: values not shown)" : `: ${shown(was)} → ${shown(now)}`;
+      // The service records no owner of an entry: a person, a script or another stack declaring
+      // the same content look alike from here, so the message names them all.
       this.log(
         warning(
           redact(
-            `StoredFile ${label(before, blobId)}: ${field} was changed outside this stack: ${change}; the next \`pulumi up\` sets it back to the declared value`,
+            `StoredFile ${label(before, blobId)}: ${field} differs from what this stack set${change}; changed outside this stack, or another stack declares the same content; the next \`pulumi up\` sets it back`,
           ),
         ),
         urn,

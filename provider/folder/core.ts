@@ -3,7 +3,7 @@ import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
 import { type Props, at, declaredValue, failureOwner, handedBack, ownDeclared, ownValues, validatedInputs } from "./inputs";
 import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
-import { byContent, type FileValues, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
+import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { folderEntryUrn, urnName } from "../engine/urns";
 import type { StoredFileCore, StoredFileDiff } from "../file/core";
@@ -85,7 +85,8 @@ export class StoredFolderCore {
     try {
       groups = byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined), LIMITS.uploadMaxBytes);
     } catch (e) {
-      return { failure: { property: "path", reason: e instanceof Error ? e.message : String(e) } };
+      const property = e instanceof FolderInputError ? e.field : "path";
+      return { failure: { property, reason: e instanceof Error ? e.message : String(e) } };
     }
     const paths = new Set([...groups.values()].flat());
     if (paths.size === 0) this.log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);

@@ -148,6 +148,16 @@ export function noFileWarning(name: string, dir: string, include: unknown, exclu
   );
 }
 
+/** A refusal of one of the folder's inputs, with the input it is about: a check failure names that field. */
+export class FolderInputError extends Error {
+  constructor(
+    readonly field: "include" | "exclude",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * The folder's regular files matching the globs, as sorted POSIX paths relative to it. The walk
  * never follows a symbolic link, so it never leaves the folder; a link or a special file (FIFO,
@@ -163,9 +173,17 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
   }
   if (!stat.isDirectory()) throw new Error(`StoredFolder ${name}: path ${dir} is not a directory`);
   // Globs are relative to the folder and stay in it: `..` or an absolute path would reach files outside.
-  for (const glob of [...include, ...exclude]) {
-    if (path.isAbsolute(glob) || glob.split(/[\\/]/).includes("..")) {
-      throw new Error(`StoredFolder ${name}: the glob ${JSON.stringify(glob)} leaves the folder; globs are relative to ${dir} and stay inside it`);
+  for (const [field, globs] of [
+    ["include", include],
+    ["exclude", exclude],
+  ] as const) {
+    for (const glob of globs) {
+      if (path.isAbsolute(glob) || glob.split(/[\\/]/).includes("..")) {
+        throw new FolderInputError(
+          field,
+          `StoredFolder ${name}: the ${field} glob ${JSON.stringify(glob)} leaves the folder; globs are relative to ${dir} and stay inside it`,
+        );
+      }
     }
   }
   const included = picomatch(include);
@@ -187,7 +205,11 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
   for (const rel of matched) {
     // A glob can still reach out after the check above (braces: `..{,}/*` is `../*`): what it matched must be inside.
     if (path.isAbsolute(rel) || rel.split("/").includes("..")) {
-      throw new Error(`StoredFolder ${name}: the globs match ${JSON.stringify(rel)}, outside the folder; globs are relative to ${dir} and stay inside it`);
+      // Only an include matches (an exclude only takes away).
+      throw new FolderInputError(
+        "include",
+        `StoredFolder ${name}: the include globs match ${JSON.stringify(rel)}, outside the folder; globs are relative to ${dir} and stay inside it`,
+      );
     }
     const parts = rel.split("/");
     for (let i = 1; i <= parts.length; i++) {

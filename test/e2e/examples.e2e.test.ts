@@ -106,21 +106,22 @@ describe("examples/gitops, one stack per environment", () => {
           const uploads = fileRequests().filter((r) => r.route === "upload");
           expect(uploads.map((r) => r.requestBody)).toEqual(
             expect.arrayContaining([
-              expect.objectContaining({ tag: `${env}-docs`, epochs: String(epochs), file: expect.objectContaining({ filename: "release-notes.md" }) }),
-              expect.objectContaining({ tag: `${env}-app`, epochs: String(epochs), file: expect.objectContaining({ filename: "app.js" }) }),
+              expect.objectContaining({ tag: "docs", epochs: String(epochs), file: expect.objectContaining({ filename: "release-notes.md" }) }),
+              expect.objectContaining({ tag: "app", epochs: String(epochs), file: expect.objectContaining({ filename: "app.js" }) }),
             ]),
           );
           expect(uploads).toHaveLength(2);
           expect(fileRequests().filter((r) => r.route === "renew")).toHaveLength(0);
+          // The same in both stacks: they share each content's entry (examples/gitops/release.ts).
           for (const [file, tag] of [
-            ["release-notes.md", `${env}-docs`],
-            ["app.js", `${env}-app`],
+            ["release-notes.md", "docs"],
+            ["app.js", "app"],
           ]) {
             expect(await blobBytes(emu, blobIds[file])).toEqual(exampleBytes("gitops", file));
             expect(await storedOnEmulator(blobIds[file])).toMatchObject({
               name: file,
               tag,
-              metadata: { environment: env, managedBy: "pulumi" },
+              metadata: { managedBy: "pulumi" },
               uploadEpochs: epochs,
               epochsBought: 0,
             });

@@ -138,7 +138,7 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       });
       const refresh = await cli(["refresh", "--yes", "--diff"]);
       expect(refresh.code).toBe(0);
-      expect(refresh.stdout + refresh.stderr).toMatch(/name was changed outside this stack: "w1\.html" → "hacked"/);
+      expect(refresh.stdout + refresh.stderr).toMatch(/name differs from what this stack set: "w1\.html" → "hacked"/);
       const preview = await cli(["preview", "--diff"]);
       expect(preview.code).toBe(0);
       expect(preview.stdout).toMatch(/w1\.html[\s\S]*hacked/);

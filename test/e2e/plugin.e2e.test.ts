@@ -93,7 +93,7 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         expect(refreshed.code, refreshed.stderr).toBe(0);
         // `refresh --yes` previews first, and the preview reads too: two GETs per file (the folder's three included).
         expect(routes()).toEqual(Array(10).fill("get"));
-        expect(refreshed.stdout).toMatch(/tag was changed outside this stack: "brand" → "edited-elsewhere"/);
+        expect(refreshed.stdout).toMatch(/tag differs from what this stack set: "brand" → "edited-elsewhere"/);
         emu.clearRequests();
         await stack.up();
         expect(fileRequests().map((r) => [r.route, r.requestBody])).toEqual([["patch", { tag: "brand" }]]);

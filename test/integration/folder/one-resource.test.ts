@@ -102,7 +102,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(read.inputs?.files).toEqual({ "w1.html": { name: "hacked" }, "w3.html": { metadata: { owner: "x" }, tag: "edited" } });
     // A second refresh finds the same (it compares with what is declared, not with what the first recorded).
     expect((await plugin.folder.read(String(outs.path), URN, read.props!)).inputs?.files).toEqual(read.inputs?.files);
-    expect(logged.filter((l) => /changed outside this stack/.test(l))).toHaveLength(3);
+    expect(logged.filter((l) => /differs from what this stack set/.test(l))).toHaveLength(3);
     // The next up sets them back (what the preview shows as the difference of the inputs).
     const again = await up(read.props!, program, read.inputs);
     expect(again.diff?.changes).toBe(true);
@@ -122,7 +122,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const secretRead = await plugin.folder.read(String(outs.path), URN, hidden.outs);
     expect(JSON.stringify(secretRead.inputs)).not.toContain("moved-by-someone");
     expect(JSON.stringify(logged)).not.toContain("moved-by-someone");
-    expect(logged.filter((l) => /tag was changed outside this stack: \(a secret input/.test(l))).toHaveLength(1);
+    expect(logged.filter((l) => /tag differs from what this stack set \(a secret input/.test(l))).toHaveLength(1);
   });
 
   it.each([
@@ -570,6 +570,21 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const plugin = await newPlugin();
     await expect(plugin.folder.read("./site", URN, {})).rejects.toThrow(/cannot be imported: its files' entries are found by uploading them/);
     expect(emu.requests()).toEqual([]);
+  });
+
+  it("check: a glob that leaves the folder is refused under the field that holds it (include or exclude), naming the glob", async () => {
+    write({ "a.txt": "a" });
+    const plugin = await newPlugin();
+    for (const [field, globs] of [
+      ["include", { include: ["../x"] }],
+      ["include", { include: ["**/*", "/etc/*"] }],
+      ["exclude", { exclude: ["docs/../../x"] }],
+      // Braces that expand to `..`: caught on what the include matched.
+      ["include", { include: ["..{,}/*"] }],
+    ] as const) {
+      const checked = await plugin.folder.check(URN, {}, { path: dir, ...globs });
+      expect(checked.failures).toEqual([{ property: field, reason: expect.stringMatching(/leaves the folder|outside the folder/) }]);
+    }
   });
 
   it("check: bad values name the field (shared, or the file's own), a link is refused, unknown inputs are refused; nothing sent", async () => {

@@ -103,7 +103,7 @@ describe("resources", () => {
     const { patchFile } = await import("../../helpers/emulator");
     await patchFile(emu, blobId, { tag: "changed-outside" });
     await plugin.read(blobId, URN, outs);
-    expect(logged.join("\n")).toMatch(/tag was changed outside this stack: \(a secret input: values not shown\)/);
+    expect(logged.join("\n")).toMatch(/tag differs from what this stack set \(a secret input: values not shown\)/);
     expect(logged.join("\n")).not.toContain("classified-tag");
     expect(logged.join("\n")).not.toContain("changed-outside");
   });
@@ -161,6 +161,37 @@ describe("resources", () => {
     const { outs } = await plugin.create(URN, { blobId });
     await plugin.diff(blobId, URN, outs, { blobId, tag: "x" });
     expect(logged.some((l) => l.startsWith(`${URN} warning: StoredFile`) && /expiring soon/.test(l))).toBe(true);
+  });
+});
+
+describe("metadata: a key set to null, from YAML or Go", () => {
+  it("a null inside metadata that reaches check is refused, naming the field", async () => {
+    const blobId = await upload();
+    const checked = await plugin.check(URN, {}, { blobId, metadata: { a: null, b: "kept" } });
+    expect(checked.failures).toEqual([{ property: "metadata", reason: expect.stringMatching(/metadata\.a is null/) }]);
+  });
+
+  it("metadata declared empty over stored keys (what `{a: null}` becomes in the Go SDK) is said at preview, naming the keys it removes", async () => {
+    const blobId = await upload();
+    const first = await plugin.check(URN, {}, { blobId, metadata: { a: "1", b: "2" } });
+    const created = await plugin.create(URN, first.inputs);
+    // The Go SDK (behind YAML programs) drops a map's null entries before the request: `{a: null}` arrives as `{}`.
+    const emptied = await plugin.check(URN, first.inputs, { blobId, metadata: {} });
+    expect(emptied.failures).toEqual([]);
+    logged = [];
+    const diff = await plugin.diff(blobId, URN, created.outs, emptied.inputs);
+    expect(diff.changes).toBe(true);
+    const emptyWarnings = () => logged.filter((l) => /metadata is declared empty/.test(l));
+    expect(emptyWarnings()).toEqual([expect.stringMatching(/metadata is declared empty: the up removes every stored key \(a, b\).*null/)]);
+    // A secret metadata's keys are not named.
+    const hidden = await plugin.create(
+      URN,
+      (await plugin.check(URN, {}, { blobId: await upload("t1"), metadata: secret({ "hidden-key-name": "hidden-value" }) })).inputs,
+    );
+    logged = [];
+    await plugin.diff(String(hidden.id), URN, hidden.outs, (await plugin.check(URN, {}, { blobId: hidden.id, metadata: secret({}) })).inputs);
+    expect(emptyWarnings()).toEqual([expect.stringMatching(/metadata is declared empty: the up removes every stored key \(1 key\)/)]);
+    expect(logged.join()).not.toMatch(/hidden-key-name|hidden-value/);
   });
 });
 

@@ -125,7 +125,7 @@ describe("secret inputs never appear in a message", () => {
   });
 });
 
-describe("refresh says what changed outside the stack", () => {
+describe("refresh says what differs from what the stack set", () => {
   it("names each managed field changed, old → new, and not unmanaged ones", async () => {
     const blobId = await upload();
     const { outs } = await provider.create({ blobId, tag: "declared", metadata: { team: "web" } });
@@ -135,8 +135,10 @@ describe("refresh says what changed outside the stack", () => {
       await provider.read(blobId, outs);
       const lines = log.mock.calls.flat().map(String);
       expect(lines).toEqual([
-        expect.stringMatching(/tag was changed outside this stack: "declared" → "other-stack"; the next `pulumi up` sets it back/),
-        expect.stringMatching(/metadata was changed outside this stack: \{"team":"web"\} → \{"team":"ops"\}/),
+        expect.stringMatching(
+          /tag differs from what this stack set: "declared" → "other-stack"; changed outside this stack, or another stack declares the same content; the next `pulumi up` sets it back/,
+        ),
+        expect.stringMatching(/metadata differs from what this stack set: \{"team":"web"\} → \{"team":"ops"\}/),
       ]);
     } finally {
       log.mockRestore();

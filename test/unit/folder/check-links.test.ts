@@ -68,7 +68,7 @@ describe("StoredFolder: links and special files", () => {
     const dir = folder(`brace-${glob.replace(/\W+/g, "-")}`, () => undefined);
     fs.writeFileSync(path.join(root, "secret.txt"), "one level up");
     expect(() => new StoredFolder("site", { path: dir, include: ["**/*", glob] })).toThrow(
-      /StoredFolder site: the glob(s match "\.\.\/.*", outside the folder| .* leaves the folder)/,
+      /StoredFolder site: the include glob(s match "\.\.\/.*", outside the folder| .* leaves the folder)/,
     );
   });
 
@@ -98,7 +98,7 @@ describe("StoredFolder: links and special files", () => {
 describe("StoredFolder: globs stay in the folder", () => {
   it.each([["../outside/*"], ["/etc/*"], ["docs/../../outside/*"]])("an include glob %s that leaves the folder is refused", (glob) => {
     const dir = folder(`glob-${glob.replace(/\W+/g, "-")}`, () => {});
-    expect(() => new StoredFolder("site", { path: dir, include: [glob] })).toThrow(/StoredFolder site: the glob .* leaves the folder/);
+    expect(() => new StoredFolder("site", { path: dir, include: [glob] })).toThrow(/StoredFolder site: the include glob .* leaves the folder/);
   });
 
   it("a link under an excluded directory is no obstacle (the directory's files are not uploaded)", () => {
