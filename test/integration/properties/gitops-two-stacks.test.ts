@@ -4,13 +4,13 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { DUPLICATE_UPLOAD_MODES, type Emulator, startEmulator } from "../../emulator";
-import { releaseArgs } from "../../examples/gitops/release";
-import { StoredFolder } from "../../provider/dynamic/stored-folder";
-import { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
-import { ASSET_SIG, SIG_KEY } from "../../provider/engine/markers";
-import { noticeLine } from "../../provider/engine/notice";
-import { configureProvider } from "../helpers/provider-fixture";
+import { DUPLICATE_UPLOAD_MODES, type Emulator, startEmulator } from "../../../emulator";
+import { releaseArgs } from "../../../examples/gitops/release";
+import { StoredFolder } from "../../../provider/dynamic/stored-folder";
+import { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
+import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { noticeLine } from "../../../provider/engine/notice";
+import { configureProvider } from "../../helpers/provider-fixture";
 
 /**
  * examples/gitops as its workflow runs it: staging then production, `pulumi up --refresh` each,
@@ -21,7 +21,7 @@ import { configureProvider } from "../helpers/provider-fixture";
  * provider per stack as the engine runs one per stack.
  */
 
-const example = path.resolve(__dirname, "../../examples/gitops");
+const example = path.resolve(__dirname, "../../../examples/gitops");
 const STACKS = ["staging", "production"] as const;
 type StackName = (typeof STACKS)[number];
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../emulator";
-import { storedFileProvider } from "../../provider/dynamic/stored-file-provider";
-import { storedFolderProvider } from "../../provider/dynamic/stored-folder-provider";
+import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../../emulator";
+import { storedFileProvider } from "../../../provider/dynamic/stored-file-provider";
+import { storedFolderProvider } from "../../../provider/dynamic/stored-folder-provider";
 
 /**
  * A failed refresh (or a refused preview) of a dynamic resource says why once. Pulumi's
