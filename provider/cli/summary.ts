@@ -415,7 +415,8 @@ export function summarizePreview(preview: unknown, options: SummaryOptions = {})
     for (const n of plan.notices) if (!n.startsWith("keep-alive renewal due")) notices.push(`${code(name)}: ${n}`);
     for (const problem of [plan.expiredProblem, plan.horizonProblem]) if (problem) notices.push(`${code(name)}: **will fail**: ${problem}`);
     const expires = olds.expiresAt ? Date.parse(olds.expiresAt) : Number.NaN;
-    const newExpiry = plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * epochMs).toISOString() : undefined;
+    const newExpiry =
+      plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * (plan.epoch?.ms ?? epochMs)).toISOString() : undefined;
     lines.push({
       name,
       op: step.op,

@@ -2,10 +2,20 @@ import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../../a
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, checkRecord, keepStartNoLater, observe, pinRetentionStart, retentionStartOf, type Start, upload } from "./purchases";
+import { adopt, applyPlan, checkRecord, movedSince, observe, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor, shown } from "./messages";
-import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, retentionStartMs, type StoredFilePlan, uploadEpochs } from "./plan";
+import {
+  horizonClock,
+  type PlanClock,
+  type PropertyDiff,
+  planChange,
+  propertyDiffs,
+  retainUntilProblem,
+  retentionStartEpochs,
+  type StoredFilePlan,
+  uploadEpochs,
+} from "./plan";
 import { resourceUrnOf } from "../engine/urns";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./schema";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
@@ -66,6 +76,14 @@ function partialFailure(error: TuskrApiError, id: string, state: StoredFileState
 /** Why a plan must not be applied (the preview fails with it, and the apply sends nothing), or undefined. */
 function planRefusal(plan: StoredFilePlan): string | undefined {
   return plan.expiredProblem ?? plan.horizonProblem;
+}
+
+/** How earlier releases recorded the retention start (as a time): read once, into `retentionStartEpochs`, then dropped. */
+const EARLIER_START_FIELDS = ["retentionStartAfterCreated", "retentionStart", "purchasedExpiresAt"] as const;
+function withoutEarlierStart(state: StoredFileState): StoredFileState {
+  const out = { ...state };
+  for (const field of EARLIER_START_FIELDS) delete out[field];
+  return out;
 }
 
 /** Whether the program declares retentionEpochs (recorded, so a refresh hands back exactly the declared inputs). */
@@ -340,14 +358,18 @@ export class StoredFileCore {
     // No `source` among the outputs: the engine gives read an asset with its contents elided
     // (hash only), which the program could not load back. The inputs may keep it (below).
     try {
-      checkRecord(file, clock, blobId);
+      checkRecord(file, horizonClock(before, clock), blobId);
     } catch (e) {
       throw masked(describe(e, blobId, "reading the file"), redact);
     }
-    const state: StoredFileState = { ...bookkeeping(before), ...observed(file, managed), blobId, retentionEpochs: before.retentionEpochs ?? 0 };
-    // The retention start never moves later on a read (a state of an earlier release counted it
-    // from the expiry this read moves; a createdAt may have moved).
-    keepStartNoLater(state, retentionStartMs(before, clock.epochMs), clock);
+    const state: StoredFileState = {
+      ...withoutEarlierStart(bookkeeping(before)),
+      ...observed(file, managed),
+      blobId,
+      retentionEpochs: before.retentionEpochs ?? 0,
+      // The retention start keeps its place: as many more epochs before the expiry as it moved.
+      retentionStartEpochs: retentionStartEpochs(before, clock) + movedSince(before, file, clock),
+    };
     // As declared: the content for an uploaded file (the engine's elided asset: its hash), the blobId for an adopted one.
     const inputs: Record<string, unknown> = before.sourceHash ? { source: before.source } : { blobId };
     inputs.keepAlive = before.keepAlive;
@@ -414,9 +436,9 @@ export class StoredFileCore {
     // A stored type cannot be changed (the plan's notice says so): the declaration is recorded, `mimeType` stays the served one.
     state.contentType = typeof news.contentType === "string" ? news.contentType : undefined;
     const clock = this.clock();
-    // Fixed once: a state of an earlier release gets the start its purchases imply.
-    pinRetentionStart(state, retentionStartMs(before, clock.epochMs));
-    delete state.purchasedExpiresAt;
+    // Fixed once, in epochs: a state of an earlier release gets the start its purchases imply.
+    for (const field of EARLIER_START_FIELDS) delete state[field];
+    state.retentionStartEpochs = retentionStartEpochs(before, clock);
     const client = this.context.client();
     // A field declared now but not managed before is not in the state: read the file once, so
     // the PATCH is planned against what the service holds (metadata keys it has must go too).
