@@ -14,7 +14,7 @@ import {
   retainUntilProblem,
   retentionStartEpochs,
   type StoredFilePlan,
-  uploadEpochs,
+  uploadFormEpochs,
 } from "./plan";
 import { resourceUrnOf } from "../engine/urns";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./schema";
@@ -250,7 +250,7 @@ export class StoredFileCore {
             );
           }
           const filename = sourceFilename(asset, inputs.name ?? undefined);
-          const declaredEpochs = uploadEpochs(inputs, clock);
+          const declaredEpochs = uploadFormEpochs(inputs, clock);
           const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
           const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
           return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);

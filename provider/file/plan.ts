@@ -162,7 +162,18 @@ function epochsUntil(untilMs: number | undefined, clock: Pick<PlanClock, "nowMs"
   return untilMs === undefined ? 0 : Math.max(0, Math.ceil((untilMs - clock.nowMs) / clock.epochMs - 1e-9));
 }
 
-/** Epochs an upload of `news` buys: what its declared ends need from now (the later of the two), at least 0. */
+/**
+ * Epochs the upload of `news` carries: its declared count, or what its date needs from now in
+ * epochs of the longest length an answer is believed to show, the more of the two. No answer has
+ * shown the length yet, and a guess could buy more than the date asks: what the date lacks after
+ * the upload is renewed on the length the answers show.
+ */
+export function uploadFormEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs">): number {
+  const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+  return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), { ...clock, epochMs: LONGEST_EPOCH_MS }));
+}
+
+/** Epochs the create of `news` buys in all, counted in `clock`'s epochs: what its declared ends need from now (the later of the two), at least 0. */
 export function uploadEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "epochMs">): number {
   const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
   return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), clock));
@@ -310,14 +321,14 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?
   // the recorded expiry, in the service's own epochs, whatever their length.
   const byCount = typeof declaredEpochs === "number" ? Math.max(0, declaredEpochs - retentionStartEpochs(olds, setting)) : 0;
   // A date needs a length. Until an answer shows it, a first renew buys no more than the date
-  // lacks in epochs of the longest length the answers leave possible (one when none bounds it),
-  // and the rest is bought on the length its answer shows.
+  // lacks in epochs of the longest length the answers leave possible (LONGEST_EPOCH_MS when none
+  // bounds it), and the rest is bought on the length its answer shows.
   const expires = Date.parse(olds.expiresAt ?? "");
   const untilMs = clock ? retainUntilMs(declaredUntil) : undefined;
   const byDate = clock && untilMs !== undefined && !Number.isNaN(expires) ? epochsToReach(expires, untilMs, clock.epochMs) : 0;
   const retentionIncrease = Math.max(byCount, byDate);
-  const longest = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : undefined;
-  const fewest = untilMs !== undefined && longest !== undefined ? Math.max(1, epochsToReach(expires, untilMs, longest)) : 1;
+  const longest = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : LONGEST_EPOCH_MS;
+  const fewest = untilMs !== undefined ? Math.max(1, epochsToReach(expires, untilMs, longest)) : 1;
   const first = Math.max(byCount, Math.min(byDate, fewest));
   const lengthProbe = epoch !== undefined && !epoch.seen && first < retentionIncrease ? first : undefined;
 

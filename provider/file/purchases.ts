@@ -302,9 +302,12 @@ export async function applyPlan(
       // The start stays where it is: as many more epochs before the expiry as it moved (this purchase's at least).
       const moved = Math.max(epochs, movedSince(state, after, clock));
       Object.assign(state, observed(after, managed), { retentionStartEpochs: retentionStartEpochs(state, clock) + moved });
-      // Bought to learn the length: the rest of what the declaration lacks is counted in it.
-      if (plan.lengthProbe === undefined || !epochLength(state, clock).seen) break;
-      plan = planChange({ ...state, keepAlive: state.keepAlive }, news, clock);
+      // The first length an answer showed: what the declaration still lacks is counted in it (the
+      // rest after a first renew bought to learn it, or what a guess of a longer epoch left short).
+      if (epoch.seen || !epochLength(state, clock).seen) break;
+      // Keep-alive buys once an `up`: not again when this renew carried its epochs.
+      const keptAlive = plan.lengthProbe === undefined && plan.keepAliveEpochs > 0;
+      plan = planChange({ ...state, keepAlive: state.keepAlive }, keptAlive ? { ...news, keepAlive: undefined } : news, clock);
       if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
       fresh = true;
     } catch (e) {

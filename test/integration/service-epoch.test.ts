@@ -97,6 +97,24 @@ describe.each(LENGTHS)("a service whose epoch is %s, the provider at its default
   });
 });
 
+describe.each(LENGTHS)("a retainUntil date on a service whose epoch is %s, the provider at its default setting", (_label, seconds) => {
+  it("the first up ends the file at the first boundary past the date, no later; unchanged ups buy nothing", async () => {
+    const e = await start(seconds);
+    const until = new Date(Date.now() + (seconds === 3600 ? 10 * 3600 : seconds > DAY ? 20 * DAY : 10 * DAY) * 1000).toISOString();
+    const inputs = { source: textAsset(`dated ${seconds} ${Math.random()}`), name: "d.txt", retainUntil: until, __urn: urn("d") };
+    const { id, outs } = await (await newRun(e)).create(inputs);
+    const expires = Date.parse(String(outs.expiresAt));
+    expect(expires).toBeGreaterThanOrEqual(Date.parse(until));
+    expect(expires).toBeLessThan(Date.parse(until) + seconds * 1000);
+    const after = bought(e, id);
+    let state = outs as Props;
+    e.clearRequests();
+    for (let round = 1; round <= 3; round++) state = await up(e, id, state, inputs, round !== 2);
+    expect(renews(e)).toEqual([]);
+    expect(bought(e, id)).toBe(after);
+  });
+});
+
 describe("once an answer contradicts the setting, no purchase rests on it", () => {
   it("an hour's epoch, shown by a renew: a retainUntil date is counted in hours, bought in one renew", async () => {
     const e = await start(3600);
