@@ -96,6 +96,8 @@ const secretList = (names: readonly string[]): string[] | undefined => (names.le
 interface Configured {
   settings: ProviderSettings;
   client(): TuskrClient;
+  /** The service's epoch as the answers recorded in any file's state showed it (one service, one epoch). */
+  seenEpochMs?: number;
 }
 
 export class StoredFileCore {
@@ -137,7 +139,17 @@ export class StoredFileCore {
   /** Each call reads the time once, here, and passes this clock down. */
   private clock(): PlanClock {
     const { epochSeconds, expiryWarningEpochs } = this.context.settings;
-    return { nowMs: Date.now(), epochMs: epochSeconds * 1000, warnWithinEpochs: expiryWarningEpochs };
+    return { nowMs: Date.now(), epochMs: epochSeconds * 1000, warnWithinEpochs: expiryWarningEpochs, seenEpochMs: this.context.seenEpochMs };
+  }
+
+  /**
+   * Keeps the epoch a file's state records as the service's: a file that has none yet (a new one,
+   * one of an earlier release) is counted in it rather than in the setting. Returns `state`.
+   */
+  private remember<T extends StoredFileState | undefined>(state: T): T {
+    const seen = state?.epochMsSeen;
+    if (typeof seen === "number" && seen > 0) this.context.seenEpochMs = seen;
+    return state;
   }
 
   /** Which resource (URN) declared each content in this run, and the reverse. */
@@ -205,7 +217,7 @@ export class StoredFileCore {
    */
   diff(id: string, state: StoredFileState, req: StoredFileRequest, log: ProviderLog = this.log): StoredFileDiff {
     const redact = redactor(req.inputs, req.secretInputs, state);
-    const plan = planChange(state, req.inputs, this.clock());
+    const plan = planChange(this.remember(state), req.inputs, this.clock());
     const who = label(state, state.blobId ?? id);
     for (const notice of plan.notices) log(redact(`warning: StoredFile ${who}: ${notice}`), req.urn);
     const refusal = plan.replace ? undefined : planRefusal(plan);
@@ -220,7 +232,7 @@ export class StoredFileCore {
 
   /** What applying `inputs` to a file recorded as `state` would do, said nowhere and sent nowhere (a folder asks it of each entry). */
   wouldChange(state: StoredFileState, inputs: DeclaredInputs): { changes: boolean; replace: boolean } {
-    const plan = planChange(state, inputs, this.clock());
+    const plan = planChange(this.remember(state), inputs, this.clock());
     return { changes: plan.changedFields.length > 0 || plan.renewEpochs > 0, replace: plan.replace };
   }
 
@@ -293,6 +305,7 @@ export class StoredFileCore {
       keepAlive: isPlainObject(inputs.keepAlive) ? inputs.keepAlive : undefined,
       contentType: typeof inputs.contentType === "string" ? inputs.contentType : undefined,
       secretInputs: secretList(req.secretInputs),
+      epochMsSeen: clock.seenEpochMs,
       ...start.state,
     };
     const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
@@ -310,7 +323,7 @@ export class StoredFileCore {
       // The file exists and may already be patched: record it, so nothing done is forgotten.
       throw masked(partialFailure(describe(e, blobId, asset ? "uploading the file" : "adopting the file"), blobId, state, clock), redact);
     }
-    return { id: blobId, state: recorded(state, clock) };
+    return { id: blobId, state: recorded(this.remember(state), clock) };
   }
 
   /**
@@ -327,6 +340,7 @@ export class StoredFileCore {
     // managing the fields it has, so the generated program declares exactly them and changes nothing.
     if (before.blobId === undefined && declaredFields(before).size === 0) return this.imported(id);
     const blobId = before.blobId ?? id;
+    this.remember(before);
     const clock = this.clock();
     let file: ReceivedFile;
     try {
@@ -379,7 +393,7 @@ export class StoredFileCore {
     if (before.retentionDeclared ?? Boolean(state.retentionEpochs)) inputs.retentionEpochs = state.retentionEpochs;
     if (before.retainUntil) inputs.retainUntil = before.retainUntil;
     if (before.contentType) inputs.contentType = before.contentType;
-    return { id, state: recorded(state, clock), inputs: compact(inputs) as DeclaredInputs };
+    return { id, state: recorded(this.remember(state), clock), inputs: compact(inputs) as DeclaredInputs };
   }
 
   /**
@@ -435,7 +449,9 @@ export class StoredFileCore {
     state.keepAlive = isPlainObject(news.keepAlive) ? news.keepAlive : undefined;
     // A stored type cannot be changed (the plan's notice says so): the declaration is recorded, `mimeType` stays the served one.
     state.contentType = typeof news.contentType === "string" ? news.contentType : undefined;
+    this.remember(before);
     const clock = this.clock();
+    state.epochMsSeen ??= clock.seenEpochMs;
     // Fixed once, in epochs: a state of an earlier release gets the start its purchases imply.
     for (const field of EARLIER_START_FIELDS) delete state[field];
     state.retentionStartEpochs = retentionStartEpochs(before, clock);
@@ -464,6 +480,6 @@ export class StoredFileCore {
       if (JSON.stringify(compact(state)) !== unchanged) throw masked(partialFailure(error, id, state, clock), redact);
       throw masked(error, redact);
     }
-    return recorded(state, clock);
+    return recorded(this.remember(state), clock);
   }
 }

@@ -6,8 +6,10 @@ import { sameMediaType, wireAsset } from "./source";
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {
   nowMs: number;
-  /** Length of one epoch; a setting of the service, never a constant (about a day). */
+  /** Length of one epoch as set (`tuskr:epochSeconds`): a first guess, never a constant (about a day). */
   epochMs: number;
+  /** The epoch as another file's answers showed it to this provider (one service, one epoch), if any did. */
+  seenEpochMs?: number;
   /** Warn when a file has this many epochs left or fewer. */
   warnWithinEpochs: number;
 }
@@ -39,8 +41,8 @@ export interface EpochLength {
   contradicted: boolean;
 }
 
-export function epochLength(olds: StoredFileState, clock: Pick<PlanClock, "epochMs">): EpochLength {
-  const seen = olds.epochMsSeen;
+export function epochLength(olds: StoredFileState, clock: Pick<PlanClock, "epochMs" | "seenEpochMs">): EpochLength {
+  const seen = olds.epochMsSeen ?? clock.seenEpochMs;
   if (typeof seen === "number" && seen > 0) return { ms: seen, seen: true, contradicted: Math.abs(seen - clock.epochMs) >= SAME_LENGTH_MS };
   const atLeast = typeof olds.epochMsAtLeast === "number" ? olds.epochMsAtLeast : undefined;
   const below = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : undefined;
@@ -164,13 +166,13 @@ function epochsUntil(untilMs: number | undefined, clock: Pick<PlanClock, "nowMs"
 
 /**
  * Epochs the upload of `news` carries: its declared count, or what its date needs from now in
- * epochs of the longest length an answer is believed to show, the more of the two. No answer has
- * shown the length yet, and a guess could buy more than the date asks: what the date lacks after
- * the upload is renewed on the length the answers show.
+ * epochs of the length another file's answers showed, else of the longest one an answer is
+ * believed to show, the more of the two. A guess could buy more than the date asks: what the
+ * date lacks after the upload is renewed on the length the answers show.
  */
-export function uploadFormEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs">): number {
+export function uploadFormEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "seenEpochMs">): number {
   const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
-  return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), { ...clock, epochMs: LONGEST_EPOCH_MS }));
+  return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), { ...clock, epochMs: clock.seenEpochMs ?? LONGEST_EPOCH_MS }));
 }
 
 /** Epochs the create of `news` buys in all, counted in `clock`'s epochs: what its declared ends need from now (the later of the two), at least 0. */
@@ -210,7 +212,8 @@ export function keepAliveAfterUpload(news: DeclaredInputs, clock: Pick<PlanClock
 
 /** Whole epochs to buy for an expiry to reach `endMs` (0 when it does already). */
 function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): number {
-  return Math.max(0, Math.ceil((endMs - expiresAtMs) / epochMs - 1e-6));
+  // Times are whole milliseconds: an end a millisecond past the expiry lacks an epoch.
+  return Math.max(0, Math.ceil((endMs - expiresAtMs - 0.5) / epochMs));
 }
 
 /**

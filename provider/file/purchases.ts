@@ -57,8 +57,8 @@ export interface Start {
 }
 
 /** The retention start of a resource created now on `file`: the start of this epoch, so as many epochs before its expiry as are left. */
-export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs">): Partial<StoredFileState> {
-  return { retentionStartEpochs: remainingEpochs(file.expiresAt, clock) ?? 0 };
+export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs" | "seenEpochMs">): Partial<StoredFileState> {
+  return { retentionStartEpochs: remainingEpochs(file.expiresAt, fileClock({}, clock)) ?? 0 };
 }
 
 /**
@@ -217,7 +217,7 @@ export async function upload(
   const shown = epochBoundsOf(file, epochs ?? 1);
   checkRecord(file, fileClock(shown, clock), result.file.blobId);
   const bounds = isNew(result) ? shown : {};
-  const problem = epochSettingProblem(bounds, clock);
+  const problem = clock.seenEpochMs === undefined ? epochSettingProblem(bounds, clock) : undefined;
   if (problem) log(`warning: StoredFile ${label({ name: filename }, result.file.blobId)}: ${problem}`);
   return { blobId: result.file.blobId, file: fresh, state: { ...common, retentionStartEpochs: epochs ?? 1, ...bounds } };
 }
@@ -229,11 +229,11 @@ export async function upload(
 function learnEpoch(state: StoredFileState, before: ExpiryRecord, after: ExpiryRecord, epochs: number, setting: Pick<PlanClock, "epochMs">, say: Log): void {
   const moved = expiryMovedMs(before, after);
   if (moved === undefined || !(moved > 0) || epochs < 1) return;
-  const was = epochSettingProblem(state, setting);
   const seen = state.epochMsSeen;
   state.epochMsSeen = moved / epochs;
+  // Said when this answer is the first to show it (to this file or, before it, to this provider).
   const problem = epochSettingProblem(state, setting);
-  if (problem && (problem !== was || seen === undefined)) say(problem);
+  if (problem && (typeof seen !== "number" || Math.abs(seen - state.epochMsSeen) >= 1000)) say(problem);
 }
 
 /**

@@ -147,6 +147,39 @@ describe("once an answer contradicts the setting, no purchase rests on it", () =
   });
 });
 
+describe("one service, one epoch: what one file's answers showed counts for the others", () => {
+  it("two weeks' epoch shown by one file's renew: another file adopted, and one uploaded to a date, in the same up are counted in it", async () => {
+    const e = await start(14 * DAY);
+    const first = { source: textAsset(`shown ${Math.random()}`), name: "a.txt", retentionEpochs: 2, __urn: urn("a") };
+    const { id, outs } = await (await newRun(e)).create(first);
+    const shown = (await (await newRun(e)).update(id, outs, { ...first, retentionEpochs: 3 })).outs as Props;
+    expect(shown.__epochMsSeen).toBe(14 * DAY * 1000);
+    // A file stored for one epoch (less than two weeks left: more than a day's epochs by the setting).
+    const adopted = (await e.uploadFile({ content: `adopted ${Math.random()}`, filename: "b.txt", epochs: 1 })).blobId;
+    const until = new Date(Date.now() + 40 * DAY * 1000).toISOString();
+    e.clearRequests();
+    // The next `up`: the engine diffs the file it holds, then creates the new ones.
+    const provider = await newRun(e);
+    expect((await provider.diff(id, shown, { ...first, retentionEpochs: 3 })).changes).toBe(false);
+    const b = await provider.create({ blobId: adopted, retentionEpochs: 3, __urn: urn("b") });
+    const c = await provider.create({ source: textAsset(`dated ${Math.random()}`), name: "c.txt", retainUntil: until, __urn: urn("c") });
+    // 3 epochs from the start of this one: 2 more than the adopted file has.
+    expect(entry(e, adopted).epochsBought).toBe(2);
+    expect(b.outs.__retentionStartEpochs).toBe(3);
+    // Uploaded for the 3 epochs that reach the date, in one request.
+    expect(
+      e
+        .requests()
+        .filter((r) => r.route === "upload")
+        .map((r) => (r.requestBody as { epochs?: unknown }).epochs),
+    ).toEqual(["3"]);
+    expect(renews(e)).toEqual([2]);
+    const cExpires = Date.parse(String(c.outs.expiresAt));
+    expect(cExpires).toBeGreaterThanOrEqual(Date.parse(until));
+    expect(cExpires).toBeLessThan(Date.parse(until) + 14 * DAY * 1000);
+  });
+});
+
 describe("a state the previous release wrote (no epoch counts) upgrades in place", () => {
   for (const seconds of [DAY, 3600]) {
     it(`against a service whose epoch is ${seconds} s: nothing sent at preview, nothing bought or replaced unchanged, a raise of 1 buys 1`, async () => {
