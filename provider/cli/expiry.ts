@@ -4,7 +4,8 @@ import { code } from "./markdown";
 import { SECRET_SIG, SIG_KEY } from "../engine/markers";
 import { folderOfContentResource, isStoredFileType, isStoredFolderType } from "../engine/urns";
 import { CONFIG_KEYS, configOfSettings, settingsFrom } from "../config/settings";
-import { remainingEpochs } from "../file/plan";
+import { fileClock, remainingEpochs } from "../file/plan";
+import { parseState } from "../file/state";
 import { StoredFolderStateSchema } from "../folder/schema";
 
 /**
@@ -89,7 +90,8 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
   const rows: ExpiryRow[] = [];
   const row = (resource: string, values: Record<string, unknown>): ExpiryRow => {
     const expiresAt = str(values.expiresAt);
-    const left = remainingEpochs(expiresAt, clock);
+    // Counted in the service's epoch as the file's state records it (the setting is a first guess).
+    const left = remainingEpochs(expiresAt, fileClock(parseState(values), clock));
     const ka = isPlainObject(values.keepAlive) ? values.keepAlive : undefined;
     // Only a policy of two counts is one (a secret one is an encrypted object: not shown).
     const keepAlive =

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Emulator, startEmulator } from "../../emulator";
+import { expiryReport } from "../../provider/cli/expiry";
 import type { StoredFileProvider } from "../../provider/dynamic/stored-file-provider";
 import { STORED_FILE_TYPES } from "../../provider/engine/urns";
 import { KEY } from "../helpers/emulator";
@@ -125,6 +126,9 @@ describe("once an answer contradicts the setting, no purchase rests on it", () =
     expect(lines.join("\n")).toMatch(/the upload's answer shows the service's epoch is shorter than \d+ s, not tuskr:epochSeconds 86400/);
     let state = await up(e, id, outs as Props, { ...inputs, retentionEpochs: 3 }, false);
     expect(state.__epochMsSeen).toBe(3_600_000);
+    // The expiry alarm counts its epochs left in hours too (the setting would say 1).
+    const exported = { deployment: { resources: [{ urn: urn("h"), type: STORED_FILE_TYPES.dynamic, custom: true, outputs: state }] } };
+    expect(expiryReport(exported, { withinEpochs: 1 }).rows.map((r) => [r.epochsLeft, r.alarm])).toEqual([[3, false]]);
     const until = new Date(Date.parse(state.expiresAt) + 5.5 * 3_600_000).toISOString();
     e.clearRequests();
     state = await up(e, id, state, { ...inputs, retentionEpochs: 3, retainUntil: until }, false);
