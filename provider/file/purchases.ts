@@ -223,17 +223,23 @@ export async function upload(
 }
 
 /**
- * Takes the service's epoch from a renew's answer: `epochs` moved its expiry from `before` to
- * `after`. Said when it contradicts the setting or what was seen before.
+ * The service's epoch as a renew's answer shows it (`epochs` moved the expiry from `before` to
+ * `after`), and what to say when it contradicts the setting and is new (to this file or, before
+ * it, to this provider).
  */
-function learnEpoch(state: StoredFileState, before: ExpiryRecord, after: ExpiryRecord, epochs: number, setting: Pick<PlanClock, "epochMs">, say: Log): void {
+function epochShown(
+  state: StoredFileState,
+  before: ExpiryRecord,
+  after: ExpiryRecord,
+  epochs: number,
+  setting: Pick<PlanClock, "epochMs">,
+): { epochMsSeen?: number; problem?: string } {
   const moved = expiryMovedMs(before, after);
-  if (moved === undefined || !(moved > 0) || epochs < 1) return;
-  const seen = state.epochMsSeen;
-  state.epochMsSeen = moved / epochs;
-  // Said when this answer is the first to show it (to this file or, before it, to this provider).
-  const problem = epochSettingProblem(state, setting);
-  if (problem && (typeof seen !== "number" || Math.abs(seen - state.epochMsSeen) >= 1000)) say(problem);
+  if (moved === undefined || !(moved > 0) || epochs < 1) return {};
+  const seen = moved / epochs;
+  const known = state.epochMsSeen;
+  const isNew = typeof known !== "number" || Math.abs(known - seen) >= 1000;
+  return { epochMsSeen: seen, problem: isNew ? epochSettingProblem({ epochMsSeen: seen }, setting) : undefined };
 }
 
 /**
@@ -294,11 +300,12 @@ export async function applyPlan(
       }
       // A replay answers as of its first request; an empty answer says nothing: read instead.
       const after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
-      if (result.confirmedBy === "response") checkPurchase("POST", filePath(blobId, "renew"), after, expiryMovedMs(before, after), epochs);
       // This purchase's own answer shows the service's epoch: the expiry moved by exactly its epochs.
-      if (result.confirmedBy === "response")
-        learnEpoch(state, before, after, epochs, clock, (line) => log(`warning: StoredFile ${label(state, blobId)}: ${line}`));
-      checkRecord(after, horizonClock(state, clock), blobId);
+      const shown = result.confirmedBy === "response" ? epochShown(state, before, after, epochs, clock) : {};
+      if (result.confirmedBy === "response") checkPurchase("POST", filePath(blobId, "renew"), after, expiryMovedMs(before, after), epochs);
+      checkRecord(after, horizonClock({ ...state, ...shown }, clock), blobId);
+      if (shown.epochMsSeen !== undefined) state.epochMsSeen = shown.epochMsSeen;
+      if (shown.problem) log(`warning: StoredFile ${label(state, blobId)}: ${shown.problem}`);
       // The start stays where it is: as many more epochs before the expiry as it moved (this purchase's at least).
       const moved = Math.max(epochs, movedSince(state, after, clock));
       Object.assign(state, observed(after, managed), { retentionStartEpochs: retentionStartEpochs(state, clock) + moved });
