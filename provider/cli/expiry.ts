@@ -6,7 +6,8 @@ import { code, markdown } from "./markdown";
 import { SECRET_SIG, SIG_KEY } from "../engine/markers";
 import { folderOfContentResource, isStoredFileType, isStoredFolderType, urnName } from "../engine/urns";
 import { CONFIG_KEYS, configOfSettings, settingsFrom } from "../config/settings";
-import { remainingEpochs } from "../file/plan";
+import { fileClock, remainingEpochs } from "../file/plan";
+import { parseState } from "../file/state";
 import { StoredFolderStateSchema } from "../folder/schema";
 
 /**
@@ -102,7 +103,8 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
   const rows: ExpiryRow[] = [];
   const row = (resource: string, values: Record<string, unknown>): ExpiryRow => {
     const expiresAt = str(values.expiresAt);
-    const left = remainingEpochs(expiresAt, clock);
+    // Counted in the service's epoch as the file's state records it (the setting is a first guess).
+    const left = remainingEpochs(expiresAt, fileClock(parseState(values), clock));
     const ka = isPlainObject(values.keepAlive) ? values.keepAlive : undefined;
     // Only a policy of two counts is one (a secret one is an encrypted object: not shown).
     const keepAlive =

@@ -113,7 +113,8 @@ function updateRow(name: string, op: string, shown: Shown, olds: StoredFileState
   for (const n of plan.notices) if (n.kind !== "keep-alive-due") notices.push(say`${value(name)}: ${n.text}`);
   for (const problem of [plan.expiredProblem, plan.horizonProblem]) if (problem) notices.push(say`${value(name)}: **will fail**: ${problem}`);
   const expires = olds.expiresAt ? Date.parse(olds.expiresAt) : Number.NaN;
-  const newExpiry = plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * clock.epochMs).toISOString() : undefined;
+  const newExpiry =
+    plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * (plan.epoch?.ms ?? clock.epochMs)).toISOString() : undefined;
   return {
     name,
     op,

@@ -76,7 +76,7 @@ export function hiddenNote({ secret, unknown }: Hidden, compared: boolean): Phra
 
 /** What an upload to a `retainUntil` date may add (the plan's rule: `uploadEndsAtDate`). */
 export const DATE_TOP_UP =
-  "up to 1 more epoch, by a renew after the upload when the service counts from the start of its current epoch (known only from the upload's answer)";
+  "up to 1 more epoch, by a renew after the upload when the service counts from the start of its current epoch (known only from the upload's answer); the date's epochs are renewed after the upload, counted in the length its answers show";
 
 /** Whether a file's upload ends at its `retainUntil` date (1, said in `changes`) or not (0). */
 export function uploadToDate(uploads: boolean, shown: { endHidden: boolean }, news: DeclaredInputs, clock: PlanClock, changes: Phrase[]): number {

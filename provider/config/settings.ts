@@ -37,8 +37,9 @@ export const ProviderConfigSchema = z.object({
     default: `${DEFAULT_TIMEOUT_MS}: one request, the whole answer included`,
   }),
   epochSeconds: setting(positiveInt, {
-    description: "Length of one epoch in seconds (a setting of the service; about a day).",
-    default: `${DEFAULT_EPOCH_SECONDS} (one epoch; a setting of the service)`,
+    description:
+      "Length of one epoch in seconds, as a first guess (about a day): each file's state keeps the length the service's answers show, and no purchase rests on this setting once an answer contradicts it.",
+    default: `${DEFAULT_EPOCH_SECONDS} (a first guess; the service's answers decide)`,
   }),
   expiryWarningEpochs: setting(positiveInt, {
     description: "Previews warn about files with this many epochs left or fewer.",

@@ -88,4 +88,10 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
     means: "`tuskr:expiryWarningEpochs` epochs are left, or fewer (the current epoch counted).",
     run: "Raise `retentionEpochs` or declare `keepAlive`, and run `pulumi up` (on a schedule: keep-alive acts only during an `up`).",
   },
+  {
+    situation: "`the service's epoch is … s …, not tuskr:epochSeconds …` (a warning)",
+    means:
+      "An answer showed the service's epoch (a renew moved `expiresAt` by that per epoch bought, or an upload's answer bounds it) and it is not the setting: purchases count the service's epochs from then on, never the setting.",
+    run: "`pulumi config set tuskr:epochSeconds <the length said>`: new stacks then count dates and adopted files right from their first request.",
+  },
 ];

@@ -3,10 +3,20 @@ import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../../a
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, checkRecord, keepStartNoLater, observe, pinRetentionStart, retentionStartOf, type Start, upload } from "./purchases";
+import { adopt, applyPlan, checkRecord, movedSince, observe, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor, shown } from "./messages";
-import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, retentionStartMs, type StoredFilePlan, uploadEpochs } from "./plan";
+import {
+  horizonClock,
+  type PlanClock,
+  type PropertyDiff,
+  planChange,
+  propertyDiffs,
+  retainUntilProblem,
+  retentionStartEpochs,
+  type StoredFilePlan,
+  uploadFormEpochs,
+} from "./plan";
 import { isStoredFolderType, parseUrn, resourceUrnOf } from "../engine/urns";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./schema";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
@@ -68,6 +78,14 @@ function planRefusal(plan: StoredFilePlan): string | undefined {
   return plan.expiredProblem ?? plan.horizonProblem;
 }
 
+/** How earlier releases recorded the retention start (as a time): read once, into `retentionStartEpochs`, then dropped. */
+const EARLIER_START_FIELDS = ["retentionStartAfterCreated", "retentionStart", "purchasedExpiresAt"] as const;
+function withoutEarlierStart(state: StoredFileState): StoredFileState {
+  const out = { ...state };
+  for (const field of EARLIER_START_FIELDS) delete out[field];
+  return out;
+}
+
 /** Whether the program declares retentionEpochs (recorded, so a refresh hands back exactly the declared inputs). */
 const declaresRetention = (inputs: DeclaredInputs): boolean => inputs.retentionEpochs !== undefined && inputs.retentionEpochs !== null;
 
@@ -97,6 +115,8 @@ function emptiedMetadata(state: StoredFileState, req: StoredFileRequest): string
 interface Configured {
   settings: ProviderSettings;
   client(): TuskrClient;
+  /** The service's epoch as the answers recorded in any file's state showed it (one service, one epoch). */
+  seenEpochMs?: number;
 }
 
 export class StoredFileCore {
@@ -138,7 +158,17 @@ export class StoredFileCore {
   /** Each call reads the time once, here, and passes this clock down. */
   private clock(): PlanClock {
     const { epochSeconds, expiryWarningEpochs } = this.context.settings;
-    return { nowMs: Date.now(), epochMs: epochSeconds * 1000, warnWithinEpochs: expiryWarningEpochs };
+    return { nowMs: Date.now(), epochMs: epochSeconds * 1000, warnWithinEpochs: expiryWarningEpochs, seenEpochMs: this.context.seenEpochMs };
+  }
+
+  /**
+   * Keeps the epoch a file's state records as the service's: a file that has none yet (a new one,
+   * one of an earlier release) is counted in it rather than in the setting. Returns `state`.
+   */
+  private remember<T extends StoredFileState | undefined>(state: T): T {
+    const seen = state?.epochMsSeen;
+    if (typeof seen === "number" && seen > 0) this.context.seenEpochMs = seen;
+    return state;
   }
 
   /** Which resource (URN) declared each content in this run, and the reverse. */
@@ -209,7 +239,7 @@ export class StoredFileCore {
    */
   diff(id: string, state: StoredFileState, req: StoredFileRequest, log: ProviderLog = this.log): StoredFileDiff {
     const redact = redactor(req.inputs, req.secretInputs, state);
-    const plan = planChange(state, req.inputs, this.clock());
+    const plan = planChange(this.remember(state), req.inputs, this.clock());
     const who = label(state, state.blobId ?? id);
     for (const notice of plan.notices) log(warning(redact(`StoredFile ${who}: ${notice.text}`)), req.urn);
     const emptied = emptiedMetadata(state, req);
@@ -226,7 +256,7 @@ export class StoredFileCore {
 
   /** What applying `inputs` to a file recorded as `state` would do, said nowhere and sent nowhere (a folder asks it of each entry). */
   wouldChange(state: StoredFileState, inputs: DeclaredInputs): { changes: boolean; replace: boolean } {
-    const plan = planChange(state, inputs, this.clock());
+    const plan = planChange(this.remember(state), inputs, this.clock());
     return { changes: plan.changedFields.length > 0 || plan.renewEpochs > 0, replace: plan.replace };
   }
 
@@ -258,7 +288,7 @@ export class StoredFileCore {
             );
           }
           const filename = sourceFilename(asset, inputs.name ?? undefined);
-          const declaredEpochs = uploadEpochs(inputs, clock);
+          const declaredEpochs = uploadFormEpochs(inputs, clock);
           const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
           const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
           return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);
@@ -302,6 +332,7 @@ export class StoredFileCore {
       contentType: typeof inputs.contentType === "string" ? inputs.contentType : undefined,
       secretInputs: secretList(req.secretInputs),
       serviceUrl: client.baseUrl,
+      epochMsSeen: clock.seenEpochMs,
       ...start.state,
     };
     const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
@@ -319,7 +350,7 @@ export class StoredFileCore {
       // The file exists and may already be patched: record it, so nothing done is forgotten.
       throw masked(partialFailure(describe(e, blobId, asset ? "uploading the file" : "adopting the file"), blobId, state, clock), redact);
     }
-    return { id: blobId, state: recorded(state, clock) };
+    return { id: blobId, state: recorded(this.remember(state), clock) };
   }
 
   /**
@@ -336,6 +367,7 @@ export class StoredFileCore {
     // managing the fields it has, so the generated program declares exactly them and changes nothing.
     if (before.blobId === undefined && declaredFields(before).size === 0) return this.imported(id);
     const blobId = before.blobId ?? id;
+    this.remember(before);
     const clock = this.clock();
     const client = this.context.client();
     let file: ReceivedFile;
@@ -380,20 +412,19 @@ export class StoredFileCore {
     // No `source` among the outputs: the engine gives read an asset with its contents elided
     // (hash only), which the program could not load back. The inputs may keep it (below).
     try {
-      checkRecord(file, clock, blobId);
+      checkRecord(file, horizonClock(before, clock), blobId);
     } catch (e) {
       throw masked(describe(e, blobId, "reading the file"), redact);
     }
     const state: StoredFileState = {
-      ...bookkeeping(before),
+      ...withoutEarlierStart(bookkeeping(before)),
       ...observed(file, managed),
       blobId,
       retentionEpochs: before.retentionEpochs ?? 0,
       serviceUrl: client.baseUrl,
+      // The retention start keeps its place: as many more epochs before the expiry as it moved.
+      retentionStartEpochs: retentionStartEpochs(before, clock) + movedSince(before, file, clock),
     };
-    // The retention start never moves later on a read (a state of an earlier release counted it
-    // from the expiry this read moves; a createdAt may have moved).
-    keepStartNoLater(state, retentionStartMs(before, clock.epochMs), clock);
     // As declared: the content for an uploaded file (the engine's elided asset: its hash), the blobId for an adopted one.
     const inputs: Record<string, unknown> = before.sourceHash ? { source: before.source } : { blobId };
     inputs.keepAlive = before.keepAlive;
@@ -403,7 +434,7 @@ export class StoredFileCore {
     if (before.retentionDeclared ?? Boolean(state.retentionEpochs)) inputs.retentionEpochs = state.retentionEpochs;
     if (before.retainUntil) inputs.retainUntil = before.retainUntil;
     if (before.contentType) inputs.contentType = before.contentType;
-    return { id, state: recorded(state, clock), inputs: compact(inputs) as DeclaredInputs };
+    return { id, state: recorded(this.remember(state), clock), inputs: compact(inputs) as DeclaredInputs };
   }
 
   /**
@@ -460,10 +491,12 @@ export class StoredFileCore {
     state.keepAlive = isPlainObject(news.keepAlive) ? news.keepAlive : undefined;
     // A stored type cannot be changed (the plan's notice says so): the declaration is recorded, `mimeType` stays the served one.
     state.contentType = typeof news.contentType === "string" ? news.contentType : undefined;
+    this.remember(before);
     const clock = this.clock();
-    // Fixed once: a state of an earlier release gets the start its purchases imply.
-    pinRetentionStart(state, retentionStartMs(before, clock.epochMs));
-    delete state.purchasedExpiresAt;
+    state.epochMsSeen ??= clock.seenEpochMs;
+    // Fixed once, in epochs: a state of an earlier release gets the start its purchases imply.
+    for (const field of EARLIER_START_FIELDS) delete state[field];
+    state.retentionStartEpochs = retentionStartEpochs(before, clock);
     const client = this.context.client();
     // A field declared now but not managed before is not in the state: read the file once, so
     // the PATCH is planned against what the service holds (metadata keys it has must go too).
@@ -491,6 +524,6 @@ export class StoredFileCore {
     }
     // A file changed through this service is held by it.
     if (plan.changedFields.length > 0 || plan.renewEpochs > 0 || newlyManaged.length > 0) state.serviceUrl = client.baseUrl;
-    return recorded(state, clock);
+    return recorded(this.remember(state), clock);
   }
 }

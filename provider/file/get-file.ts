@@ -2,7 +2,7 @@ import { z } from "zod";
 import { blobIdProblem } from "../../api";
 import type { TuskrClient } from "../client/client";
 import { isTuskrApiError } from "../client/errors";
-import { remainingEpochs } from "./plan";
+import { fileClock, remainingEpochs } from "./plan";
 
 /**
  * `getFile`: a file's record, read with one GET, writing nothing — a file another stack (or
@@ -27,13 +27,13 @@ export const GetFileResultSchema = z.object({
 export type GetFileResult = z.infer<typeof GetFileResultSchema>;
 
 /** The read itself, for both front doors: a clear error for a bad, unknown or expired blobId. */
-export async function readFile(client: TuskrClient, blobId: unknown, clock: { nowMs: number; epochMs: number }): Promise<GetFileResult> {
+export async function readFile(client: TuskrClient, blobId: unknown, clock: { nowMs: number; epochMs: number; seenEpochMs?: number }): Promise<GetFileResult> {
   const problem = blobIdProblem(blobId);
   if (problem) throw new Error(`getFile: blobId ${problem}`);
   const id = blobId as string;
   try {
     const file = await client.getFile(id);
-    return GetFileResultSchema.parse({ ...file, blobId: id, remainingEpochs: remainingEpochs(file.expiresAt, clock) });
+    return GetFileResultSchema.parse({ ...file, blobId: id, remainingEpochs: remainingEpochs(file.expiresAt, fileClock({}, clock)) });
   } catch (e) {
     if (isTuskrApiError(e) && e.isGone) {
       throw new Error(

@@ -6,8 +6,10 @@ import { sameMediaType, wireAsset } from "./source";
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {
   nowMs: number;
-  /** Length of one epoch; a setting of the service, never a constant (about a day). */
+  /** Length of one epoch as set (`tuskr:epochSeconds`): a first guess, never a constant (about a day). */
   epochMs: number;
+  /** The epoch as another file's answers showed it to this provider (one service, one epoch), if any did. */
+  seenEpochMs?: number;
   /** Warn when a file has this many epochs left or fewer. */
   warnWithinEpochs: number;
 }
@@ -19,32 +21,120 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
   return Math.max(0, Math.ceil((at - clock.nowMs) / clock.epochMs));
 }
 
+/** Lengths closer than this are one (an answer's times may be whole seconds). */
+const SAME_LENGTH_MS = 1000;
+
 /**
- * Where a resource's retention counts from: fixed at its create (the start of the epoch it was
- * created in, on the file's own epoch grid), recorded after the file's createdAt. States of
- * earlier releases do not record it: it is
- * then the expiry their last purchase reached less the epochs they counted, so an upgrade buys
- * nothing and a raise of N buys N.
+ * The longest epoch an answer is believed to show: four weeks, twice Walrus mainnet's. A purchase
+ * answered with an expiry moved further than this per epoch bought is not recorded.
  */
-export function retentionStartMs(olds: StoredFileState, epochMs: number): number | undefined {
+export const LONGEST_EPOCH_MS = 28 * 86_400_000;
+
+/**
+ * The service's epoch as a state knows it. A renew's answer shows it exactly (`seen`); an upload's
+ * only bounds it. The setting is a first guess, used while no answer contradicts it and never
+ * after (`contradicted`: the length is then the bound the setting broke, until a renew shows it).
+ */
+export interface EpochLength {
+  ms: number;
+  seen: boolean;
+  contradicted: boolean;
+}
+
+export function epochLength(olds: StoredFileState, clock: Pick<PlanClock, "epochMs" | "seenEpochMs">): EpochLength {
+  const seen = olds.epochMsSeen ?? clock.seenEpochMs;
+  if (typeof seen === "number" && seen > 0) return { ms: seen, seen: true, contradicted: Math.abs(seen - clock.epochMs) >= SAME_LENGTH_MS };
+  const atLeast = typeof olds.epochMsAtLeast === "number" ? olds.epochMsAtLeast : undefined;
+  const below = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : undefined;
+  if (atLeast !== undefined && clock.epochMs < atLeast - SAME_LENGTH_MS) return { ms: atLeast, seen: false, contradicted: true };
+  if (below !== undefined && clock.epochMs >= below + SAME_LENGTH_MS)
+    return { ms: Math.max(below - SAME_LENGTH_MS, atLeast ?? 0), seen: false, contradicted: true };
+  return { ms: clock.epochMs, seen: false, contradicted: false };
+}
+
+/**
+ * `clock` with the longest epoch `olds`'s file may have: the length an answer showed, else
+ * LONGEST_EPOCH_MS (a guess is no limit to judge an answer by). What a record's horizon is checked in.
+ */
+export function horizonClock<C extends Pick<PlanClock, "epochMs">>(olds: StoredFileState, clock: C): C {
+  const epoch = epochLength(olds, clock);
+  return { ...clock, epochMs: epoch.seen ? epoch.ms : Math.max(epoch.ms, LONGEST_EPOCH_MS) };
+}
+
+/** `clock` with the epoch's length as `olds` knows it: what every count of that file's epochs uses. */
+export function fileClock<C extends Pick<PlanClock, "epochMs">>(olds: StoredFileState, clock: C): C {
+  return { ...clock, epochMs: epochLength(olds, clock).ms };
+}
+
+/**
+ * Epochs from the retention start to the recorded expiry. States of earlier releases do not
+ * record it: they recorded the start as a time (after createdAt, or as such), or, before that,
+ * the expiry their last purchase reached (`retentionEpochs` after the start); counted in the
+ * setting's epochs, as they bought, and never fewer than the `retentionEpochs` they recorded as
+ * reached: an upgrade buys nothing on an unchanged declaration, a raise of N at most N.
+ */
+export function retentionStartEpochs(olds: StoredFileState, setting?: Pick<PlanClock, "epochMs">): number {
+  if (typeof olds.retentionStartEpochs === "number") return olds.retentionStartEpochs;
+  const declared = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
+  const expires = Date.parse(olds.expiresAt ?? "");
+  if (!setting || Number.isNaN(expires)) return declared;
   const created = Date.parse(olds.createdAt ?? "");
-  if (typeof olds.retentionStartAfterCreated === "number" && !Number.isNaN(created)) return created + olds.retentionStartAfterCreated;
-  const fixed = Date.parse(olds.retentionStart ?? "");
-  if (!Number.isNaN(fixed)) return fixed;
-  const reached = Date.parse(olds.purchasedExpiresAt ?? olds.expiresAt ?? "");
-  if (Number.isNaN(reached)) return undefined;
-  return reached - (typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0) * epochMs;
+  const reached = Date.parse(olds.purchasedExpiresAt ?? "");
+  const start =
+    typeof olds.retentionStartAfterCreated === "number" && !Number.isNaN(created)
+      ? created + olds.retentionStartAfterCreated
+      : !Number.isNaN(Date.parse(olds.retentionStart ?? ""))
+        ? Date.parse(olds.retentionStart ?? "")
+        : reached - declared * setting.epochMs;
+  return Number.isNaN(start) ? declared : Math.max(declared, Math.round((expires - start) / setting.epochMs));
 }
 
-/** The start of the epoch `nowMs` falls in, on the grid a file's expiry is on (its end is an epoch boundary). */
-export function epochStartOnGrid(expiresAtMs: number, nowMs: number, epochMs: number): number {
-  return expiresAtMs - Math.max(0, Math.ceil((expiresAtMs - nowMs) / epochMs - 1e-9)) * epochMs;
+/** What a record says of a file's expiry. */
+export interface ExpiryRecord {
+  expiresAt?: string | null;
+  createdAt?: string | null;
 }
 
-/** The end `epochs` declared epochs require: that many from the resource's retention start. */
-function declaredEndMs(olds: StoredFileState, epochs: number, clock: Pick<PlanClock, "epochMs">): number | undefined {
-  const start = retentionStartMs(olds, clock.epochMs);
-  return start === undefined ? undefined : start + epochs * clock.epochMs;
+/**
+ * How far an expiry moved between two records (ms). A createdAt that moved earlier is time
+ * passing on an emulated clock (which moves every reported time back alike): measured after it.
+ * One that moved later is not time passing: the expiry alone is compared.
+ */
+export function expiryMovedMs(before: ExpiryRecord, after: ExpiryRecord): number | undefined {
+  const b = Date.parse(before.expiresAt ?? "");
+  const a = Date.parse(after.expiresAt ?? "");
+  if (Number.isNaN(a) || Number.isNaN(b)) return undefined;
+  const cb = Date.parse(before.createdAt ?? "");
+  const ca = Date.parse(after.createdAt ?? "");
+  return !Number.isNaN(cb) && !Number.isNaN(ca) && ca < cb ? a - ca - (b - cb) : a - b;
+}
+
+/**
+ * What to tell when the answers contradict `tuskr:epochSeconds` (undefined when they do not):
+ * the length seen, the setting, and what to run.
+ */
+export function epochSettingProblem(olds: StoredFileState, clock: Pick<PlanClock, "epochMs">): string | undefined {
+  const epoch = epochLength(olds, clock);
+  if (!epoch.contradicted) return undefined;
+  const seconds = (ms: number) => String(Math.round(ms / 1000));
+  const setting = `tuskr:epochSeconds ${seconds(clock.epochMs)}`;
+  if (epoch.seen) {
+    return `the service's epoch is ${seconds(epoch.ms)} s (a renew's answer moved expiresAt by that per epoch), not ${setting}: purchases count its epochs; run \`pulumi config set tuskr:epochSeconds ${seconds(epoch.ms)}\``;
+  }
+  const seen = clock.epochMs < epoch.ms ? `at least ${seconds(epoch.ms)} s` : `shorter than ${seconds(olds.epochMsBelow ?? epoch.ms)} s`;
+  return `the upload's answer shows the service's epoch is ${seen}, not ${setting}: no purchase rests on that setting; set tuskr:epochSeconds to the service's epoch`;
+}
+
+/**
+ * Epochs an expiry moved later between two records of one file, in epochs of `epochMs`. When that
+ * length is a guess (`exact` false) a move counts at least one epoch: an expiry moves by whole
+ * epochs. Never fewer than none: an expiry is never moved earlier, so a record that says so
+ * (a clock, not a purchase) does not move the retention start later.
+ */
+export function epochsBetween(before: ExpiryRecord, after: ExpiryRecord, epochMs: number, exact: boolean): number {
+  const moved = expiryMovedMs(before, after) ?? 0;
+  if (moved < SAME_LENGTH_MS) return 0;
+  return exact ? Math.round(moved / epochMs) : Math.max(1, Math.round(moved / epochMs));
 }
 
 /**
@@ -74,7 +164,18 @@ function epochsUntil(untilMs: number | undefined, clock: Pick<PlanClock, "nowMs"
   return untilMs === undefined ? 0 : Math.max(0, Math.ceil((untilMs - clock.nowMs) / clock.epochMs - 1e-9));
 }
 
-/** Epochs an upload of `news` buys: what its declared ends need from now (the later of the two), at least 0. */
+/**
+ * Epochs the upload of `news` carries: its declared count, or what its date needs from now in
+ * epochs of the length another file's answers showed, else of the longest one an answer is
+ * believed to show, the more of the two. A guess could buy more than the date asks: what the
+ * date lacks after the upload is renewed on the length the answers show.
+ */
+export function uploadFormEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "seenEpochMs">): number {
+  const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
+  return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), { ...clock, epochMs: clock.seenEpochMs ?? LONGEST_EPOCH_MS }));
+}
+
+/** Epochs the create of `news` buys in all, counted in `clock`'s epochs: what its declared ends need from now (the later of the two), at least 0. */
 export function uploadEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "epochMs">): number {
   const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
   return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), clock));
@@ -111,7 +212,8 @@ export function keepAliveAfterUpload(news: DeclaredInputs, clock: Pick<PlanClock
 
 /** Whole epochs to buy for an expiry to reach `endMs` (0 when it does already). */
 function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): number {
-  return Math.max(0, Math.ceil((endMs - expiresAtMs) / epochMs - 1e-6));
+  // Times are whole milliseconds: an end a millisecond past the expiry lacks an epoch.
+  return Math.max(0, Math.ceil((endMs - expiresAtMs - 0.5) / epochMs));
 }
 
 /**
@@ -138,8 +240,14 @@ export interface StoredFilePlan {
   renewEpochs: number;
   /** Of renewEpochs, what the file lacks of the declared end (`retentionEpochs`, `retainUntil`: the later). */
   retentionIncrease: number;
-  /** The declared end (ms since the epoch), when known. */
-  requiredEnd?: number;
+  /**
+   * Set when a first renew buys only this many epochs, to learn the epoch's length from its answer:
+   * a `retainUntil` date lacks more, no answer has shown the length yet, and a guess could buy more
+   * than the date asks. The rest is planned again on the length the answer shows.
+   */
+  lengthProbe?: number;
+  /** The epoch's length this plan counts in, and what the answers showed of it. */
+  epoch?: EpochLength;
   /** Of renewEpochs, what keep-alive buys because too few epochs are left. */
   keepAliveEpochs: number;
   /** Epochs left before this plan, as of the recorded expiry. */
@@ -164,7 +272,10 @@ function identities(field: InputField, olds: StoredFileState, news: DeclaredInpu
   return { declared: news[field], recorded: (olds as Record<string, unknown>)[field] };
 }
 
-export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: PlanClock): StoredFilePlan {
+export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?: PlanClock): StoredFilePlan {
+  // Every count of this file's epochs uses the length its answers showed; the setting only while none contradicts it.
+  const epoch = setting ? epochLength(olds, setting) : undefined;
+  const clock = setting && epoch ? { ...setting, epochMs: epoch.ms } : undefined;
   const changedFields: InputField[] = [];
   const patch: Record<string, unknown> = {};
 
@@ -213,21 +324,22 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   if (typeChanged) changedFields.push("contentType");
   const declaredUntil = news.retainUntil;
   if (isUnknown(declaredUntil) || (declaredUntil ?? undefined) !== (olds.retainUntil ?? undefined)) changedFields.push("retainUntil");
-  // The end this declaration requires — the later of what retentionEpochs and retainUntil
-  // declare — and what of it the file still lacks (0 once reached, whoever bought it: purchases
-  // converge on the end, they never add up).
-  const ends = [
-    clock && typeof declaredEpochs === "number" ? declaredEndMs(olds, declaredEpochs, clock) : undefined,
-    clock ? retainUntilMs(declaredUntil) : undefined,
-  ].filter((e): e is number => e !== undefined);
-  const requiredEnd = ends.length > 0 ? Math.max(...ends) : undefined;
+  // What the file lacks of the end this declaration requires — the later of what retentionEpochs
+  // and retainUntil declare (0 once reached, whoever bought it: purchases converge on the end, they
+  // never add up). The count compares epochs with epochs: from the recorded retention start to
+  // the recorded expiry, in the service's own epochs, whatever their length.
+  const byCount = typeof declaredEpochs === "number" ? Math.max(0, declaredEpochs - retentionStartEpochs(olds, setting)) : 0;
+  // A date needs a length. Until an answer shows it, a first renew buys no more than the date
+  // lacks in epochs of the longest length the answers leave possible (LONGEST_EPOCH_MS when none
+  // bounds it), and the rest is bought on the length its answer shows.
   const expires = Date.parse(olds.expiresAt ?? "");
-  const retentionIncrease =
-    requiredEnd !== undefined && !Number.isNaN(expires)
-      ? epochsToReach(expires, requiredEnd, clock!.epochMs)
-      : typeof declaredEpochs === "number"
-        ? Math.max(0, declaredEpochs - recordedEpochs)
-        : 0;
+  const untilMs = clock ? retainUntilMs(declaredUntil) : undefined;
+  const byDate = clock && untilMs !== undefined && !Number.isNaN(expires) ? epochsToReach(expires, untilMs, clock.epochMs) : 0;
+  const retentionIncrease = Math.max(byCount, byDate);
+  const longest = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : LONGEST_EPOCH_MS;
+  const fewest = untilMs !== undefined ? Math.max(1, epochsToReach(expires, untilMs, longest)) : 1;
+  const first = Math.max(byCount, Math.min(byDate, fewest));
+  const lengthProbe = epoch !== undefined && !epoch.seen && first < retentionIncrease ? first : undefined;
 
   const keepAlive = news.keepAlive;
   // A policy no longer declared is a change too: nothing is sent, the state (which the expiry report reads) drops it.
@@ -301,7 +413,8 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     patch: Object.keys(patch).length > 0 ? (patch as UpdateFileBody) : undefined,
     renewEpochs,
     retentionIncrease,
-    requiredEnd,
+    lengthProbe,
+    epoch,
     keepAliveEpochs,
     remainingBefore,
     horizonProblem,

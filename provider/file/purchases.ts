@@ -1,12 +1,26 @@
 import { type Notice, warning } from "../engine/notice";
 import { createHash } from "node:crypto";
-import { LIMITS, type PatchField } from "../../api";
+import { LIMITS, PATHS, type PatchField } from "../../api";
 import type { ReceivedFile, TuskrClient, UploadResult } from "../client/client";
 import { filePath } from "../client/urls";
 import { isTuskrApiError, TuskrApiError } from "../client/errors";
 import { label } from "./messages";
 import { sameMediaType } from "./source";
-import { epochStartOnGrid, type PlanClock, planChange, retentionStartMs, type StoredFilePlan } from "./plan";
+import {
+  epochLength,
+  epochSettingProblem,
+  epochsBetween,
+  type ExpiryRecord,
+  expiryMovedMs,
+  fileClock,
+  horizonClock,
+  LONGEST_EPOCH_MS,
+  type PlanClock,
+  planChange,
+  remainingEpochs,
+  retentionStartEpochs,
+  type StoredFilePlan,
+} from "./plan";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { declaredFields, observed } from "./state";
 
@@ -33,6 +47,9 @@ function purchaseKey(parts: ReadonlyArray<string | number | null | undefined>): 
 /** At most this many rounds of read → buy when a purchase's outcome stays unknown. */
 const MAX_PURCHASE_ROUNDS = 3;
 
+/** How far the service's clock may be from this machine's. */
+const CLOCK_SKEW_MS = 60_000;
+
 /** Where a resource's file starts: the record (fresh from the service), and what the state knows of it besides. */
 export interface Start {
   blobId: string;
@@ -40,48 +57,29 @@ export interface Start {
   state: Partial<StoredFileState>;
 }
 
-/**
- * Where a resource's retention counts from, as the state records it: after the file's createdAt
- * (so it moves with the service's clock), or as a time when the service reports no createdAt.
- */
-function anchored(startMs: number, file: Partial<ReceivedFile>): Pick<StoredFileState, "retentionStartAfterCreated" | "retentionStart"> {
-  const created = Date.parse(file.createdAt ?? "");
-  return Number.isNaN(created)
-    ? { retentionStartAfterCreated: undefined, retentionStart: new Date(startMs).toISOString() }
-    : { retentionStartAfterCreated: startMs - created, retentionStart: undefined };
-}
-
-/** The retention start of a resource created now on `file`: the start of this epoch on the file's grid (its expiry is an epoch boundary). */
-export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs">): Partial<StoredFileState> {
-  const expires = Date.parse(file.expiresAt ?? "");
-  return anchored(Number.isNaN(expires) ? clock.nowMs : epochStartOnGrid(expires, clock.nowMs, clock.epochMs), file);
-}
-
-/** Fixes the retention start of `state` at `startMs` (a state of an earlier release, from what its purchases imply). */
-export function pinRetentionStart(state: StoredFileState, startMs: number | undefined): void {
-  if (startMs !== undefined) Object.assign(state, anchored(startMs, state));
+/** The retention start of a resource created now on `file`: the start of this epoch, so as many epochs before its expiry as are left. */
+export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs" | "seenEpochMs">): Partial<StoredFileState> {
+  return { retentionStartEpochs: remainingEpochs(file.expiresAt, fileClock({}, clock)) ?? 0 };
 }
 
 /**
  * A record read from the service, checked, then taken into `state`. Its expiry must be one a
- * live file can have (not past the horizon); and the retention start never moves later on what
- * it says (a createdAt that moved, a state of an earlier release counted from its expiry): a
- * start that moved later would make this resource buy again what it has.
+ * live file can have (not past the horizon); the retention start keeps its place: it stays as
+ * many epochs before the new expiry as the expiry moved (a purchase made elsewhere, a refresh).
  */
-export function observe(state: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, clock: PlanClock, blobId: string): void {
-  checkRecord(file, clock, blobId);
-  const before = retentionStartMs(state, clock.epochMs);
-  Object.assign(state, observed(file, managed));
-  keepStartNoLater(state, before, clock);
+export function observe(state: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, setting: PlanClock, blobId: string): void {
+  checkRecord(file, horizonClock(state, setting), blobId);
+  const moved = movedSince(state, file, setting);
+  Object.assign(state, observed(file, managed), { retentionStartEpochs: retentionStartEpochs(state, setting) + moved });
 }
 
-/** The retention start of `state` moved no later than `before` (when there was one). */
-export function keepStartNoLater(state: StoredFileState, before: number | undefined, clock: Pick<PlanClock, "epochMs">): void {
-  const now = retentionStartMs(state, clock.epochMs);
-  if (before !== undefined && (now === undefined || now > before)) pinRetentionStart(state, before);
+/** Epochs `file`'s expiry moved past the one `state` records, counted in the epoch's length as `state` knows it. */
+export function movedSince(state: StoredFileState, file: Partial<ReceivedFile>, setting: Pick<PlanClock, "epochMs">): number {
+  const epoch = epochLength(state, setting);
+  return epochsBetween(state, file, epoch.ms, epoch.seen);
 }
 
-/** A record's expiry must be one a live file can have: not past the service's horizon. */
+/** A record's expiry must be one a live file can have: not past the service's horizon (in epochs of `clock`'s length). */
 export function checkRecord(file: Partial<ReceivedFile>, clock: PlanClock, blobId: string): void {
   const expires = Date.parse(file.expiresAt ?? "");
   if (!Number.isNaN(expires) && expires > clock.nowMs + (LIMITS.maxEpochsAhead + 1) * clock.epochMs + 60_000) {
@@ -89,15 +87,37 @@ export function checkRecord(file: Partial<ReceivedFile>, clock: PlanClock, blobI
       code: "INVALID_RESPONSE",
       method: "GET",
       path: filePath(blobId),
-      message: `GET ${filePath(blobId)}: the record's expiresAt ${file.expiresAt} is past the service's horizon (${LIMITS.maxEpochsAhead} epochs from now): not recorded, nothing bought on it`,
+      message: `GET ${filePath(blobId)}: the record's expiresAt ${file.expiresAt} is past the service's horizon (${LIMITS.maxEpochsAhead} epochs of ${clock.epochMs / 1000} s from now): not recorded, nothing bought on it; if the service's epoch is longer, set tuskr:epochSeconds to it`,
     });
   }
+}
+
+/** A purchase's answer moves an expiry by at most the epochs bought, each at most LONGEST_EPOCH_MS: anything further is not recorded. */
+function checkPurchase(method: string, path: string, file: Partial<ReceivedFile>, movedMs: number | undefined, epochs: number): void {
+  if (movedMs === undefined || !(movedMs > epochs * LONGEST_EPOCH_MS + CLOCK_SKEW_MS)) return;
+  throw new TuskrApiError({
+    code: "INVALID_RESPONSE",
+    method,
+    path,
+    message: `${method} ${path}: the answer's expiresAt ${file.expiresAt} is past the service's horizon (${LIMITS.maxEpochsAhead} epochs) or more than the ${epochs} epoch(s) bought, of at most ${LONGEST_EPOCH_MS / 86_400_000} days each: not recorded, nothing bought on it`,
+  });
+}
+
+/**
+ * What a new entry's answer shows of the epoch: it ends `epochs` epochs after the start of the
+ * epoch it was created in, so an epoch is at least (expiresAt − createdAt) / epochs long, and,
+ * for 2 epochs or more, shorter than that over epochs − 1.
+ */
+function epochBoundsOf(file: Partial<ReceivedFile>, epochs: number): Pick<StoredFileState, "epochMsAtLeast" | "epochMsBelow"> {
+  const span = Date.parse(file.expiresAt ?? "") - Date.parse(file.createdAt ?? "");
+  if (!(span > 0)) return {};
+  return { epochMsAtLeast: span / epochs, epochMsBelow: epochs >= 2 ? span / (epochs - 1) : undefined };
 }
 
 /** An existing file, by blobId: read, nothing bought yet. */
 export async function adopt(client: TuskrClient, blobId: string, clock: PlanClock): Promise<Start> {
   const file = await client.getFile(blobId);
-  checkRecord(file, clock, blobId);
+  checkRecord(file, horizonClock({}, clock), blobId);
   return { blobId, file, state: retentionStartOf(file, clock) };
 }
 
@@ -124,7 +144,8 @@ export async function upload(
       // A file sent from where it is must be read as the content its key names.
       { path: asset.path, text: asset.text, bytes: asset.bytes, sha256: asset.unverified ? hash : undefined, filename },
       { tag, epochs, contentType },
-      { idempotencyKey: key, epochMs: clock.epochMs },
+      // The epoch's length is what the answer is to show: its expiry is checked on it below.
+      { idempotencyKey: key, epochMs: LONGEST_EPOCH_MS },
     );
   const firstKey = purchaseKey(["upload", hash, epochs, filename, tag, contentType]);
   let result: UploadResult;
@@ -147,16 +168,19 @@ export async function upload(
   const common = { sourceHash: hash, source: upload.source };
   // The service's record, read back by the client's gate.
   const file: Partial<ReceivedFile> = result.file;
-  // A new entry ends the upload's epochs after the start of the epoch it was created in; one that
-  // ends later already existed (a service that takes a second upload as a purchase on the entry it
-  // has adds the epochs to its end), as does a replayed answer.
-  const isNew = (r: UploadResult) =>
-    r.created &&
-    r.confirmedBy !== "replay" &&
-    !(Date.parse(r.file.expiresAt ?? "") - (epochs ?? 1) * clock.epochMs > Date.parse(r.file.createdAt ?? "") + 1000);
+  // A new entry was created by this upload (its createdAt is now) and ends the upload's epochs
+  // after the start of the epoch it was created in. One created before already existed, as does a
+  // replayed answer: their fields are read, not assumed. One that ends later than the setting
+  // allows for is either (a service that takes a second upload as a purchase on the entry it has
+  // adds the epochs to its end) or an entry of epochs longer than the setting: its fields are read,
+  // its epochs counted as this upload's, and its span says nothing of the epoch.
+  const createdNow = (r: UploadResult) => r.created && r.confirmedBy !== "replay" && !(Date.parse(r.file.createdAt ?? "") < clock.nowMs - CLOCK_SKEW_MS);
+  const span = (r: UploadResult) => Date.parse(r.file.expiresAt ?? "") - Date.parse(r.file.createdAt ?? "");
+  const isNew = (r: UploadResult) => createdNow(r) && !(span(r) > (epochs ?? 1) * clock.epochMs + 1000);
+  if (createdNow(result)) checkPurchase("POST", PATHS.files, result.file, span(result), epochs ?? 1);
   if (!isNew(result)) {
     const who = label({ name: filename }, result.file.blobId);
-    checkRecord(file, clock, result.file.blobId);
+    if (!createdNow(result)) checkRecord(file, horizonClock({}, clock), result.file.blobId);
     // One content is one entry: its type is the one its first upload recorded.
     if (file.mimeType && !sameMediaType(file.mimeType, contentType)) {
       log(
@@ -176,7 +200,34 @@ export async function upload(
   // A new entry is recorded as the service holds it (read back): a name or tag the form had to
   // escape differs from the declared one, and the same `up` PATCHes it.
   const fresh = isNew(result) ? { ...file, metadata: file.metadata ?? {}, mimeType: file.mimeType ?? contentType } : file;
-  return { blobId: result.file.blobId, file: fresh, state: { ...common, ...retentionStartOf(file, clock) } };
+  if (!createdNow(result)) return { blobId: result.file.blobId, file: fresh, state: { ...common, ...retentionStartOf(file, clock) } };
+  // Created now: its start is the start of this epoch, the epochs it was uploaded for before its expiry.
+  const shown = epochBoundsOf(file, epochs ?? 1);
+  checkRecord(file, fileClock(shown, clock), result.file.blobId);
+  const bounds = isNew(result) ? shown : {};
+  const problem = clock.seenEpochMs === undefined ? epochSettingProblem(bounds, clock) : undefined;
+  if (problem) log(warning(`StoredFile ${label({ name: filename }, result.file.blobId)}: ${problem}`));
+  return { blobId: result.file.blobId, file: fresh, state: { ...common, retentionStartEpochs: epochs ?? 1, ...bounds } };
+}
+
+/**
+ * The service's epoch as a renew's answer shows it (`epochs` moved the expiry from `before` to
+ * `after`), and what to say when it contradicts the setting and is new (to this file or, before
+ * it, to this provider).
+ */
+function epochShown(
+  state: StoredFileState,
+  before: ExpiryRecord,
+  after: ExpiryRecord,
+  epochs: number,
+  setting: Pick<PlanClock, "epochMs">,
+): { epochMsSeen?: number; problem?: string } {
+  const moved = expiryMovedMs(before, after);
+  if (moved === undefined || !(moved > 0) || epochs < 1) return {};
+  const seen = moved / epochs;
+  const known = state.epochMsSeen;
+  const isNew = typeof known !== "number" || Math.abs(known - seen) >= 1000;
+  return { epochMsSeen: seen, problem: isNew ? epochSettingProblem({ epochMsSeen: seen }, setting) : undefined };
 }
 
 /**
@@ -216,14 +267,20 @@ export async function applyPlan(
       if (plan.renewEpochs === 0) break;
     }
     const from = state.expiresAt ?? "";
-    const reaches = new Date(Date.parse(from) + plan.renewEpochs * clock.epochMs).toISOString();
+    const epoch = epochLength(state, clock);
+    // Bought to learn the length first (the rest is counted in it), else all the plan buys.
+    const epochs = plan.lengthProbe ?? plan.renewEpochs;
+    const reaches = new Date(Date.parse(from) + epochs * epoch.ms).toISOString();
+    const before = { expiresAt: state.expiresAt, createdAt: state.createdAt };
     try {
-      const result = await client.renewFile(blobId, plan.renewEpochs, {
+      const result = await client.renewFile(blobId, epochs, {
         idempotencyKey: purchaseKey(["renew", blobId, from, reaches]),
         expiresAtBefore: state.expiresAt,
-        epochMs: clock.epochMs,
+        // A length no answer has shown is not one to judge a move by: any move then counts (and
+        // the answer's expiry is checked against the epochs bought, by checkPurchase).
+        epochMs: epoch.seen ? epoch.ms : undefined,
       });
-      state.keepAliveEpochs = (state.keepAliveEpochs ?? 0) + plan.keepAliveEpochs;
+      if (plan.lengthProbe === undefined) state.keepAliveEpochs = (state.keepAliveEpochs ?? 0) + plan.keepAliveEpochs;
       if (result.confirmedBy === "replay") {
         log(
           warning(
@@ -233,8 +290,23 @@ export async function applyPlan(
       }
       // A replay answers as of its first request; an empty answer says nothing: read instead.
       const after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
-      observe(state, after, managed, clock, blobId);
-      break;
+      // This purchase's own answer shows the service's epoch: the expiry moved by exactly its epochs.
+      const shown = result.confirmedBy === "response" ? epochShown(state, before, after, epochs, clock) : {};
+      if (result.confirmedBy === "response") checkPurchase("POST", filePath(blobId, "renew"), after, expiryMovedMs(before, after), epochs);
+      checkRecord(after, horizonClock({ ...state, ...shown }, clock), blobId);
+      if (shown.epochMsSeen !== undefined) state.epochMsSeen = shown.epochMsSeen;
+      if (shown.problem) log(warning(`StoredFile ${label(state, blobId)}: ${shown.problem}`));
+      // The start stays where it is: as many more epochs before the expiry as it moved (this purchase's at least).
+      const moved = Math.max(epochs, movedSince(state, after, clock));
+      Object.assign(state, observed(after, managed), { retentionStartEpochs: retentionStartEpochs(state, clock) + moved });
+      // The first length an answer showed: what the declaration still lacks is counted in it (the
+      // rest after a first renew bought to learn it, or what a guess of a longer epoch left short).
+      if (epoch.seen || !epochLength(state, clock).seen) break;
+      // Keep-alive buys once an `up`: not again when this renew carried its epochs.
+      const keptAlive = plan.lengthProbe === undefined && plan.keepAliveEpochs > 0;
+      plan = planChange({ ...state, keepAlive: state.keepAlive }, keptAlive ? { ...news, keepAlive: undefined } : news, clock);
+      if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
+      fresh = true;
     } catch (e) {
       // Sent, perhaps made: read the file again and buy only what is still missing, a few times at most.
       if (!(isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN") || round >= MAX_PURCHASE_ROUNDS) throw e;

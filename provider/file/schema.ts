@@ -197,7 +197,7 @@ export const StoredFileInputsSchema = z.object({
   }),
   retentionEpochs: documented(retentionEpochs.optional(), {
     description:
-      "How long the file stays stored, in whole epochs (about a day each) **counted from the start of the epoch the resource was created in** (its upload for `source`, its adoption for `blobId`): the declared end.",
+      "How long the file stays stored, in whole epochs of the service (about a day each; counted in the service's own epochs, whatever their length) **from the start of the epoch the resource was created in** (its upload for `source`, its adoption for `blobId`): the declared end.",
     limit: `integer ≥ 0; the declared end never past the ${LIMITS.maxEpochsAhead}-epoch horizon`,
     change:
       "buys only what the file lacks of the declared end (one `POST …/renew`; nothing when the file's expiry already reaches it, whoever bought it): purchases converge on the end, they never add up. With `source`, the upload itself stores the file for `retentionEpochs` epochs (no renew at create). Lowering it buys nothing and returns nothing",
@@ -208,7 +208,7 @@ export const StoredFileInputsSchema = z.object({
       "A date the file stays stored until at least (ISO 8601: `2027-01-31` is midnight UTC at its start, or a time with its zone): a declared end, like `retentionEpochs`'s; with both, the later one counts. Files declared with the same `retainUntil` at different times all reach it.",
     limit: `ISO 8601 date or time with its zone; at most ${LIMITS.maxEpochsAhead - 1} epochs from now, checked at preview (the service sells ${LIMITS.maxEpochsAhead} epochs ahead of the start of its current epoch, which is not known before a file is read)`,
     change:
-      "buys only what the file lacks of that date, rounded up to whole epochs (one `POST …/renew`, or the upload's own epochs for `source`, counted from now, then a renew of what the date still lacks, at most one epoch, when the service counts from the start of its current epoch); nothing when the expiry reaches it already. A date already passed buys nothing; moving it earlier buys nothing and returns nothing",
+      "buys only what the file lacks of that date, rounded up to whole epochs of the length the service's answers showed (one `POST …/renew`). Until an answer has shown the length, no purchase counts the date in the setting's epochs: an upload (`source`) carries only what the date needs in epochs of 28 days, a first renew no more than the date can lack in the longest length the answers allow, and the rest follows on the length its answer shows (one more renew, the first time). Nothing when the expiry reaches it already. A date already passed buys nothing; moving it earlier buys nothing and returns nothing",
     omitted: "no end by date",
   }),
   keepAlive: documented(KeepAliveSchema.optional(), {
@@ -301,15 +301,23 @@ export const StoredFileStateSchema = z
     /** The uploaded content's SHA-256 (hex), for a file declared by `source`. */
     sourceHash: z.string().nullish(),
     ...reportedShape,
-    /**
-     * Where retentionEpochs count from — the start of the epoch the resource was created in — as
-     * milliseconds after the file's createdAt (so it moves with the service's clock, not the
-     * machine's). The declared end is that start plus retentionEpochs epochs; every purchase
-     * only closes the gap between the file's expiry and that end.
-     */
+    /** Read from states of earlier releases (their retention start, ms after createdAt), never written. */
     retentionStartAfterCreated: z.number().nullish(),
-    /** The same start as a time (ISO), for a service that reports no createdAt. */
+    /** Read from states of earlier releases (their retention start as a time), never written. */
     retentionStart: z.string().nullish(),
+    /**
+     * Where retentionEpochs count from, in the service's own epochs: the retention start is this
+     * many epochs before `expiresAt` (moved with every purchase and read that moves the expiry). The
+     * declared end is `retentionEpochs` − this epochs past `expiresAt`: a comparison of epochs with
+     * epochs, which no guess at the epoch's length enters.
+     */
+    retentionStartEpochs: z.number().int().nullish(),
+    /** The service's epoch in milliseconds, as a renew's answer showed it (the expiry moved by exactly the epochs bought). */
+    epochMsSeen: z.number().positive().nullish(),
+    /** What an upload's answer shows of the epoch when no renew has yet: at least this long (ms)… */
+    epochMsAtLeast: z.number().positive().nullish(),
+    /** …and shorter than this (ms; only an upload of 2 epochs or more shows it). */
+    epochMsBelow: z.number().positive().nullish(),
     /** Read from states of earlier releases (the expiry their last purchase reached), never written. */
     purchasedExpiresAt: z.string().nullish(),
     /** Whether retentionEpochs is declared (rather than omitted, counted as 0). */

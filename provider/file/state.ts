@@ -1,6 +1,6 @@
 import { PATCH_FIELDS, type PatchField } from "../../api";
 import type { ReceivedFile } from "../client/client";
-import { type PlanClock, remainingEpochs } from "./plan";
+import { fileClock, type PlanClock, remainingEpochs } from "./plan";
 import { type DeclaredInputs, INPUT_FIELDS, REPORTED_FIELDS, type StoredFileState, StoredFileStateSchema } from "./schema";
 
 /**
@@ -83,5 +83,5 @@ export function compact<T extends object>(state: T): T {
 
 /** The state as recorded: compact, with the epochs left as of this call's clock. */
 export function recorded(state: StoredFileState, clock: PlanClock): StoredFileState {
-  return compact({ ...state, remainingEpochs: remainingEpochs(state.expiresAt, clock) });
+  return compact({ ...state, remainingEpochs: remainingEpochs(state.expiresAt, fileClock(state, clock)) });
 }

@@ -41,7 +41,8 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(id).toBe(blobId);
     expect(outs).toMatchObject({ blobId, name: "orig.txt", tag: "docs", metadata: { team: "web" }, retentionEpochs: 5 });
     expect(outs.url).toBeTruthy();
-    expect(Date.parse(outs.createdAt!) + Number(outs.__retentionStartAfterCreated)).toBe(Date.parse(outs.expiresAt!) - 5 * 86_400_000);
+    // Retention counts from 5 of the service's epochs before the expiry, whose length the renew's answer showed.
+    expect(outs).toMatchObject({ __retentionStartEpochs: 5, __epochMsSeen: 86_400_000 });
     expect(emu.requests().map((r) => r.route)).toEqual(["get", "patch", "renew"]);
     expect(emu.requests()[1].requestBody).toEqual({ tag: "docs", metadata: { team: "web" } });
     // Uploaded for the default single epoch: 5 epochs from this epoch's start lack 4.
@@ -165,7 +166,7 @@ describe("StoredFile provider ↔ emulator", () => {
       tag: "edited",
       metadata: { surprise: true },
       retentionEpochs: 1,
-      __retentionStartAfterCreated: outs.__retentionStartAfterCreated,
+      __retentionStartEpochs: outs.__retentionStartEpochs,
     });
     // The managed fields come back as inputs, so a preview can name what drifted.
     expect(read.inputs).toEqual({ blobId, tag: "edited", metadata: { surprise: true }, retentionEpochs: 1 });
@@ -291,13 +292,12 @@ describe("the bookkeeping a release before this one wrote under its own names", 
     expect((await provider.diff(blobId, previous, inputs)).changes).toBe(false);
     expect(emu.requests()).toEqual([]);
     const read = await provider.read(blobId, previous);
-    expect(read.props).toMatchObject({ __purchasedExpiresAt: previous.purchasedExpiresAt, retentionEpochs: 2 });
+    // Its start, read once in epochs: the 2 it recorded as reached before the expiry.
+    expect(read.props).toMatchObject({ __retentionStartEpochs: 2, retentionEpochs: 2 });
     const before = stored().epochsBought;
     const { outs: raised } = await provider.update(blobId, previous, { ...inputs, retentionEpochs: 3 });
     expect(stored().epochsBought - before).toBe(1);
-    expect(Date.parse(file.createdAt) + Number((raised as Record<string, unknown>).__retentionStartAfterCreated)).toBe(
-      Date.parse(file.expiresAt) - 2 * 86_400_000,
-    );
+    expect(raised).toMatchObject({ __retentionStartEpochs: 3, retentionEpochs: 3 });
     expect(raised).not.toHaveProperty("__purchasedExpiresAt");
   });
 });

@@ -78,14 +78,16 @@ describe("retainUntil", () => {
     const third = await (await newRun(e)).create({ blobId: adopted, retainUntil: sameInstant, __urn: urn("third") });
     for (const created of [first, second, third]) expect(entry(e, String(created.outs.blobId)).endEpoch).toBe(end);
     expect([first, second, third].map((c) => c.outs.retainUntil)).toEqual([until, sameInstant, sameInstant]);
-    // The first was uploaded for the 8 epochs to the end, the second 3 epochs later for 5; the
-    // adopted file was stored until 3 epochs short of it, and only those were bought (renews only are counted here).
+    // The first bought the 8 epochs to the end, the second 3 epochs later 5, each uploaded for one
+    // (no answer had shown the epoch's length) and renewed to the date; the adopted file was
+    // stored until 3 epochs short of it, and only those were bought.
     expect(
       e
         .requests()
         .filter((r) => r.route === "upload")
         .map((r) => (r.requestBody as { epochs?: unknown }).epochs),
-    ).toEqual(["8", "5"]);
+    ).toEqual(["1", "1"]);
+    expect([first, second].map((c) => entry(e, String(c.outs.blobId))).map((f) => f.uploadEpochs + f.epochsBought)).toEqual([8, 5]);
     expect(entry(e, adopted).epochsBought).toBe(3);
   });
 
@@ -121,7 +123,8 @@ describe("retainUntil", () => {
       void (await newRun(e)).update(blobId, outs, { blobId, retentionEpochs: 2, retainUntil: until, __urn: urn("k") }).catch(() => undefined);
       await vi.waitFor(() => expect(e.inFlight().some((r) => r.route === "renew" && r.held)).toBe(true), { timeout: 10_000, interval: 20 });
       e.setFaults({});
-      expect(entry(e, blobId).endEpoch).toBe(end);
+      // No answer has shown the epoch's length yet: the first renew buys one epoch, to learn it.
+      expect(entry(e, blobId).endEpoch).toBe(end - 4);
       // The engine still holds the state of before the killed update.
       const { outs: after } = await (await newRun(e)).update(blobId, outs, { blobId, retentionEpochs: 2, retainUntil: until, __urn: urn("k") });
       expect(after.retainUntil).toBe(until);
@@ -194,7 +197,9 @@ describe("retainUntil", () => {
     const failed = await caught(p.create({ source, name: "b.txt", retainUntil: until, __urn: urn("b") }));
     expect(failed.message).toMatch(/at most 53 epochs ahead/);
     const uploaded = e.files().find((f) => f.name === "b.txt")!;
-    expect(uploaded.uploadEpochs).toBe(53);
+    // Uploaded for one epoch (no answer had shown the length); the date's renew is refused before it is sent.
+    expect(uploaded.uploadEpochs).toBe(1);
+    expect(e.requests().filter((r) => r.route === "renew")).toEqual([]);
     expect(failed.id).toBe(uploaded.blobId);
     expect(failed.properties).toMatchObject({ blobId: uploaded.blobId, expiresAt: expect.any(String) });
     expect(e.requests().filter((r) => r.route === "upload")).toHaveLength(1);
@@ -216,10 +221,12 @@ describe("retainUntil", () => {
     const p = await configuredProvider(e, { "tuskr:epochSeconds": "4" }, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
     const { outs } = await p.create({ source, name: "d.txt", retainUntil: until, __urn: urn("d") });
     const stored = entry(e, String(outs.blobId));
+    // Uploaded for one epoch (no answer had shown the length), one renewed to learn it, then what the date lacks.
     expect(e.requests().map((r) => [r.route, r.requestBody && (r.requestBody as { epochs?: unknown }).epochs])).toEqual([
-      ["upload", "10"],
+      ["upload", "1"],
       ["get", undefined], // the upload's answer read back
       ["renew", 1],
+      ["renew", 9],
     ]);
     expect(stored.uploadEpochs + stored.epochsBought).toBe(11);
     expect(Date.parse(String(outs.expiresAt))).toBeGreaterThanOrEqual(Date.parse(until));

@@ -1,6 +1,13 @@
 import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DUPLICATE_UPLOAD_MODES, type DuplicateUploadMode, EMULATOR_DEFAULT_API_KEY, type Emulator, type IdempotencyMode, startEmulator } from "../../../emulator";
+import {
+  DUPLICATE_UPLOAD_MODES,
+  type DuplicateUploadMode,
+  EMULATOR_DEFAULT_API_KEY,
+  type Emulator,
+  type IdempotencyMode,
+  startEmulator,
+} from "../../../emulator";
 import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
 import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
 import { configuredProvider } from "../../helpers/provider-fixture";

@@ -455,8 +455,8 @@ describe("a truthful summary", () => {
 
   it("an end declared as before but past the recorded expiry is said as the gap bought, not as a change of retentionEpochs", () => {
     // What a preview after an `up` whose renew did not finish shows: the state records the end, the expiry is short of it.
-    const start = new Date(now - 20 * DAY).toISOString();
-    const short = { blobId: "b1", retentionEpochs: 30, retentionStart: start, expiresAt: new Date(now + 6 * DAY).toISOString() };
+    // Its retention start 26 epochs before the expiry: 4 short of the 30 declared.
+    const short = { blobId: "b1", retentionEpochs: 30, retentionStartEpochs: 26, expiresAt: new Date(now + 6 * DAY).toISOString() };
     const md = summarizePreview(
       {
         config: { "tuskr:epochSeconds": "86400" },

@@ -1,6 +1,6 @@
 import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { describe, expect, it } from "vitest";
-import { planChange, remainingEpochs } from "../../../provider/file/plan";
+import { epochLength, epochSettingProblem, epochsBetween, planChange, remainingEpochs, retentionStartEpochs } from "../../../provider/file/plan";
 import { UNKNOWN } from "../../../provider/engine/markers";
 
 const recorded = {
@@ -168,5 +168,122 @@ describe("purchases converge on the declared end", () => {
     expect(plan.replaceFields).toEqual(["source"]);
     expect(plan.notices.map((n) => n.text).join("\n")).toMatch(/expired .*its content is uploaded anew/);
     expect(plan.expiredProblem).toBeUndefined();
+  });
+});
+
+describe("ends counted in the service's epochs, whatever their length", () => {
+  const day = 86_400_000;
+  const hour = 3_600_000;
+  const now = Date.parse("2026-11-01T12:00:00.000Z");
+  /** The provider at its default setting: a day. */
+  const setting = { nowMs: now, epochMs: day, warnWithinEpochs: 0 };
+  const inHours = (h: number) => new Date(now + h * hour).toISOString();
+  const inDays = (d: number) => new Date(now + d * day).toISOString();
+
+  it.each([
+    // label, recorded state, declared, epochs bought in all, of them by a first renew (to learn the length)
+    [
+      "6 declared, the start 6 epochs before an expiry hours away: nothing",
+      { retentionEpochs: 6, retentionStartEpochs: 6, expiresAt: inHours(5) },
+      { retentionEpochs: 6 },
+      0,
+      undefined,
+    ],
+    ["6 → 8, epochs of an hour never shown: 2", { retentionEpochs: 6, retentionStartEpochs: 6, expiresAt: inHours(5) }, { retentionEpochs: 8 }, 2, undefined],
+    ["6 → 8, epochs of two weeks: 2", { retentionEpochs: 6, retentionStartEpochs: 6, expiresAt: inDays(70) }, { retentionEpochs: 8 }, 2, undefined],
+    [
+      "6 → 8 on an expiry someone moved 1 epoch on: 1",
+      { retentionEpochs: 6, retentionStartEpochs: 7, expiresAt: inDays(6) },
+      { retentionEpochs: 8 },
+      1,
+      undefined,
+    ],
+    ["lowered 8 → 3: nothing", { retentionEpochs: 8, retentionStartEpochs: 8, expiresAt: inDays(7) }, { retentionEpochs: 3 }, 0, undefined],
+    [
+      "a date 5.5 h past the expiry, an hour shown: 6",
+      { retentionStartEpochs: 3, epochMsSeen: hour, expiresAt: inHours(2) },
+      { retainUntil: inHours(7.5) },
+      6,
+      undefined,
+    ],
+    [
+      "a date 20 days past the expiry, no length shown: 20 by the setting, 1 first",
+      { retentionStartEpochs: 1, expiresAt: inDays(1) },
+      { retainUntil: inDays(21) },
+      20,
+      1,
+    ],
+    [
+      "the same date, an upload's answer showing epochs shorter than 1.25 days: 16 first",
+      { retentionStartEpochs: 1, expiresAt: inDays(1), epochMsAtLeast: day, epochMsBelow: 1.25 * day },
+      { retainUntil: inDays(21) },
+      20,
+      16,
+    ],
+    [
+      "a count that reaches further than the date: no first renew",
+      { retentionEpochs: 1, retentionStartEpochs: 1, expiresAt: inDays(1) },
+      { retentionEpochs: 30, retainUntil: inDays(21) },
+      29,
+      undefined,
+    ],
+  ])("%s", (_label, olds, news, renew, first) => {
+    const plan = planChange({ blobId: "b1", ...olds }, { blobId: "b1", ...news }, setting);
+    expect(plan.renewEpochs).toBe(renew);
+    expect(plan.lengthProbe).toBe(first);
+  });
+
+  it("the length: an answer's, else the setting while no answer contradicts it, else the bound it broke, said naming the setting", () => {
+    expect(epochLength({ epochMsSeen: hour }, setting)).toEqual({ ms: hour, seen: true, contradicted: true });
+    expect(epochLength({ epochMsSeen: day }, setting)).toEqual({ ms: day, seen: true, contradicted: false });
+    expect(epochLength({ epochMsAtLeast: 0.9 * day, epochMsBelow: 1.1 * day }, setting)).toEqual({ ms: day, seen: false, contradicted: false });
+    expect(epochLength({ epochMsAtLeast: 0.9 * hour, epochMsBelow: 1.2 * hour }, setting)).toMatchObject({ seen: false, contradicted: true });
+    expect(epochLength({ epochMsAtLeast: 13 * day }, setting)).toEqual({ ms: 13 * day, seen: false, contradicted: true });
+    expect(epochSettingProblem({ epochMsSeen: 86_000_000 }, setting)).toMatch(
+      /epoch is 86000 s .*not tuskr:epochSeconds 86400.*pulumi config set tuskr:epochSeconds 86000/,
+    );
+    expect(epochSettingProblem({ epochMsAtLeast: 13 * day }, setting)).toMatch(/at least 1123200 s, not tuskr:epochSeconds 86400/);
+    expect(epochSettingProblem({ epochMsSeen: day }, setting)).toBeUndefined();
+  });
+
+  it.each([
+    ["a purchase of 2 of an hour", { expiresAt: inHours(3), createdAt: inHours(-1) }, { expiresAt: inHours(5), createdAt: inHours(-1) }, hour, true, 2],
+    [
+      "time passing on an emulated clock (both times moved back)",
+      { expiresAt: inDays(5), createdAt: inDays(-1) },
+      { expiresAt: inDays(2), createdAt: inDays(-4) },
+      day,
+      true,
+      0,
+    ],
+    [
+      "a createdAt that moved later, the expiry where it was",
+      { expiresAt: inDays(5), createdAt: inDays(-3) },
+      { expiresAt: inDays(5), createdAt: inDays(-1) },
+      day,
+      true,
+      0,
+    ],
+    ["a move of 2 hours counted in a guessed day: at least one", { expiresAt: inHours(3) }, { expiresAt: inHours(5) }, day, false, 1],
+    ["an expiry that moved earlier: none", { expiresAt: inDays(5) }, { expiresAt: inDays(4) }, day, false, 0],
+  ])("epochs between two records: %s", (_label, before, after, epochMs, exact, epochs) => {
+    expect(epochsBetween(before, after, epochMs, exact)).toBe(epochs);
+  });
+
+  it("a state of the previous release: its start as a time, counted in the setting's epochs and never fewer than it recorded as reached", () => {
+    const created = inDays(-2);
+    const start = Date.parse(created) + 3_600_000;
+    const old = {
+      blobId: "b1",
+      retentionEpochs: 3,
+      createdAt: created,
+      retentionStartAfterCreated: 3_600_000,
+      expiresAt: new Date(start + 3 * day).toISOString(),
+    };
+    expect(retentionStartEpochs(old, setting)).toBe(3);
+    expect(planChange(old, { blobId: "b1", retentionEpochs: 3 }, setting).renewEpochs).toBe(0);
+    expect(planChange(old, { blobId: "b1", retentionEpochs: 4 }, setting).renewEpochs).toBe(1);
+    // Written against a service of hour-long epochs, its expiry hours past its start: never fewer than the 3 it recorded.
+    expect(retentionStartEpochs({ ...old, expiresAt: new Date(start + 5 * hour).toISOString() }, setting)).toBe(3);
   });
 });

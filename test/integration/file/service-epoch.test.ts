@@ -1,0 +1,226 @@
+import { createHash } from "node:crypto";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { type Emulator, startEmulator } from "../../../emulator";
+import { expiryReport } from "../../../provider/cli/expiry";
+import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
+import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
+import { KEY } from "../../helpers/emulator";
+import { configuredProvider } from "../../helpers/provider-fixture";
+
+/**
+ * Ends counted in the service's own epochs, whatever their length: an emulator started with an
+ * epoch of an hour, 86,000 s, 86,400 s or two weeks, the provider left at its default setting
+ * (86,400 s). The first `up` buys at most what is declared, unchanged ups buy nothing, a raise
+ * buys exactly the difference, and an answer that contradicts the setting is said, naming it.
+ */
+
+const DAY = 86_400;
+const urn = (name: string) => `urn:pulumi:dev::proj::${STORED_FILE_TYPES.dynamic}::${name}`;
+const textAsset = (text: string) => ({
+  "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17",
+  text,
+  hash: createHash("sha256").update(text).digest("hex"),
+});
+type Props = Record<string, any>;
+
+let emu: Emulator | undefined;
+afterEach(async () => {
+  await emu?.close();
+  emu = undefined;
+  vi.restoreAllMocks();
+});
+
+async function start(epochSeconds: number): Promise<Emulator> {
+  emu = await startEmulator({ port: 0, epochSeconds });
+  return emu;
+}
+/** A new provider process, as each `pulumi up` starts one, at the default epoch setting. */
+const newRun = (e: Emulator): Promise<StoredFileProvider> => configuredProvider(e, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+const entry = (e: Emulator, blobId: string) => e.files().find((f) => f.blobId === blobId)!;
+/** Epochs bought on the file in all: its upload's and its renews'. */
+const bought = (e: Emulator, blobId: string) => entry(e, blobId).uploadEpochs + entry(e, blobId).epochsBought;
+const renews = (e: Emulator) =>
+  e
+    .requests()
+    .filter((r) => r.route === "renew")
+    .map((r) => (r.requestBody as { epochs: number }).epochs);
+/** What the provider printed (the dynamic provider's warnings go to stdout). */
+function printed(): string[] {
+  const lines: string[] = [];
+  vi.spyOn(console, "log").mockImplementation((line: unknown) => void lines.push(String(line)));
+  return lines;
+}
+
+/** One `pulumi up` of `inputs` on a resource recorded as `state` (with `--refresh`: read first), as the engine drives it. */
+async function up(e: Emulator, id: string, state: Props, inputs: Props, refresh: boolean): Promise<Props> {
+  const provider = await newRun(e);
+  let olds = state;
+  if (refresh) olds = (await provider.read(id, olds)).props as Props;
+  const diff = await provider.diff(id, olds, inputs);
+  expect(diff.replaces).toEqual([]);
+  if (!diff.changes) return olds;
+  return (await provider.update(id, olds, inputs)).outs as Props;
+}
+
+const LENGTHS: Array<[string, number]> = [
+  ["an hour", 3600],
+  ["86,000 s", 86_000],
+  ["86,400 s", DAY],
+  ["two weeks", 14 * DAY],
+];
+
+describe.each(LENGTHS)("a service whose epoch is %s, the provider at its default tuskr:epochSeconds", (_label, seconds) => {
+  it("the first up buys what is declared, four unchanged ups buy nothing, a raise buys exactly the difference", async () => {
+    const e = await start(seconds);
+    const lines = printed();
+    const inputs = { source: textAsset(`epoch ${seconds} ${Math.random()}`), name: "f.txt", retentionEpochs: 6, __urn: urn("f") };
+    const { id, outs } = await (await newRun(e)).create(inputs);
+    expect(bought(e, id)).toBe(6);
+    expect(entry(e, id).endEpoch - entry(e, id).startEpoch).toBe(6);
+    let state = outs as Props;
+    for (let round = 1; round <= 4; round++) {
+      await e.advanceEpochs(1);
+      state = await up(e, id, state, inputs, round % 2 === 1);
+    }
+    expect(renews(e)).toEqual([]);
+    expect(bought(e, id)).toBe(6);
+
+    state = await up(e, id, state, { ...inputs, retentionEpochs: 8 }, false);
+    expect(renews(e)).toEqual([2]);
+    expect(bought(e, id)).toBe(8);
+    for (let round = 1; round <= 2; round++) state = await up(e, id, state, { ...inputs, retentionEpochs: 8 }, round === 1);
+    expect(renews(e)).toEqual([2]);
+    expect(state.retentionEpochs).toBe(8);
+
+    const said = lines.filter((l) => l.includes("tuskr:epochSeconds"));
+    if (seconds === DAY) expect(said).toEqual([]);
+    else expect(said.at(-1)).toMatch(new RegExp(`the service's epoch is ${seconds} s .*not tuskr:epochSeconds 86400`));
+  });
+});
+
+describe.each(LENGTHS)("a retainUntil date on a service whose epoch is %s, the provider at its default setting", (_label, seconds) => {
+  it("the first up ends the file at the first boundary past the date, no later; unchanged ups buy nothing", async () => {
+    const e = await start(seconds);
+    const until = new Date(Date.now() + (seconds === 3600 ? 10 * 3600 : seconds > DAY ? 20 * DAY : 10 * DAY) * 1000).toISOString();
+    const inputs = { source: textAsset(`dated ${seconds} ${Math.random()}`), name: "d.txt", retainUntil: until, __urn: urn("d") };
+    const { id, outs } = await (await newRun(e)).create(inputs);
+    const expires = Date.parse(String(outs.expiresAt));
+    expect(expires).toBeGreaterThanOrEqual(Date.parse(until));
+    expect(expires).toBeLessThan(Date.parse(until) + seconds * 1000);
+    const after = bought(e, id);
+    let state = outs as Props;
+    e.clearRequests();
+    for (let round = 1; round <= 3; round++) state = await up(e, id, state, inputs, round !== 2);
+    expect(renews(e)).toEqual([]);
+    expect(bought(e, id)).toBe(after);
+  });
+});
+
+describe("once an answer contradicts the setting, no purchase rests on it", () => {
+  it("an hour's epoch, shown by a renew: a retainUntil date is counted in hours, bought in one renew", async () => {
+    const e = await start(3600);
+    const lines = printed();
+    const inputs = { source: textAsset(`hours ${Math.random()}`), name: "h.txt", retentionEpochs: 2, __urn: urn("h") };
+    const { id, outs } = await (await newRun(e)).create(inputs);
+    // The upload's answer bounds the epoch already: shorter than a day.
+    expect(lines.join("\n")).toMatch(/the upload's answer shows the service's epoch is shorter than \d+ s, not tuskr:epochSeconds 86400/);
+    let state = await up(e, id, outs as Props, { ...inputs, retentionEpochs: 3 }, false);
+    expect(state.__epochMsSeen).toBe(3_600_000);
+    // The expiry alarm counts its epochs left in hours too (the setting would say 1).
+    const exported = { version: 3, deployment: { resources: [{ urn: urn("h"), type: STORED_FILE_TYPES.dynamic, custom: true, outputs: state }] } };
+    expect(expiryReport(exported, { withinEpochs: 1 }).rows.map((r) => [r.epochsLeft, r.alarm])).toEqual([[3, false]]);
+    const until = new Date(Date.parse(state.expiresAt) + 5.5 * 3_600_000).toISOString();
+    e.clearRequests();
+    state = await up(e, id, state, { ...inputs, retentionEpochs: 3, retainUntil: until }, false);
+    expect(renews(e)).toEqual([6]);
+    expect(Date.parse(state.expiresAt)).toBeGreaterThanOrEqual(Date.parse(until));
+    expect(Date.parse(state.expiresAt)).toBeLessThan(Date.parse(until) + 3_600_000);
+  });
+
+  it("two weeks' epoch, no answer yet showing it: a date buys one epoch first, then what its answer shows is lacking", async () => {
+    const e = await start(14 * DAY);
+    const blobId = (await e.uploadFile({ content: `weeks ${Math.random()}`, filename: "w.txt", epochs: 1 })).blobId;
+    const { outs } = await (await newRun(e)).create({ blobId, __urn: urn("w") });
+    const expires = Date.parse(String(outs.expiresAt));
+    // 20 days past the expiry: two of the service's epochs, twenty of the setting's.
+    const until = new Date(expires + 20 * DAY * 1000).toISOString();
+    e.clearRequests();
+    await up(e, blobId, outs as Props, { blobId, retainUntil: until, __urn: urn("w") }, false);
+    expect(renews(e)).toEqual([1, 1]);
+    expect(entry(e, blobId).epochsBought).toBe(2);
+  });
+});
+
+describe("one service, one epoch: what one file's answers showed counts for the others", () => {
+  it("two weeks' epoch shown by one file's renew: another file adopted, and one uploaded to a date, in the same up are counted in it", async () => {
+    const e = await start(14 * DAY);
+    const first = { source: textAsset(`shown ${Math.random()}`), name: "a.txt", retentionEpochs: 2, __urn: urn("a") };
+    const { id, outs } = await (await newRun(e)).create(first);
+    const shown = (await (await newRun(e)).update(id, outs, { ...first, retentionEpochs: 3 })).outs as Props;
+    expect(shown.__epochMsSeen).toBe(14 * DAY * 1000);
+    // A file stored for one epoch (less than two weeks left: more than a day's epochs by the setting).
+    const adopted = (await e.uploadFile({ content: `adopted ${Math.random()}`, filename: "b.txt", epochs: 1 })).blobId;
+    const until = new Date(Date.now() + 40 * DAY * 1000).toISOString();
+    e.clearRequests();
+    // The next `up`: the engine diffs the file it holds, then creates the new ones.
+    const provider = await newRun(e);
+    expect((await provider.diff(id, shown, { ...first, retentionEpochs: 3 })).changes).toBe(false);
+    const b = await provider.create({ blobId: adopted, retentionEpochs: 3, __urn: urn("b") });
+    const c = await provider.create({ source: textAsset(`dated ${Math.random()}`), name: "c.txt", retainUntil: until, __urn: urn("c") });
+    // 3 epochs from the start of this one: 2 more than the adopted file has.
+    expect(entry(e, adopted).epochsBought).toBe(2);
+    expect(b.outs.__retentionStartEpochs).toBe(3);
+    // Uploaded for the 3 epochs that reach the date, in one request.
+    expect(
+      e
+        .requests()
+        .filter((r) => r.route === "upload")
+        .map((r) => (r.requestBody as { epochs?: unknown }).epochs),
+    ).toEqual(["3"]);
+    expect(renews(e)).toEqual([2]);
+    const cExpires = Date.parse(String(c.outs.expiresAt));
+    expect(cExpires).toBeGreaterThanOrEqual(Date.parse(until));
+    expect(cExpires).toBeLessThan(Date.parse(until) + 14 * DAY * 1000);
+  });
+});
+
+describe("a state the previous release wrote (no epoch counts) upgrades in place", () => {
+  for (const seconds of [DAY, 3600]) {
+    it(`against a service whose epoch is ${seconds} s: nothing sent at preview, nothing bought or replaced unchanged, a raise of 1 buys 1`, async () => {
+      const e = await start(seconds);
+      const inputs = { source: textAsset(`legacy ${seconds} ${Math.random()}`), name: "l.txt", retentionEpochs: 3, __urn: urn("l") };
+      const { id, outs } = await (await newRun(e)).create(inputs);
+      // What the previous release recorded: its retention start as milliseconds after createdAt, the
+      // start of the epoch of the upload as its setting's grid put it; no epoch counts, no length.
+      const { __retentionStartEpochs: _s, __epochMsSeen: _seen, __epochMsAtLeast: _least, __epochMsBelow: _below, ...rest } = outs as Props;
+      // Its start: the start of the epoch of the upload, on the grid of the upload's expiry in its setting's epochs.
+      const uploadedTo = Date.parse(String(outs.expiresAt));
+      const startMs = uploadedTo - Math.ceil((uploadedTo - Date.now()) / (DAY * 1000)) * DAY * 1000;
+      // Against an hour's epoch it also bought the 2 epochs its 1-day grid said the upload lacked.
+      if (seconds !== DAY) {
+        const res = await fetch(`${e.url}/v1/files/${encodeURIComponent(id)}/renew`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+          body: JSON.stringify({ epochs: 2 }),
+        });
+        expect(res.status).toBe(200);
+      }
+      const file = entry(e, id);
+      const expiresAt = file.expiresAt;
+      const previous: Props = { ...rest, expiresAt, __retentionStartAfterCreated: startMs - Date.parse(file.createdAt) };
+      const before = bought(e, id);
+      e.clearRequests();
+      const provider = await newRun(e);
+      expect(await provider.diff(id, previous, inputs)).toMatchObject({ changes: false, replaces: [] });
+      expect(e.requests()).toEqual([]);
+      let state = await up(e, id, previous, inputs, true);
+      state = await up(e, id, state, inputs, false);
+      expect(renews(e)).toEqual([]);
+      expect(bought(e, id)).toBe(before);
+      state = await up(e, id, state, { ...inputs, retentionEpochs: 4 }, false);
+      expect(renews(e)).toEqual([1]);
+      expect(state).not.toHaveProperty("__retentionStartAfterCreated");
+      expect(state.__retentionStartEpochs).toBe(4);
+    });
+  }
+});
