@@ -6,7 +6,8 @@ import { code, markdown } from "./markdown";
 import { SECRET_SIG, SIG_KEY } from "../engine/markers";
 import { folderOfContentResource, isStoredFileType, isStoredFolderType, urnName } from "../engine/urns";
 import { CONFIG_KEYS, configOfSettings, settingsFrom } from "../config/settings";
-import { fileClock, remainingEpochs } from "../file/plan";
+import { remainingEpochs } from "../file/plan";
+import { fileClock } from "../file/epoch";
 import { parseState } from "../file/state";
 import { StoredFolderStateSchema } from "../folder/schema";
 

@@ -6,17 +6,8 @@ import { type GetFileResult, readFile } from "./get-file";
 import { adopt, applyPlan, checkRecord, movedSince, observe, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor, shown } from "./messages";
-import {
-  horizonClock,
-  type PlanClock,
-  type PropertyDiff,
-  planChange,
-  propertyDiffs,
-  retainUntilProblem,
-  retentionStartEpochs,
-  type StoredFilePlan,
-  uploadFormEpochs,
-} from "./plan";
+import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, type StoredFilePlan, uploadFormEpochs } from "./plan";
+import { horizonClock, retentionStartEpochs } from "./epoch";
 import { isStoredFolderType, parseUrn, resourceUrnOf } from "../engine/urns";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./schema";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";

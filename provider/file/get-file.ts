@@ -2,7 +2,8 @@ import { z } from "zod";
 import { blobIdProblem } from "../../api";
 import type { TuskrClient } from "../client/client";
 import { isTuskrApiError } from "../client/errors";
-import { fileClock, remainingEpochs } from "./plan";
+import { remainingEpochs } from "./plan";
+import { fileClock } from "./epoch";
 
 /**
  * `getFile`: a file's record, read with one GET, writing nothing — a file another stack (or

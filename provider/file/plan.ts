@@ -2,6 +2,7 @@ import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type
 import { UNKNOWN } from "../engine/markers";
 import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./schema";
 import { sameMediaType, wireAsset } from "./source";
+import { LONGEST_EPOCH_MS, type EpochLength, epochLength, retentionStartEpochs } from "./epoch";
 
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {
@@ -19,122 +20,6 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
   const at = expiresAt ? Date.parse(expiresAt) : Number.NaN;
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, Math.ceil((at - clock.nowMs) / clock.epochMs));
-}
-
-/** Lengths closer than this are one (an answer's times may be whole seconds). */
-const SAME_LENGTH_MS = 1000;
-
-/**
- * The longest epoch an answer is believed to show: four weeks, twice Walrus mainnet's. A purchase
- * answered with an expiry moved further than this per epoch bought is not recorded.
- */
-export const LONGEST_EPOCH_MS = 28 * 86_400_000;
-
-/**
- * The service's epoch as a state knows it. A renew's answer shows it exactly (`seen`); an upload's
- * only bounds it. The setting is a first guess, used while no answer contradicts it and never
- * after (`contradicted`: the length is then the bound the setting broke, until a renew shows it).
- */
-export interface EpochLength {
-  ms: number;
-  seen: boolean;
-  contradicted: boolean;
-}
-
-export function epochLength(olds: StoredFileState, clock: Pick<PlanClock, "epochMs" | "seenEpochMs">): EpochLength {
-  const seen = olds.epochMsSeen ?? clock.seenEpochMs;
-  if (typeof seen === "number" && seen > 0) return { ms: seen, seen: true, contradicted: Math.abs(seen - clock.epochMs) >= SAME_LENGTH_MS };
-  const atLeast = typeof olds.epochMsAtLeast === "number" ? olds.epochMsAtLeast : undefined;
-  const below = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : undefined;
-  if (atLeast !== undefined && clock.epochMs < atLeast - SAME_LENGTH_MS) return { ms: atLeast, seen: false, contradicted: true };
-  if (below !== undefined && clock.epochMs >= below + SAME_LENGTH_MS)
-    return { ms: Math.max(below - SAME_LENGTH_MS, atLeast ?? 0), seen: false, contradicted: true };
-  return { ms: clock.epochMs, seen: false, contradicted: false };
-}
-
-/**
- * `clock` with the longest epoch `olds`'s file may have: the length an answer showed, else
- * LONGEST_EPOCH_MS (a guess is no limit to judge an answer by). What a record's horizon is checked in.
- */
-export function horizonClock<C extends Pick<PlanClock, "epochMs">>(olds: StoredFileState, clock: C): C {
-  const epoch = epochLength(olds, clock);
-  return { ...clock, epochMs: epoch.seen ? epoch.ms : Math.max(epoch.ms, LONGEST_EPOCH_MS) };
-}
-
-/** `clock` with the epoch's length as `olds` knows it: what every count of that file's epochs uses. */
-export function fileClock<C extends Pick<PlanClock, "epochMs">>(olds: StoredFileState, clock: C): C {
-  return { ...clock, epochMs: epochLength(olds, clock).ms };
-}
-
-/**
- * Epochs from the retention start to the recorded expiry. States of earlier releases do not
- * record it: they recorded the start as a time (after createdAt, or as such), or, before that,
- * the expiry their last purchase reached (`retentionEpochs` after the start); counted in the
- * setting's epochs, as they bought, and never fewer than the `retentionEpochs` they recorded as
- * reached: an upgrade buys nothing on an unchanged declaration, a raise of N at most N.
- */
-export function retentionStartEpochs(olds: StoredFileState, setting?: Pick<PlanClock, "epochMs">): number {
-  if (typeof olds.retentionStartEpochs === "number") return olds.retentionStartEpochs;
-  const declared = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
-  const expires = Date.parse(olds.expiresAt ?? "");
-  if (!setting || Number.isNaN(expires)) return declared;
-  const created = Date.parse(olds.createdAt ?? "");
-  const reached = Date.parse(olds.purchasedExpiresAt ?? "");
-  const start =
-    typeof olds.retentionStartAfterCreated === "number" && !Number.isNaN(created)
-      ? created + olds.retentionStartAfterCreated
-      : !Number.isNaN(Date.parse(olds.retentionStart ?? ""))
-        ? Date.parse(olds.retentionStart ?? "")
-        : reached - declared * setting.epochMs;
-  return Number.isNaN(start) ? declared : Math.max(declared, Math.round((expires - start) / setting.epochMs));
-}
-
-/** What a record says of a file's expiry. */
-export interface ExpiryRecord {
-  expiresAt?: string | null;
-  createdAt?: string | null;
-}
-
-/**
- * How far an expiry moved between two records (ms). A createdAt that moved earlier is time
- * passing on an emulated clock (which moves every reported time back alike): measured after it.
- * One that moved later is not time passing: the expiry alone is compared.
- */
-export function expiryMovedMs(before: ExpiryRecord, after: ExpiryRecord): number | undefined {
-  const b = Date.parse(before.expiresAt ?? "");
-  const a = Date.parse(after.expiresAt ?? "");
-  if (Number.isNaN(a) || Number.isNaN(b)) return undefined;
-  const cb = Date.parse(before.createdAt ?? "");
-  const ca = Date.parse(after.createdAt ?? "");
-  return !Number.isNaN(cb) && !Number.isNaN(ca) && ca < cb ? a - ca - (b - cb) : a - b;
-}
-
-/**
- * What to tell when the answers contradict `tuskr:epochSeconds` (undefined when they do not):
- * the length seen, the setting, and what to run.
- */
-export function epochSettingProblem(olds: StoredFileState, clock: Pick<PlanClock, "epochMs">): string | undefined {
-  const epoch = epochLength(olds, clock);
-  if (!epoch.contradicted) return undefined;
-  const seconds = (ms: number) => String(Math.round(ms / 1000));
-  const setting = `tuskr:epochSeconds ${seconds(clock.epochMs)}`;
-  if (epoch.seen) {
-    return `the service's epoch is ${seconds(epoch.ms)} s (a renew's answer moved expiresAt by that per epoch), not ${setting}: purchases count its epochs; run \`pulumi config set tuskr:epochSeconds ${seconds(epoch.ms)}\``;
-  }
-  const seen = clock.epochMs < epoch.ms ? `at least ${seconds(epoch.ms)} s` : `shorter than ${seconds(olds.epochMsBelow ?? epoch.ms)} s`;
-  return `the upload's answer shows the service's epoch is ${seen}, not ${setting}: no purchase rests on that setting; set tuskr:epochSeconds to the service's epoch`;
-}
-
-/**
- * Epochs an expiry moved later between two records of one file, in epochs of `epochMs`. When that
- * length is a guess (`exact` false) a move counts at least one epoch: an expiry moves by whole
- * epochs. Never fewer than none: an expiry is never moved earlier, so a record that says so
- * (a clock, not a purchase) does not move the retention start later.
- */
-export function epochsBetween(before: ExpiryRecord, after: ExpiryRecord, epochMs: number, exact: boolean): number {
-  const moved = expiryMovedMs(before, after) ?? 0;
-  if (moved < SAME_LENGTH_MS) return 0;
-  return exact ? Math.round(moved / epochMs) : Math.max(1, Math.round(moved / epochMs));
 }
 
 /**
@@ -272,89 +157,93 @@ function identities(field: InputField, olds: StoredFileState, news: DeclaredInpu
   return { declared: news[field], recorded: (olds as Record<string, unknown>)[field] };
 }
 
-export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?: PlanClock): StoredFilePlan {
-  // Every count of this file's epochs uses the length its answers showed; the setting only while none contradicts it.
-  const epoch = setting ? epochLength(olds, setting) : undefined;
-  const clock = setting && epoch ? { ...setting, epochMs: epoch.ms } : undefined;
-  const changedFields: InputField[] = [];
-  const patch: Record<string, unknown> = {};
+type Clock = PlanClock | undefined;
 
-  // Another file: another blobId declared, or other content (another hash) to upload, or a
-  // switch between adopting and uploading.
+/** Another file: another blobId declared, other content (another hash), or a content whose entry expired (uploaded anew). */
+function replacement(olds: StoredFileState, news: DeclaredInputs, clock: Clock) {
   const replaceFields: InputField[] = [];
   for (const field of REPLACE_FIELDS) {
     if (news[field] === undefined || news[field] === null) continue;
     const { declared, recorded } = identities(field, olds, news);
     if (declared === UNKNOWN || declared === undefined || !jsonEqual(declared, recorded)) replaceFields.push(field);
   }
-  // A content whose entry expired is uploaded anew: a new entry (its period counted from the new upload).
   const expiredContent =
     clock !== undefined && !replaceFields.includes("source") && wireAsset(news.source) !== undefined && remainingEpochs(olds.expiresAt, clock) === 0;
   if (expiredContent) replaceFields.push("source");
-  const replace = replaceFields.length > 0;
-  changedFields.push(...replaceFields);
+  return { replaceFields, expiredContent };
+}
 
+/** The PATCH: each declared field that differs from the recorded one (metadata as an RFC 7396 body). */
+function patchOf(olds: StoredFileState, news: DeclaredInputs) {
+  const fields: InputField[] = [];
+  const patch: Record<string, unknown> = {};
   for (const field of PATCH_FIELDS) {
     const declared = news[field];
     // An omitted field is unmanaged: whatever the service holds is left alone.
     if (declared === undefined || declared === null) continue;
     if (isUnknown(declared)) {
-      changedFields.push(field);
+      fields.push(field);
       continue;
     }
     const recorded = olds[field];
     if (field === "metadata") {
       const body = mergePatchBetween(recorded, declared as Record<string, unknown>);
       if (body !== undefined) {
-        changedFields.push(field);
+        fields.push(field);
         patch.metadata = body;
       }
     } else if (declared !== recorded) {
-      changedFields.push(field);
+      fields.push(field);
       patch[field] = declared;
     }
   }
+  return { fields, patch };
+}
 
+/** The declared values besides the PATCH's that changed: the end, the type, keep-alive. */
+function declaredChanges(olds: StoredFileState, news: DeclaredInputs) {
+  const fields: InputField[] = [];
   const declaredEpochs = news.retentionEpochs;
   const recordedEpochs = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
-  if (isUnknown(declaredEpochs) || (typeof declaredEpochs === "number" && declaredEpochs !== recordedEpochs)) changedFields.push("retentionEpochs");
-  // The type is recorded at upload; a stored one cannot be changed (the notice below says what is served).
-  const declaredType = news.contentType;
-  const typeChanged = isUnknown(declaredType) || (declaredType ?? undefined) !== (olds.contentType ?? undefined);
-  if (typeChanged) changedFields.push("contentType");
-  const declaredUntil = news.retainUntil;
-  if (isUnknown(declaredUntil) || (declaredUntil ?? undefined) !== (olds.retainUntil ?? undefined)) changedFields.push("retainUntil");
-  // What the file lacks of the end this declaration requires — the later of what retentionEpochs
-  // and retainUntil declare (0 once reached, whoever bought it: purchases converge on the end, they
-  // never add up). The count compares epochs with epochs: from the recorded retention start to
-  // the recorded expiry, in the service's own epochs, whatever their length.
+  if (isUnknown(declaredEpochs) || (typeof declaredEpochs === "number" && declaredEpochs !== recordedEpochs)) fields.push("retentionEpochs");
+  // The type is recorded at upload; a stored one cannot be changed (a notice says what is served).
+  const typeChanged = isUnknown(news.contentType) || (news.contentType ?? undefined) !== (olds.contentType ?? undefined);
+  if (typeChanged) fields.push("contentType");
+  if (isUnknown(news.retainUntil) || (news.retainUntil ?? undefined) !== (olds.retainUntil ?? undefined)) fields.push("retainUntil");
+  const keepAlive = news.keepAlive;
+  // A policy no longer declared is a change too: nothing is sent, the state (which the expiry report reads) drops it.
+  const keepAliveDropped = (keepAlive === undefined || keepAlive === null) && isPlainObject(olds.keepAlive);
+  if (isUnknown(keepAlive) || keepAliveDropped || (keepAlive !== undefined && keepAlive !== null && !jsonEqual(keepAlive, olds.keepAlive))) {
+    fields.push("keepAlive");
+  }
+  return { fields, typeChanged };
+}
+
+/**
+ * What the file lacks of the end this declaration requires — the later of what retentionEpochs
+ * and retainUntil declare (0 once reached, whoever bought it: purchases converge on the end, they
+ * never add up). The count compares epochs with epochs: from the recorded retention start to the
+ * recorded expiry, in the service's own epochs, whatever their length. A date needs a length:
+ * until an answer shows it, a first renew buys no more than the date lacks in epochs of the
+ * longest length the answers leave possible, and the rest is bought on the length its answer shows.
+ */
+function endPurchase(olds: StoredFileState, news: DeclaredInputs, setting: Clock, clock: Clock, epoch: StoredFilePlan["epoch"]) {
+  const declaredEpochs = news.retentionEpochs;
   const byCount = typeof declaredEpochs === "number" ? Math.max(0, declaredEpochs - retentionStartEpochs(olds, setting)) : 0;
-  // A date needs a length. Until an answer shows it, a first renew buys no more than the date
-  // lacks in epochs of the longest length the answers leave possible (LONGEST_EPOCH_MS when none
-  // bounds it), and the rest is bought on the length its answer shows.
   const expires = Date.parse(olds.expiresAt ?? "");
-  const untilMs = clock ? retainUntilMs(declaredUntil) : undefined;
+  const untilMs = clock ? retainUntilMs(news.retainUntil) : undefined;
   const byDate = clock && untilMs !== undefined && !Number.isNaN(expires) ? epochsToReach(expires, untilMs, clock.epochMs) : 0;
   const retentionIncrease = Math.max(byCount, byDate);
   const longest = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : LONGEST_EPOCH_MS;
   const fewest = untilMs !== undefined ? Math.max(1, epochsToReach(expires, untilMs, longest)) : 1;
   const first = Math.max(byCount, Math.min(byDate, fewest));
   const lengthProbe = epoch !== undefined && !epoch.seen && first < retentionIncrease ? first : undefined;
+  return { retentionIncrease, lengthProbe };
+}
 
-  const keepAlive = news.keepAlive;
-  // A policy no longer declared is a change too: nothing is sent, the state (which the expiry report reads) drops it.
-  const keepAliveDropped = (keepAlive === undefined || keepAlive === null) && isPlainObject(olds.keepAlive);
-  if (isUnknown(keepAlive) || keepAliveDropped || (keepAlive !== undefined && keepAlive !== null && !jsonEqual(keepAlive, olds.keepAlive))) {
-    changedFields.push("keepAlive");
-  }
-
+/** Keep-alive's purchase, measured after the declared one, and what the plan says of an expired or expiring file. */
+function keepAliveAndNotices(olds: StoredFileState, news: DeclaredInputs, clock: Clock, retentionIncrease: number, expiredContent: boolean) {
   const notices: PlanNotice[] = [];
-  if (typeChanged && !replace && typeof declaredType === "string" && olds.mimeType && !sameMediaType(declaredType, olds.mimeType)) {
-    notices.push({
-      kind: "type-kept",
-      text: `contentType ${declaredType}: the service keeps the type these bytes were uploaded with (${olds.mimeType}) and no request changes it, so nothing is sent; it stays served as ${olds.mimeType} (upload other bytes to serve another type)`,
-    });
-  }
   const remainingBefore = clock ? remainingEpochs(olds.expiresAt, clock) : undefined;
   let keepAliveEpochs = 0;
   if (clock && remainingBefore !== undefined) {
@@ -367,7 +256,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?
           : `already expired (${olds.expiresAt}): an expired file cannot be renewed or updated`,
       });
     }
-    const policy = isPlainObject(keepAlive) ? (keepAlive as KeepAlive) : undefined;
+    const policy = isPlainObject(news.keepAlive) ? (news.keepAlive as KeepAlive) : undefined;
     // Measured after this plan's declared purchase: keep-alive only tops up what is still short.
     const leftAfterDeclared = remainingBefore + retentionIncrease;
     if (policy && remainingBefore > 0 && leftAfterDeclared < policy.minRemainingEpochs) {
@@ -390,35 +279,60 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?
     const after = renewEpochs > 0 ? `, ${remainingBefore + renewEpochs} after this plan's purchase` : "";
     notices.push({ kind: "expiring-soon", text: `expiring soon: ${remainingBefore} epoch(s) left (expires ${olds.expiresAt})${after}` });
   }
+  return { keepAliveEpochs, remainingBefore, renewEpochs, notices };
+}
+
+/** Why applying the plan would fail: past the service's horizon, or to an expired file. */
+function planProblems(olds: StoredFileState, remainingBefore: number | undefined, renewEpochs: number, writes: boolean, replace: boolean) {
   let horizonProblem: string | undefined;
-  if (clock && remainingBefore !== undefined && remainingBefore > 0 && renewEpochs > 0 && remainingBefore + renewEpochs > LIMITS.maxEpochsAhead) {
+  if (remainingBefore !== undefined && remainingBefore > 0 && renewEpochs > 0 && remainingBefore + renewEpochs > LIMITS.maxEpochsAhead) {
     horizonProblem =
       `buying ${renewEpochs} epoch(s) would end the storage ${remainingBefore + renewEpochs} epochs ahead, but the service ` +
       `sells at most ${LIMITS.maxEpochsAhead} epochs ahead: the file has ${remainingBefore} epoch(s) left (expires ` +
       `${olds.expiresAt}), so at most ${LIMITS.maxEpochsAhead - remainingBefore} more can be bought now`;
   }
-
-  const writes = Object.keys(patch).length > 0 || renewEpochs > 0;
   const expiredProblem =
     !replace && writes && remainingBefore === 0
       ? `it expired at ${olds.expiresAt} (as last read), and an expired file cannot be updated or renewed: the change is not ` +
         "applied and nothing is sent. Upload the file again and declare its new blobId, or remove this resource; if it was " +
         "renewed elsewhere since, run `pulumi refresh` first"
       : undefined;
+  return { horizonProblem, expiredProblem };
+}
 
+export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?: PlanClock): StoredFilePlan {
+  // Every count of this file's epochs uses the length its answers showed; the setting only while none contradicts it.
+  const epoch = setting ? epochLength(olds, setting) : undefined;
+  const clock = setting && epoch ? { ...setting, epochMs: epoch.ms } : undefined;
+  const { replaceFields, expiredContent } = replacement(olds, news, clock);
+  const replace = replaceFields.length > 0;
+  const patched = patchOf(olds, news);
+  const declared = declaredChanges(olds, news);
+  const changedFields: InputField[] = [...replaceFields, ...patched.fields, ...declared.fields];
+  const { retentionIncrease, lengthProbe } = endPurchase(olds, news, setting, clock, epoch);
+  const kept = keepAliveAndNotices(olds, news, clock, retentionIncrease, expiredContent);
+  const notices = kept.notices;
+  const declaredType = news.contentType;
+  if (declared.typeChanged && !replace && typeof declaredType === "string" && olds.mimeType && !sameMediaType(declaredType, olds.mimeType)) {
+    notices.unshift({
+      kind: "type-kept",
+      text: `contentType ${declaredType}: the service keeps the type these bytes were uploaded with (${olds.mimeType}) and no request changes it, so nothing is sent; it stays served as ${olds.mimeType} (upload other bytes to serve another type)`,
+    });
+  }
+  const hasPatch = Object.keys(patched.patch).length > 0;
+  const problems = planProblems(olds, kept.remainingBefore, kept.renewEpochs, hasPatch || kept.renewEpochs > 0, replace);
   return {
     replace,
     replaceFields,
     changedFields,
-    patch: Object.keys(patch).length > 0 ? (patch as UpdateFileBody) : undefined,
-    renewEpochs,
+    patch: hasPatch ? (patched.patch as UpdateFileBody) : undefined,
+    renewEpochs: kept.renewEpochs,
     retentionIncrease,
     lengthProbe,
     epoch,
-    keepAliveEpochs,
-    remainingBefore,
-    horizonProblem,
-    expiredProblem,
+    keepAliveEpochs: kept.keepAliveEpochs,
+    remainingBefore: kept.remainingBefore,
+    ...problems,
     notices,
   };
 }

@@ -6,6 +6,7 @@ import { filePath } from "../client/urls";
 import { isTuskrApiError, TuskrApiError } from "../client/errors";
 import { label } from "./messages";
 import { sameMediaType } from "./source";
+import { type PlanClock, planChange, remainingEpochs, type StoredFilePlan } from "./plan";
 import {
   epochLength,
   epochSettingProblem,
@@ -15,12 +16,8 @@ import {
   fileClock,
   horizonClock,
   LONGEST_EPOCH_MS,
-  type PlanClock,
-  planChange,
-  remainingEpochs,
   retentionStartEpochs,
-  type StoredFilePlan,
-} from "./plan";
+} from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { declaredFields, observed } from "./state";
 

@@ -1,6 +1,7 @@
 import { PATCH_FIELDS, type PatchField } from "../../api";
 import type { ReceivedFile } from "../client/client";
-import { fileClock, type PlanClock, remainingEpochs } from "./plan";
+import { type PlanClock, remainingEpochs } from "./plan";
+import { fileClock } from "./epoch";
 import { type DeclaredInputs, INPUT_FIELDS, REPORTED_FIELDS, type StoredFileState, StoredFileStateSchema } from "./schema";
 
 /**

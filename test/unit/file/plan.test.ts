@@ -1,6 +1,7 @@
 import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { describe, expect, it } from "vitest";
-import { epochLength, epochSettingProblem, epochsBetween, planChange, remainingEpochs, retentionStartEpochs } from "../../../provider/file/plan";
+import { planChange, remainingEpochs } from "../../../provider/file/plan";
+import { epochLength, epochSettingProblem, epochsBetween, retentionStartEpochs } from "../../../provider/file/epoch";
 import { UNKNOWN } from "../../../provider/engine/markers";
 
 const recorded = {
