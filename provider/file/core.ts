@@ -8,8 +8,8 @@ import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFr
 import { describe, label, masked, redactor, shown } from "./messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, type StoredFilePlan, uploadFormEpochs } from "./plan";
 import { horizonClock, retentionStartEpochs } from "./epoch";
-import { isStoredFolderType, parseUrn, resourceUrnOf } from "../engine/urns";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./schema";
+import { ContentClaims } from "./claims";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
 import { bookkeeping, compact, declaredFields, observed, recorded } from "./state";
 
@@ -162,9 +162,8 @@ export class StoredFileCore {
     return state;
   }
 
-  /** Which resource (URN) declared each content in this run, and the reverse. */
-  private readonly claims = new Map<string, string>();
-  private readonly claimOf = new Map<string, string>();
+  /** Which resource declared each content in this run: two on one content are refused. */
+  private readonly claims = new ContentClaims();
 
   /**
    * Validates what a program declared (the one place untyped inputs become typed ones). Two
@@ -186,40 +185,8 @@ export class StoredFileCore {
     const declaredBefore = olds?.retainUntil !== undefined && olds.retainUntil === checked.inputs.retainUntil;
     const pastHorizon = declaredBefore ? undefined : retainUntilProblem(checked.inputs.retainUntil, this.clock());
     if (pastHorizon) checked.failures.push(shownFailure({ property: "retainUntil", reason: pastHorizon }, news, secretInputs));
-    const shared = checked.failures.length === 0 && urn ? this.claim(urn, checked.inputs) : undefined;
+    const shared = checked.failures.length === 0 && urn ? this.claims.claim(urn, checked.inputs) : undefined;
     return shared ? { ...checked, failures: [shared] } : checked;
-  }
-
-  /** Records `urn` as the declarer of its content; the failure when another resource declared it first. */
-  private claim(urn: string, inputs: DeclaredInputs): CheckFailure | undefined {
-    const hash = wireAsset(inputs.source)?.hash;
-    const field = hash ? "source" : typeof inputs.blobId === "string" ? "blobId" : undefined;
-    if (!field) return undefined;
-    const content = hash ? `sha256:${hash}` : `blobId:${String(inputs.blobId)}`;
-    const other = this.claims.get(content);
-    if (other !== undefined && other !== urn) {
-      // A folder's entry goes by its folder's URN and its hash (folderEntryUrn): said as the folder.
-      const name = (u: string) => {
-        const resource = resourceUrnOf(u);
-        const parsed = parseUrn(resource);
-        const last = parsed?.name ?? resource;
-        return resource !== u && isStoredFolderType(parsed?.type)
-          ? `StoredFolder ${JSON.stringify(last)} (one of its files)`
-          : `StoredFile ${JSON.stringify(last)}`;
-      };
-      return {
-        property: field,
-        reason:
-          `${name(urn)} declares the same ${hash ? "content" : "blobId"} as ${name(other)}: the service keeps one entry per ` +
-          "content (its blobId derives from the bytes), so two resources on it would each buy toward an end of their own and set each " +
-          "other's name, tag and metadata. Declare it once (a StoredFolder shares identical files by itself)",
-      };
-    }
-    const before = this.claimOf.get(urn);
-    if (before !== undefined && before !== content) this.claims.delete(before);
-    this.claims.set(content, urn);
-    this.claimOf.set(urn, content);
-    return undefined;
   }
 
   /**
@@ -264,45 +231,7 @@ export class StoredFileCore {
     const asset = wireAsset(inputs.source);
     let start: Start;
     try {
-      if (asset) {
-        const changedAfterPreview = (now: string) =>
-          new Error(
-            `${asset.path ?? "the content"} changed after the preview (sha256 ${asset.hash?.slice(0, 12)}… → ${now}): not uploaded; run \`pulumi up\` again to keep what it holds now`,
-          );
-        const send = (content: ContentSnapshot) => {
-          if (asset.hash && asset.hash !== content.hash && req.onlyPreviewedContent) throw changedAfterPreview(`${content.hash.slice(0, 12)}…`);
-          if (asset.hash && asset.hash !== content.hash) {
-            log(
-              warning(
-                `StoredFile (upload of ${asset.path ?? "text"}): the content changed after the engine read it (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): the bytes read now are uploaded and recorded; the next preview compares against them`,
-              ),
-            );
-          }
-          const filename = sourceFilename(asset, inputs.name ?? undefined);
-          const declaredEpochs = uploadFormEpochs(inputs, clock);
-          const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
-          const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
-          return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);
-        };
-        let content = await snapshotContent(asset);
-        try {
-          try {
-            start = await send(content);
-          } catch (e) {
-            // Sent from the file itself, which turned out not to be the content the engine hashed:
-            // the upload stopped before its end (nothing stored). The file as it is now is copied and sent.
-            if (!(content.unverified && isTuskrApiError(e) && e.code === "CONTENT_CHANGED")) throw e;
-            if (req.onlyPreviewedContent) throw changedAfterPreview("other bytes");
-            await content.release();
-            content = await snapshotContent(asset, { copy: true });
-            start = await send(content);
-          }
-        } finally {
-          await content.release();
-        }
-      } else {
-        start = await adopt(client, String(inputs.blobId), clock);
-      }
+      start = asset ? await this.uploaded(req, asset, client, clock, log) : await adopt(client, String(inputs.blobId), clock);
     } catch (e) {
       throw masked(
         describe(
@@ -342,6 +271,54 @@ export class StoredFileCore {
       throw masked(partialFailure(describe(e, blobId, asset ? "uploading the file" : "adopting the file"), blobId, state, clock), redact);
     }
     return { id: blobId, state: recorded(this.remember(state), clock) };
+  }
+
+  /** Uploads the content as it is now; one the engine did not hash is refused when only what was previewed may be sent. */
+  private async uploaded(
+    req: StoredFileRequest,
+    asset: NonNullable<ReturnType<typeof wireAsset>>,
+    client: TuskrClient,
+    clock: PlanClock,
+    log: (n: Notice) => void,
+  ): Promise<Start> {
+    const { inputs } = req;
+    let start: Start;
+    const changedAfterPreview = (now: string) =>
+      new Error(
+        `${asset.path ?? "the content"} changed after the preview (sha256 ${asset.hash?.slice(0, 12)}… → ${now}): not uploaded; run \`pulumi up\` again to keep what it holds now`,
+      );
+    const send = (content: ContentSnapshot) => {
+      if (asset.hash && asset.hash !== content.hash && req.onlyPreviewedContent) throw changedAfterPreview(`${content.hash.slice(0, 12)}…`);
+      if (asset.hash && asset.hash !== content.hash) {
+        log(
+          warning(
+            `StoredFile (upload of ${asset.path ?? "text"}): the content changed after the engine read it (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): the bytes read now are uploaded and recorded; the next preview compares against them`,
+          ),
+        );
+      }
+      const filename = sourceFilename(asset, inputs.name ?? undefined);
+      const declaredEpochs = uploadFormEpochs(inputs, clock);
+      const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
+      const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
+      return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);
+    };
+    let content = await snapshotContent(asset);
+    try {
+      try {
+        start = await send(content);
+      } catch (e) {
+        // Sent from the file itself, which turned out not to be the content the engine hashed:
+        // the upload stopped before its end (nothing stored). The file as it is now is copied and sent.
+        if (!(content.unverified && isTuskrApiError(e) && e.code === "CONTENT_CHANGED")) throw e;
+        if (req.onlyPreviewedContent) throw changedAfterPreview("other bytes");
+        await content.release();
+        content = await snapshotContent(asset, { copy: true });
+        start = await send(content);
+      }
+    } finally {
+      await content.release();
+    }
+    return start;
   }
 
   /**
