@@ -54,7 +54,8 @@ const CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 export class TuskrClient {
   private readonly http: Transport;
-  private readonly policy: RetryPolicy;
+  /** How this client retries; the provider's rounds of read → buy follow it too. */
+  readonly policy: RetryPolicy;
   private readonly random: () => number;
   readonly baseUrl: string;
 

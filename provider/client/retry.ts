@@ -21,6 +21,8 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** Budget for one call, waits and attempts included: past it we stop retrying. */
   maxTotalMs: number;
+  /** Rounds of read → buy when a purchase's outcome stays unknown (each round one renew at most). */
+  maxPurchaseRounds: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -30,6 +32,7 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   baseDelayMs: 250,
   maxDelayMs: 8_000,
   maxTotalMs: 60_000,
+  maxPurchaseRounds: 3,
 };
 
 /** Full-jitter exponential backoff for the given retry number (1 = first retry). */

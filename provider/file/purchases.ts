@@ -41,9 +41,6 @@ function purchaseKey(parts: ReadonlyArray<string | number | null | undefined>): 
   return `pulumi-tuskr-${sha256hex(parts.map((p) => String(p ?? "")).join("\n")).slice(0, 40)}`;
 }
 
-/** At most this many rounds of read → buy when a purchase's outcome stays unknown. */
-const MAX_PURCHASE_ROUNDS = 3;
-
 /** How far the service's clock may be from this machine's. */
 const CLOCK_SKEW_MS = 60_000;
 
@@ -306,7 +303,7 @@ export async function applyPlan(
       fresh = true;
     } catch (e) {
       // Sent, perhaps made: read the file again and buy only what is still missing, a few times at most.
-      if (!(isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN") || round >= MAX_PURCHASE_ROUNDS) throw e;
+      if (!(isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN") || round >= client.policy.maxPurchaseRounds) throw e;
       unknown = e;
       fresh = false;
     }

@@ -131,6 +131,23 @@ describe("a renew killed after the service applied it", () => {
     }
   });
 
+  it("the rounds of read → buy follow the client's retry policy: renews sent are maxAttempts × maxPurchaseRounds, then the failure", async () => {
+    for (const maxPurchaseRounds of [1, 2]) {
+      const emu = await start({ idempotency: "ignore" });
+      const blobId = (await emu.uploadFile({ content: `rounds ${Math.random()}`, filename: "c.txt", epochs: 1 })).blobId;
+      emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 100 }] });
+      const provider = await configuredProvider(emu, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5, maxAttempts: 2, maxPurchaseRounds } });
+      const failed = await provider.create({ blobId, retentionEpochs: 4, __urn: URN }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(failed?.message).toMatch(/may or may not have been applied/);
+      expect(emu.requests().filter((r) => r.route === "renew")).toHaveLength(2 * maxPurchaseRounds);
+      expect(entry(emu, blobId).epochsBought).toBe(0);
+      await emu.close();
+    }
+  });
+
   it("someone else renewed the file since: their epochs count toward the declared end, only the rest is bought", async () => {
     const emu = await start({ idempotency: "ignore" });
     const blobId = (await emu.uploadFile({ content: `other ${Math.random()}`, filename: "c.txt", epochs: 1 })).blobId;
