@@ -6,10 +6,11 @@
 
 /**
  * Controls, format characters (bidi overrides and isolates, marks, zero-width characters, tags),
- * line and paragraph separators, and lone surrogates: each renders as nothing or moves the text
- * around it, so a tag could read as another.
+ * line and paragraph separators, lone surrogates, every code point Unicode says to render as
+ * nothing (joiners, variation selectors, Hangul fillers) and the blank braille pattern: each
+ * shows as nothing or moves the text around it, so a tag could read as another.
  */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}\u2800]/gu;
 
 /** A character as its code point, `\u202E` (`\u{E0041}` beyond 4 hex digits). */
 function escaped(char: string): string {

@@ -194,7 +194,8 @@ export class TuskrClient {
       record = await this.getWithin(blobId, deadline);
     } catch (e) {
       // A new entry the service does not have was never made; an earlier one may have expired since.
-      if (fresh && isTuskrApiError(e) && e.isGone)
+      // Only a replayed answer may name an entry that expired since; a new or "already stored" one names a file that exists.
+      if (answered.confirmedBy !== "replay" && isTuskrApiError(e) && e.isGone)
         throw this.http.invalidResponse("GET", path, e.status ?? 404, "the upload's answer names a file the service does not have", undefined);
       throw e;
     }
@@ -209,7 +210,7 @@ export class TuskrClient {
             ? `the upload's blobId was created at ${record.createdAt}, not at ${answered.file.createdAt} as its answer said`
             : createdMs < sent.sentAt - CLOCK_SKEW_MS
               ? `the upload's blobId was created at ${record.createdAt}, before this upload was sent`
-              : record.name && carriedAsIs(sent.filename, "filename") && record.name !== sent.filename
+              : record.name && carriedAsIs(sent.filename, "filename") && record.name !== wellFormed(sent.filename)
                 ? `the upload's blobId is named ${JSON.stringify(record.name.slice(0, 80))}, not ${JSON.stringify(sent.filename.slice(0, 80))} as uploaded`
                 : undefined;
     if (problem) throw this.http.invalidResponse("GET", path, 200, `${problem}: not taken as this upload's`, undefined);
@@ -375,3 +376,6 @@ async function uploadForm(source: UploadSource, fields: UploadFields): Promise<{
     );
   return { size, form };
 }
+
+/** The text as a service stores it: each lone surrogate as U+FFFD (what JSON and UTF-8 can carry). */
+const wellFormed = (text: string): string => text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");

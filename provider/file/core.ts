@@ -360,6 +360,16 @@ export class StoredFileCore {
       }
       throw masked(describe(e, blobId, "reading the file"), redact);
     }
+    // Another base URL is the same service only if it holds the same entry: another service's
+    // entry of these bytes (another createdAt) would move the recorded start and expiry.
+    const [was, now] = [Date.parse(before.createdAt ?? ""), Date.parse(file.createdAt ?? "")];
+    if (before.serviceUrl && before.serviceUrl !== client.baseUrl && !Number.isNaN(was) && !Number.isNaN(now) && was !== now) {
+      throw new Error(
+        redact(
+          `StoredFile ${label(before, blobId)}: ${client.baseUrl} holds another entry of this file than ${before.serviceUrl}, which holds the stack's: nothing recorded. Set tuskr:baseUrl back`,
+        ),
+      );
+    }
     const managed = declaredFields(before);
     for (const field of managed) {
       const was = before[field];

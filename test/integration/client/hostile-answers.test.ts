@@ -152,6 +152,32 @@ describe("answers are checked before they are trusted", () => {
     note("upload answered with another file's blobId", result.ok ? "taken as this upload's" : `${result.error.code} on read-back, nothing recorded`);
   });
 
+  it("an upload answered 'already stored' (200) with a blobId the service does not have is INVALID_RESPONSE: not uploaded again", async () => {
+    const ghost = "A".repeat(43);
+    const provider = await providerFor((req, res) => {
+      if (req.method === "POST") {
+        const now = new Date();
+        return json(res, 200, {
+          id: "f1",
+          blob_id: ghost,
+          url: "https://cdn.example/g",
+          size: 12,
+          created_at: now.toISOString(),
+          expires_at: new Date(now.getTime() + 86_400_000).toISOString(),
+        });
+      }
+      json(res, 404, { error: { code: "NOT_FOUND", message: "no such file", details: { blobId: ghost } } });
+    });
+    const source = { [SIG_KEY]: ASSET_SIG, text: "twelve bytes" };
+    const result = await settle(provider.create({ source, retentionEpochs: 5, __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::g" }));
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.code).toBe("INVALID_RESPONSE");
+      expect(result.error.message).toMatch(/names a file the service does not have/);
+    }
+    expect(service!.requests.filter((r) => r.method === "POST")).toHaveLength(1);
+  });
+
   it("an upload answered with a blobId the service does not have is INVALID_RESPONSE, not a file gone", async () => {
     const now = new Date();
     const provider = await providerFor((req, res) => {

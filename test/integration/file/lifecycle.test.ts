@@ -49,6 +49,20 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(stored().epochsBought).toBe(4);
   });
 
+  it("a name holding a lone surrogate (the form carries U+FFFD) is uploaded once, not refused by the read-back, then PATCHed as declared", async () => {
+    const text = `surrogate ${Math.random()}`;
+    const hash = createHash("sha256").update(text).digest("hex");
+    const source = { [SIG_KEY]: ASSET_SIG, text, hash };
+    const { id } = await provider.create({
+      source,
+      name: "a\uD800b.txt",
+      __urn: "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::s",
+      __provider: STUB,
+    });
+    expect(emu.files().find((f) => f.blobId === id)?.name).toBe("a\uD800b.txt");
+    expect(emu.requests().map((r) => r.route)).toEqual(["upload", "get", "patch"]);
+  });
+
   it("create uploads a name and tag the upload's form cannot carry as declared (a quote, line breaks), then PATCHes them to what is declared", async () => {
     const text = `quoted ${Math.random()}`;
     const hash = createHash("sha256").update(text).digest("hex");

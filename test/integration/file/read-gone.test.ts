@@ -123,6 +123,28 @@ describe("refresh: a file is gone only when the service says so", () => {
     expect(read.props).toMatchObject({ blobId: id, tag: "kept", __serviceUrl: emu.url });
   });
 
+  it("another service holding its own entry of the same bytes is not taken for the file's: nothing recorded, both URLs named", async () => {
+    const content = `twice ${Math.random()}`;
+    const { id, outs } = await created(content);
+    const other = await startEmulator({ port: 0 });
+    try {
+      await new Promise((r) => setTimeout(r, 5)); // another upload, another createdAt
+      expect((await other.uploadFile({ content })).blobId).toBe(id);
+      const error = await (await configuredProvider(other)).read(id, outs).then(
+        (r) => r,
+        (e: Error) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toContain(`${other.url} holds another entry of this file than ${emu.url}`);
+    } finally {
+      await other.close();
+    }
+    // The same service under another name of the same host holds the same entry: read, and its URL recorded.
+    const sameService = emu.url.replace("127.0.0.1", "localhost");
+    const read = await (await configuredProvider({ url: sameService })).read(id, outs);
+    expect(read.props).toMatchObject({ blobId: id, __serviceUrl: sameService });
+  });
+
   it("a state of the release before (no service recorded) learns its service from the first read that finds the file", async () => {
     const { id, outs } = await created(`upgraded ${Math.random()}`);
     const { __serviceUrl: _, ...previous } = outs;

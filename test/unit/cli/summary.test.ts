@@ -516,7 +516,27 @@ describe("a truthful summary", () => {
 
 describe("inert text: control, bidi and zero-width characters are shown escaped", () => {
   // What a reviewer would otherwise not see, or see reordered: each shown as its code point.
-  const HIDDEN = ["\u202E", "\u2066", "\u200F", "\u061C", "\u200B", "\u200D", "\u2060", "\uFEFF", "\u0007", "\u001B", "\u0085", "\u2028", "\u{E0041}"];
+  const HIDDEN = [
+    "\u034F",
+    "\uFE0F",
+    "\u3164",
+    "\u115F",
+    "\uFFA0",
+    "\u2800",
+    "\u202E",
+    "\u2066",
+    "\u200F",
+    "\u061C",
+    "\u200B",
+    "\u200D",
+    "\u2060",
+    "\uFEFF",
+    "\u0007",
+    "\u001B",
+    "\u0085",
+    "\u2028",
+    "\u{E0041}",
+  ];
   const raw = new RegExp(`[${HIDDEN.join("")}]`, "u");
   const shown = (c: string) =>
     `\\u${(c.codePointAt(0) ?? 0) > 0xffff ? `{${c.codePointAt(0)!.toString(16).toUpperCase()}}` : c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
