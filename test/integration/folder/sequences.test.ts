@@ -2,14 +2,13 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import * as pulumi from "@pulumi/pulumi";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blobIdOf, type DuplicateUploadMode, type Emulator, type IdempotencyMode, startEmulator } from "../../../emulator";
-import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { StoredFolder } from "../../../provider/dynamic/stored-folder";
 import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
 import { configuredProvider } from "../../helpers/provider-fixture";
+import { folderRegistrations } from "../../helpers/folder-program";
 import { recordResult, sized } from "../../helpers/reliability-results";
 
 /**
@@ -33,50 +32,21 @@ const RETENTION = 3;
 const CONTENTS = ["alpha\n", "beta\n", "", "gamma gamma\n", "delta\n"];
 const PATHS = ["a.txt", "b.txt", "docs/c.txt", "docs/d.txt", "e/f/g.txt"];
 
-interface Registered {
-  name: string;
-  inputs: Record<string, unknown>;
-}
-let captured: Registered[] = [];
 let root: string;
 
 beforeAll(() => {
-  pulumi.runtime.setMocks(
-    {
-      newResource: (args) => {
-        if (args.type !== "tuskr:index:StoredFolder") captured.push({ name: args.name, inputs: args.inputs });
-        return { id: `${args.name}-id`, state: args.inputs };
-      },
-      call: (args) => args.inputs,
-    },
-    "proj",
-    "stack",
-    true,
-  );
   root = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-folder-seq-"));
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
 /** What the program registers for the folder now: each StoredFile's name and inputs, `source` in the engine's wire form. */
-async function declared(dir: string): Promise<Map<string, Record<string, unknown>>> {
-  captured = [];
-  new StoredFolder("site", { path: dir, retentionEpochs: RETENTION });
-  // Registrations are asynchronous under the mocks: wait until they stop arriving.
-  let seen = -1;
-  while (seen !== captured.length) {
-    seen = captured.length;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const out = new Map<string, Record<string, unknown>>();
-  for (const r of captured) {
-    // The mocks hand over the asset itself: its path is a promise.
-    const file = String(await (r.inputs.source as { path?: Promise<string> })?.path);
-    const hash = createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-    const { __urn, __secretInputs, ...inputs } = r.inputs;
-    out.set(r.name, { ...inputs, source: { [SIG_KEY]: ASSET_SIG, path: file, hash }, __urn: `urn:pulumi:stack::proj::site$${r.name}` });
-  }
-  return out;
-}
+const declared = (dir: string) =>
+  folderRegistrations(
+    "proj",
+    "stack",
+    () => new StoredFolder("site", { path: dir, retentionEpochs: RETENTION }),
+    (name) => `urn:pulumi:stack::proj::site$${name}`,
+  );
 
 interface Recorded {
   id: string;

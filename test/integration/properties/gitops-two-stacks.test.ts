@@ -1,15 +1,13 @@
-import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { DUPLICATE_UPLOAD_MODES, type Emulator, startEmulator } from "../../../emulator";
 import { releaseArgs } from "../../../examples/gitops/release";
 import { StoredFolder } from "../../../provider/dynamic/stored-folder";
 import { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
-import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { noticeLine } from "../../../provider/engine/notice";
+import { folderRegistrations } from "../../helpers/folder-program";
 import { configureProvider } from "../../helpers/provider-fixture";
 
 /**
@@ -40,38 +38,15 @@ function stackConfig(stack: StackName) {
   };
 }
 
-let captured: Array<{ name: string; inputs: Record<string, unknown> }> = [];
-
 /** What the example's program registers in `stack`: each StoredFile's name and inputs, `source` in the engine's wire form. */
 async function declared(stack: StackName): Promise<Map<string, Record<string, unknown>>> {
-  pulumi.runtime.setMocks(
-    {
-      newResource: (args) => {
-        if (args.type !== "tuskr:index:StoredFolder") captured.push({ name: args.name, inputs: args.inputs });
-        return { id: `${args.name}-id`, state: args.inputs };
-      },
-      call: (args) => args.inputs,
-    },
+  const { settings: _, ...values } = stackConfig(stack);
+  return folderRegistrations(
     "tuskr-gitops",
     stack,
-    true,
+    () => new StoredFolder("release", { ...releaseArgs(values), path: path.join(example, "files") }),
+    (name) => `urn:pulumi:${stack}::tuskr-gitops::release$${name}`,
   );
-  captured = [];
-  const { settings: _, ...values } = stackConfig(stack);
-  new StoredFolder("release", { ...releaseArgs(values), path: path.join(example, "files") });
-  let seen = -1;
-  while (seen !== captured.length) {
-    seen = captured.length;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const out = new Map<string, Record<string, unknown>>();
-  for (const r of captured) {
-    const file = String(await (r.inputs.source as { path?: Promise<string> })?.path);
-    const hash = createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-    const { __urn: _urn, __secretInputs: _secrets, ...inputs } = r.inputs;
-    out.set(r.name, { ...inputs, source: { [SIG_KEY]: ASSET_SIG, path: file, hash }, __urn: `urn:pulumi:${stack}::tuskr-gitops::release$${r.name}` });
-  }
-  return out;
 }
 
 interface Recorded {
