@@ -94,4 +94,10 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
       "An answer showed the service's epoch (a renew moved `expiresAt` by that per epoch bought, or an upload's answer bounds it) and it is not the setting: purchases count the service's epochs from then on, never the setting.",
     run: "`pulumi config set tuskr:epochSeconds <the length said>`: new stacks then count dates and adopted files right from their first request.",
   },
+  {
+    situation: "`retentionEpochs N is counted in tuskr:epochSeconds …, which no answer has confirmed` (a warning)",
+    means:
+      "A file this stack did not upload (adopted, or content already stored) has enough epochs left by the setting but not in longer ones, and no answer has shown the service's epoch yet: nothing is bought on a guess. Once an answer shows the length (this file's renew, or another's in the same run), the start is counted again in it.",
+    run: "`pulumi config set tuskr:epochSeconds <the service's epoch>` (Walrus mainnet: 1209600), then `pulumi up`.",
+  },
 ];

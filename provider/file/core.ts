@@ -3,11 +3,11 @@ import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../../a
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, checkRecord, movedSince, observe, retentionStartOf, type Start, upload } from "./purchases";
+import { adopt, applyPlan, checkRecord, movedSince, movedStart, observe, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor, shown } from "./messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, type StoredFilePlan, uploadFormEpochs } from "./plan";
-import { horizonClock, retentionStartEpochs } from "./epoch";
+import { horizonClock, retentionStartEpochs, startFields } from "./epoch";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./schema";
 import { ContentClaims } from "./claims";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
@@ -256,6 +256,8 @@ export class StoredFileCore {
       ...start.state,
     };
     const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
+    // A create has no preview diff to say it: the count that rests on the setting is said here.
+    for (const notice of plan.notices) if (notice.kind === "epoch-unconfirmed") log(warning(`StoredFile ${label(state, blobId)}: ${notice.text}`));
     const refusal = planRefusal(plan);
     if (refusal) {
       const message = `StoredFile ${label(state, blobId)}: ${refusal}`;
@@ -401,6 +403,8 @@ export class StoredFileCore {
       retentionEpochs: before.retentionEpochs ?? 0,
       serviceUrl: client.baseUrl,
       // The retention start keeps its place: as many more epochs before the expiry as it moved.
+      ...startFields(before, clock),
+      ...movedStart(before, movedSince(before, file, clock), clock),
       retentionStartEpochs: retentionStartEpochs(before, clock) + movedSince(before, file, clock),
     };
     // As declared: the content for an uploaded file (the engine's elided asset: its hash), the blobId for an adopted one.
@@ -474,7 +478,7 @@ export class StoredFileCore {
     state.epochMsSeen ??= clock.seenEpochMs;
     // Fixed once, in epochs: a state of an earlier release gets the start its purchases imply.
     for (const field of EARLIER_START_FIELDS) delete state[field];
-    state.retentionStartEpochs = retentionStartEpochs(before, clock);
+    Object.assign(state, startFields(before, clock));
     const client = this.context.client();
     // A field declared now but not managed before is not in the state: read the file once, so
     // the PATCH is planned against what the service holds (metadata keys it has must go too).

@@ -52,15 +52,42 @@ export function fileClock<C extends Pick<PlanClock, "epochMs">>(olds: StoredFile
 }
 
 /**
- * Epochs from the retention start to the recorded expiry. States of earlier releases do not
- * record it: they recorded the start as a time (after createdAt, or as such), or, before that,
- * the expiry their last purchase reached (`retentionEpochs` after the start); counted in the
- * setting's epochs, as they bought, and never fewer than the `retentionEpochs` they recorded as
- * reached: an upgrade buys nothing on an unchanged declaration, a raise of N at most N.
+ * A moment in the retention start's epoch (ms), when the state can name one: the one recorded while
+ * the count was a guess, else the time an earlier release recorded as the start (never before
+ * createdAt: the upload's moment is in its start's epoch).
  */
-export function retentionStartEpochs(olds: StoredFileState, setting?: Pick<PlanClock, "epochMs">): number {
-  if (typeof olds.retentionStartEpochs === "number") return olds.retentionStartEpochs;
+export function startMoment(olds: StoredFileState): number | undefined {
+  const created = Date.parse(olds.createdAt ?? "");
+  if (typeof olds.retentionStartMomentMs === "number") return Number.isNaN(created) ? undefined : created + olds.retentionStartMomentMs;
+  const earlier =
+    typeof olds.retentionStartAfterCreated === "number" && !Number.isNaN(created)
+      ? created + olds.retentionStartAfterCreated
+      : Date.parse(olds.retentionStart ?? "");
+  if (Number.isNaN(earlier)) return undefined;
+  return Number.isNaN(created) ? earlier : Math.max(earlier, created);
+}
+
+/** Epochs of `epochMs` from `moment` (in the start's epoch) to the recorded expiry: the start's epoch counts whole. */
+function epochsFromMoment(olds: StoredFileState, moment: number, epochMs: number): number | undefined {
+  const expires = Date.parse(olds.expiresAt ?? "");
+  return Number.isNaN(expires) ? undefined : Math.max(0, Math.ceil((expires - moment) / epochMs));
+}
+
+/**
+ * Epochs from the retention start to the recorded expiry. Once a length is seen, a start known as
+ * a moment is counted from it (a count guessed in the setting's epochs is not). States of earlier
+ * releases do not record it: they recorded the start as a time (after createdAt, or as such), or,
+ * before that, the expiry their last purchase reached (`retentionEpochs` after the start); counted
+ * in the setting's epochs, as they bought, and never fewer than the `retentionEpochs` they
+ * recorded as reached: an upgrade buys nothing on an unchanged declaration, a raise of N at most N.
+ */
+export function retentionStartEpochs(olds: StoredFileState, setting?: Pick<PlanClock, "epochMs" | "seenEpochMs">): number {
+  const seen = olds.epochMsSeen ?? setting?.seenEpochMs;
+  const moment = startMoment(olds);
+  const fromMoment = seen && moment !== undefined ? epochsFromMoment(olds, moment, seen) : undefined;
   const declared = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
+  if (fromMoment !== undefined) return typeof olds.retentionStartEpochs === "number" ? fromMoment : Math.max(declared, fromMoment);
+  if (typeof olds.retentionStartEpochs === "number") return olds.retentionStartEpochs;
   const expires = Date.parse(olds.expiresAt ?? "");
   if (!setting || Number.isNaN(expires)) return declared;
   const created = Date.parse(olds.createdAt ?? "");
@@ -72,6 +99,34 @@ export function retentionStartEpochs(olds: StoredFileState, setting?: Pick<PlanC
         ? Date.parse(olds.retentionStart ?? "")
         : reached - declared * setting.epochMs;
   return Number.isNaN(start) ? declared : Math.max(declared, Math.round((expires - start) / setting.epochMs));
+}
+
+/**
+ * Where a state's retention start is, for a state written now: the count (`retentionStartEpochs`),
+ * and while no length is seen the moment it can be counted from once one is (earlier releases'
+ * start times become that moment).
+ */
+export function startFields(
+  olds: StoredFileState,
+  setting: Pick<PlanClock, "epochMs" | "seenEpochMs">,
+): Pick<StoredFileState, "retentionStartEpochs" | "retentionStartMomentMs"> {
+  const moment = startMoment(olds);
+  const created = Date.parse(olds.createdAt ?? "");
+  const offset = moment === undefined || Number.isNaN(created) ? undefined : moment - created;
+  return { retentionStartEpochs: retentionStartEpochs(olds, setting), retentionStartMomentMs: offset };
+}
+
+/**
+ * Whether the count of a file's epochs rests on a guess that may leave it short: no length seen,
+ * and `declared` epochs from the start's moment are more than the file is known to have (what an
+ * earlier `up` reached, or the epochs the longest possible length leaves from that moment).
+ */
+export function mayLack(olds: StoredFileState, declared: number, epoch: EpochLength, longestMs: number): boolean {
+  if (epoch.seen) return false;
+  const moment = startMoment(olds);
+  const fewest = moment === undefined ? undefined : epochsFromMoment(olds, moment, longestMs);
+  if (fewest === undefined) return false;
+  return declared > Math.max(typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0, fewest);
 }
 
 /** What a record says of a file's expiry. */

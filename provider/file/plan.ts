@@ -2,7 +2,7 @@ import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type
 import { UNKNOWN } from "../engine/markers";
 import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./schema";
 import { sameMediaType, wireAsset } from "./source";
-import { LONGEST_EPOCH_MS, type EpochLength, epochLength, retentionStartEpochs } from "./epoch";
+import { LONGEST_EPOCH_MS, type EpochLength, epochLength, horizonClock, mayLack, retentionStartEpochs } from "./epoch";
 
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {
@@ -108,7 +108,7 @@ function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): num
  */
 /** What a plan says of a file, by kind: a reader decides by the kind, never by the words. */
 interface PlanNotice {
-  kind: "type-kept" | "expired" | "keep-alive-due" | "keep-alive-no-room" | "expiring-soon";
+  kind: "type-kept" | "expired" | "keep-alive-due" | "keep-alive-no-room" | "expiring-soon" | "epoch-unconfirmed";
   text: string;
 }
 
@@ -227,7 +227,7 @@ function declaredChanges(olds: StoredFileState, news: DeclaredInputs) {
  * until an answer shows it, a first renew buys no more than the date lacks in epochs of the
  * longest length the answers leave possible, and the rest is bought on the length its answer shows.
  */
-function endPurchase(olds: StoredFileState, news: DeclaredInputs, setting: Clock, clock: Clock, epoch: StoredFilePlan["epoch"]) {
+function endPurchase(olds: StoredFileState, news: DeclaredInputs, setting: Clock, clock: Clock, epoch: StoredFilePlan["epoch"], settingWrong: boolean) {
   const declaredEpochs = news.retentionEpochs;
   const byCount = typeof declaredEpochs === "number" ? Math.max(0, declaredEpochs - retentionStartEpochs(olds, setting)) : 0;
   const expires = Date.parse(olds.expiresAt ?? "");
@@ -237,8 +237,12 @@ function endPurchase(olds: StoredFileState, news: DeclaredInputs, setting: Clock
   const longest = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : LONGEST_EPOCH_MS;
   const fewest = untilMs !== undefined ? Math.max(1, epochsToReach(expires, untilMs, longest)) : 1;
   const first = Math.max(byCount, Math.min(byDate, fewest));
+  // A count the setting guessed that buys nothing may leave the file short in longer epochs. Once the
+  // setting is known wrong, one epoch bought to learn the length settles it; until then it is said.
+  const mayBeShort = epoch !== undefined && retentionIncrease === 0 && typeof declaredEpochs === "number" && mayLack(olds, declaredEpochs, epoch, longest);
+  if (mayBeShort && (epoch.contradicted || settingWrong)) return { retentionIncrease: 1, lengthProbe: 1, unconfirmed: false };
   const lengthProbe = epoch !== undefined && !epoch.seen && first < retentionIncrease ? first : undefined;
-  return { retentionIncrease, lengthProbe };
+  return { retentionIncrease, lengthProbe, unconfirmed: mayBeShort };
 }
 
 /** Keep-alive's purchase, measured after the declared one, and what the plan says of an expired or expiring file. */
@@ -309,7 +313,9 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?
   const patched = patchOf(olds, news);
   const declared = declaredChanges(olds, news);
   const changedFields: InputField[] = [...replaceFields, ...patched.fields, ...declared.fields];
-  const { retentionIncrease, lengthProbe } = endPurchase(olds, news, setting, clock, epoch);
+  // More epochs left than the service sells ahead, by the setting's count: the setting is wrong.
+  const settingWrong = !!setting && !epoch?.seen && (remainingEpochs(olds.expiresAt, setting) ?? 0) > LIMITS.maxEpochsAhead + 1;
+  const { retentionIncrease, lengthProbe, unconfirmed } = endPurchase(olds, news, setting, clock, epoch, settingWrong);
   const kept = keepAliveAndNotices(olds, news, clock, retentionIncrease, expiredContent);
   const notices = kept.notices;
   const declaredType = news.contentType;
@@ -319,8 +325,16 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?
       text: `contentType ${declaredType}: the service keeps the type these bytes were uploaded with (${olds.mimeType}) and no request changes it, so nothing is sent; it stays served as ${olds.mimeType} (upload other bytes to serve another type)`,
     });
   }
+  if (unconfirmed && setting) {
+    notices.push({
+      kind: "epoch-unconfirmed",
+      text: `retentionEpochs ${news.retentionEpochs} is counted in tuskr:epochSeconds (${setting.epochMs / 1000} s), which no answer has confirmed: in longer epochs the file ends early; set the service's epoch`,
+    });
+  }
   const hasPatch = Object.keys(patched.patch).length > 0;
-  const problems = planProblems(olds, kept.remainingBefore, kept.renewEpochs, hasPatch || kept.renewEpochs > 0, replace);
+  // A setting known wrong is no basis for a refusal: the horizon is then counted in the longest epoch possible.
+  const horizonLeft = settingWrong && setting ? remainingEpochs(olds.expiresAt, horizonClock(olds, setting)) : kept.remainingBefore;
+  const problems = planProblems(olds, horizonLeft, kept.renewEpochs, hasPatch || kept.renewEpochs > 0, replace);
   return {
     replace,
     replaceFields,

@@ -17,6 +17,7 @@ import {
   horizonClock,
   LONGEST_EPOCH_MS,
   retentionStartEpochs,
+  startMoment,
 } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { declaredFields, observed } from "./state";
@@ -53,7 +54,11 @@ export interface Start {
 
 /** The retention start of a resource created now on `file`: the start of this epoch, so as many epochs before its expiry as are left. */
 export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs" | "seenEpochMs">): Partial<StoredFileState> {
-  return { retentionStartEpochs: remainingEpochs(file.expiresAt, fileClock({}, clock)) ?? 0 };
+  const count = remainingEpochs(file.expiresAt, fileClock({}, clock)) ?? 0;
+  const created = Date.parse(file.createdAt ?? "");
+  // Counted in a guess until a length is seen: the moment lets it be counted again then.
+  const guessed = clock.seenEpochMs === undefined && !Number.isNaN(created);
+  return { retentionStartEpochs: count, retentionStartMomentMs: guessed ? clock.nowMs - created : undefined };
 }
 
 /**
@@ -64,7 +69,20 @@ export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanCl
 export function observe(state: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, setting: PlanClock, blobId: string): void {
   checkRecord(file, horizonClock(state, setting), blobId);
   const moved = movedSince(state, file, setting);
-  Object.assign(state, observed(file, managed), { retentionStartEpochs: retentionStartEpochs(state, setting) + moved });
+  Object.assign(state, observed(file, managed), { ...movedStart(state, moved, setting), retentionStartEpochs: retentionStartEpochs(state, setting) + moved });
+}
+
+/**
+ * A move counted while no length is seen is a guess: a count that was exact (an upload's, made in
+ * its start's epoch) gets its creation as the moment to count from once a length is seen.
+ */
+export function movedStart(
+  state: StoredFileState,
+  moved: number,
+  setting: Pick<PlanClock, "epochMs" | "seenEpochMs">,
+): Pick<StoredFileState, "retentionStartMomentMs"> {
+  if (moved === 0 || epochLength(state, setting).seen || startMoment(state) !== undefined || Number.isNaN(Date.parse(state.createdAt ?? ""))) return {};
+  return { retentionStartMomentMs: 0 };
 }
 
 /** Epochs `file`'s expiry moved past the one `state` records, counted in the epoch's length as `state` knows it. */

@@ -312,6 +312,12 @@ export const StoredFileStateSchema = z
      * epochs, which no guess at the epoch's length enters.
      */
     retentionStartEpochs: z.number().int().nullish(),
+    /**
+     * While no answer has shown the epoch's length: a moment in the retention start's epoch, in ms
+     * after createdAt (an emulated clock moves both alike). The start's count is then a guess;
+     * counted from this once a length is seen.
+     */
+    retentionStartMomentMs: z.number().nullish(),
     /** The service's epoch in milliseconds, as a renew's answer showed it (the expiry moved by exactly the epochs bought). */
     epochMsSeen: z.number().positive().nullish(),
     /** What an upload's answer shows of the epoch when no renew has yet: at least this long (ms)… */

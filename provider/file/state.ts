@@ -84,5 +84,7 @@ export function compact<T extends object>(state: T): T {
 
 /** The state as recorded: compact, with the epochs left as of this call's clock. */
 export function recorded(state: StoredFileState, clock: PlanClock): StoredFileState {
-  return compact({ ...state, remainingEpochs: remainingEpochs(state.expiresAt, fileClock(state, clock)) });
+  // Once a length is seen the count is exact: the moment it was counted from is no longer needed.
+  const moment = typeof state.epochMsSeen === "number" ? undefined : state.retentionStartMomentMs;
+  return compact({ ...state, retentionStartMomentMs: moment, remainingEpochs: remainingEpochs(state.expiresAt, fileClock(state, clock)) });
 }

@@ -220,7 +220,99 @@ describe("a state the previous release wrote (no epoch counts) upgrades in place
       state = await up(e, id, state, { ...inputs, retentionEpochs: 4 }, false);
       expect(renews(e)).toEqual([1]);
       expect(state).not.toHaveProperty("__retentionStartAfterCreated");
-      expect(state.__retentionStartEpochs).toBe(4);
+      // Once the raise's answer shows the length, the start is counted in it from the upload's
+      // epoch: at an hour, 3 uploaded, 2 bought by the release before, 1 now.
+      expect(state.__retentionStartEpochs).toBe(seconds === DAY ? 4 : 6);
     });
   }
+});
+
+describe("two weeks' epoch, no answer showing it yet: a count the setting guessed and the service's horizon refutes buys what the service's epochs lack", () => {
+  const WEEKS = 14 * DAY;
+  /** Epochs the entry is stored for past the start of the current epoch. */
+  const ahead = (e: Emulator, blobId: string) => entry(e, blobId).endEpoch - e.currentEpoch();
+  const renewElsewhere = async (e: Emulator, blobId: string, epochs: number) => {
+    const res = await fetch(`${e.url}/v1/files/${encodeURIComponent(blobId)}/renew`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ epochs }),
+    });
+    expect(res.status).toBe(200);
+  };
+
+  it("an adopted file with 5 epochs left, 8 declared: one epoch to learn the length, then the 2 lacking; unchanged ups buy nothing", async () => {
+    const e = await start(WEEKS);
+    const blobId = (await e.uploadFile({ content: `adopted ${Math.random()}`, filename: "a.txt", epochs: 5 })).blobId;
+    const inputs = { blobId, retentionEpochs: 8, __urn: urn("a") };
+    const { outs } = await (await newRun(e)).create(inputs);
+    expect(renews(e)).toEqual([1, 2]);
+    expect(ahead(e, blobId)).toBe(8);
+    expect(outs.__epochMsSeen).toBe(WEEKS * 1000);
+    let state = outs as Props;
+    for (let round = 1; round <= 3; round++) state = await up(e, blobId, state, inputs, round === 2);
+    expect(renews(e)).toEqual([1, 2]);
+  });
+
+  it("content another party stored for 4 epochs, 8 declared by an upload answered 'already stored': the entry ends 8 epochs ahead", async () => {
+    emu = await startEmulator({ port: 0, epochSeconds: WEEKS, duplicateUpload: "existing" });
+    const e = emu;
+    const text = `shared ${Math.random()}`;
+    const blobId = (await e.uploadFile({ content: text, filename: "s.txt", epochs: 4 })).blobId;
+    const inputs = { source: textAsset(text), name: "s.txt", retentionEpochs: 8, __urn: urn("s") };
+    const { id, outs } = await (await newRun(e)).create(inputs);
+    expect(id).toBe(blobId);
+    expect(ahead(e, blobId)).toBe(8);
+    expect(renews(e)).toEqual([1, 3]);
+    await up(e, id, outs as Props, inputs, true);
+    expect(ahead(e, blobId)).toBe(8);
+  });
+
+  it("a renew made elsewhere on an adopted file, then a raise past it: the raise buys what the service's epochs lack", async () => {
+    const e = await start(WEEKS);
+    const blobId = (await e.uploadFile({ content: `moved ${Math.random()}`, filename: "m.txt", epochs: 3 })).blobId;
+    const { outs } = await (await newRun(e)).create({ blobId, retentionEpochs: 2, __urn: urn("m") });
+    expect(renews(e)).toEqual([]);
+    await renewElsewhere(e, blobId, 2);
+    e.clearRequests();
+    const refreshed = await up(e, blobId, outs as Props, { blobId, retentionEpochs: 2, __urn: urn("m") }, true);
+    expect(renews(e)).toEqual([]);
+    await up(e, blobId, refreshed, { blobId, retentionEpochs: 7, __urn: urn("m") }, false);
+    expect(ahead(e, blobId)).toBe(7);
+  });
+
+  it("a state of the release before, raised from 4 to 6: buys the 2 the service's epochs lack", async () => {
+    const e = await start(WEEKS);
+    const inputs = { source: textAsset(`legacy weeks ${Math.random()}`), name: "l.txt", retentionEpochs: 4, __urn: urn("l") };
+    const { id, outs } = await (await newRun(e)).create(inputs);
+    const {
+      __retentionStartEpochs: _s,
+      __epochMsSeen: _seen,
+      __epochMsAtLeast: _least,
+      __epochMsBelow: _below,
+      __retentionStartMomentMs: _m,
+      ...rest
+    } = outs as Props;
+    const uploadedTo = Date.parse(String(outs.expiresAt));
+    const startMs = uploadedTo - Math.ceil((uploadedTo - Date.now()) / (DAY * 1000)) * DAY * 1000;
+    const file = entry(e, id);
+    const previous: Props = { ...rest, expiresAt: file.expiresAt, __retentionStartAfterCreated: startMs - Date.parse(file.createdAt) };
+    e.clearRequests();
+    let state = await up(e, id, previous, inputs, true);
+    expect(renews(e)).toEqual([]);
+    state = await up(e, id, state, { ...inputs, retentionEpochs: 6 }, false);
+    expect(ahead(e, id)).toBe(6);
+    expect(renews(e)).toEqual([1, 1]);
+  });
+
+  it("an adopted file whose epochs left the setting cannot refute: nothing bought on the guess, the warning names the setting; the next purchase counts it again", async () => {
+    const e = await start(WEEKS);
+    const lines = printed();
+    const blobId = (await e.uploadFile({ content: `unconfirmed ${Math.random()}`, filename: "u.txt", epochs: 2 })).blobId;
+    const { outs } = await (await newRun(e)).create({ blobId, retentionEpochs: 6, __urn: urn("u") });
+    expect(renews(e)).toEqual([]);
+    expect(lines.join("\n")).toMatch(/retentionEpochs 6 is counted in tuskr:epochSeconds \(86400 s\), which no answer has confirmed/);
+    // A raise buys on the guess, its answer shows the length, and the start is counted again in it.
+    await up(e, blobId, outs as Props, { blobId, retentionEpochs: 30, __urn: urn("u") }, false);
+    expect(ahead(e, blobId)).toBe(30);
+  });
 });

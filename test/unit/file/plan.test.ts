@@ -228,10 +228,38 @@ describe("ends counted in the service's epochs, whatever their length", () => {
       29,
       undefined,
     ],
+    [
+      "an adopted file, 8 declared, 70 days left (more than the service sells ahead in days): 1 to learn the length",
+      { retentionEpochs: 0, retentionStartEpochs: 70, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(70) },
+      { retentionEpochs: 8 },
+      1,
+      1,
+    ],
+    [
+      "an adopted file, 8 declared, 20 days left: nothing on the guess (said)",
+      { retentionEpochs: 0, retentionStartEpochs: 20, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(20) },
+      { retentionEpochs: 8 },
+      0,
+      undefined,
+    ],
+    [
+      "the same, its length seen since (two weeks): counted again from the moment, 6",
+      { retentionEpochs: 0, retentionStartEpochs: 20, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(20), epochMsSeen: 14 * day },
+      { retentionEpochs: 8 },
+      6,
+      undefined,
+    ],
   ])("%s", (_label, olds, news, renew, first) => {
     const plan = planChange({ blobId: "b1", ...olds }, { blobId: "b1", ...news }, setting);
     expect(plan.renewEpochs).toBe(renew);
     expect(plan.lengthProbe).toBe(first);
+  });
+
+  it("a count that rests on the setting alone and may leave the file short is said, naming the setting", () => {
+    const adopted = { blobId: "b1", retentionEpochs: 0, retentionStartEpochs: 20, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(20) };
+    const said = planChange(adopted, { blobId: "b1", retentionEpochs: 8 }, setting).notices.filter((n) => n.kind === "epoch-unconfirmed");
+    expect(said.map((n) => n.text)).toEqual([expect.stringMatching(/^retentionEpochs 8 is counted in tuskr:epochSeconds \(86400 s\)/)]);
+    expect(planChange(adopted, { blobId: "b1", retentionEpochs: 1 }, setting).notices).toEqual([]);
   });
 
   it("the length: an answer's, else the setting while no answer contradicts it, else the bound it broke, said naming the setting", () => {
