@@ -112,7 +112,8 @@ export class TuskrClient {
     source: UploadSource,
     fields: UploadFields,
     // epochMs: the epoch's length, to check the answer's expiry against the horizon.
-    options: { idempotencyKey: string; keyHonoured?: boolean; epochMs?: number },
+    // contentSha256: the bytes' SHA-256 (hex), which an entry this upload did not make must serve.
+    options: { idempotencyKey: string; keyHonoured?: boolean; epochMs?: number; contentSha256?: string },
   ): Promise<UploadResult> {
     const path = PATHS.files;
     const { size, form } = await uploadForm(source, fields);
@@ -173,7 +174,7 @@ export class TuskrClient {
           retryable: false,
         }),
     });
-    return { ...answered, file: await this.confirmedUpload(answered, { size, filename: source.filename, sentAt }, deadline) };
+    return { ...answered, file: await this.confirmedUpload(answered, { size, filename: source.filename, sentAt, sha256: options.contentSha256 }, deadline) };
   }
 
   /**
@@ -183,7 +184,7 @@ export class TuskrClient {
    */
   private async confirmedUpload(
     answered: Omit<UploadResult, "resent">,
-    sent: { size: number; filename: string; sentAt: number },
+    sent: { size: number; filename: string; sentAt: number; sha256?: string },
     deadline: number,
   ): Promise<UploadResult["file"]> {
     const { blobId } = answered.file;
@@ -214,6 +215,21 @@ export class TuskrClient {
                 ? `the upload's blobId is named ${JSON.stringify(record.name.slice(0, 80))}, not ${JSON.stringify(sent.filename.slice(0, 80))} as uploaded`
                 : undefined;
     if (problem) throw this.http.invalidResponse("GET", path, 200, `${problem}: not taken as this upload's`, undefined);
+    // An entry this request did not make (already stored, replayed) is shown to be these bytes by
+    // what it serves: its size alone would let another file of that size be PATCHed and renewed.
+    if (!fresh && sent.sha256) {
+      if (!record.url)
+        throw this.http.invalidResponse("GET", path, 200, "the record has no url to read its content back: not taken as this upload's", undefined);
+      const served = await this.http.contentHash(record.url, sent.size, deadline);
+      if (served !== sent.sha256)
+        throw this.http.invalidResponse(
+          "GET",
+          path,
+          200,
+          `the entry named serves other bytes (sha256 ${served.slice(0, 12)}…): not taken as this upload's`,
+          undefined,
+        );
+    }
     return { ...answered.file, ...record, blobId };
   }
 

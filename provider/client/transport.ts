@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { AxiosInstance, AxiosResponse, AxiosStatic } from "axios";
 import type { z } from "zod";
 import { ErrorEnvelopeSchema, LIMITS, errorCodeForStatus } from "../../api";
@@ -182,6 +183,49 @@ export class Transport {
       }
       throw e;
     }
+  }
+
+  /**
+   * The SHA-256 (hex) of what `url` serves: a file's content, read back where its record says it
+   * is served. The key goes only to the service's own origin (a CDN may be another host's); one
+   * attempt within the deadline, at most `maxBytes` read, no redirect followed.
+   */
+  async contentHash(url: string, maxBytes: number, deadline: number): Promise<string> {
+    const method = "GET";
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      throw this.invalidResponse(method, url, 200, "the record's url is not a URL", undefined);
+    }
+    if (target.protocol !== "https:" && target.protocol !== "http:") throw this.invalidResponse(method, url, 200, "the record's url is not http(s)", undefined);
+    const limit = Math.min(this.timeoutMs + Math.ceil(maxBytes / (1024 * 1024)) * 1000, deadline - Date.now());
+    if (limit <= 0) throw this.timeoutError(method, url, `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`, false);
+    const axios = require("axios") as AxiosStatic;
+    let response: AxiosResponse;
+    try {
+      response = await this.gate.run(() =>
+        axios.get(target.href, {
+          headers:
+            target.origin === new URL(this.baseUrl).origin
+              ? { "User-Agent": USER_AGENT, Authorization: `Bearer ${this.apiKey}` }
+              : { "User-Agent": USER_AGENT },
+          responseType: "arraybuffer",
+          maxContentLength: maxBytes,
+          maxRedirects: 0,
+          validateStatus: () => true,
+          signal: AbortSignal.timeout(limit),
+        }),
+      );
+    } catch (e) {
+      throw this.transportError(method, target.pathname, e);
+    }
+    // Not the service's own answer about the file: a 404 here says nothing of whether it is gone.
+    if (response.status < 200 || response.status >= 300)
+      throw this.invalidResponse(method, target.pathname, response.status, "its content could not be read back at the record's url", undefined);
+    return createHash("sha256")
+      .update(Buffer.from(response.data as ArrayBuffer))
+      .digest("hex");
   }
 
   private parseResponse<S extends z.ZodType>(method: string, path: string, response: AxiosResponse, schema: S): z.infer<S> {

@@ -49,7 +49,7 @@ export const TROUBLESHOOTING = {
   },
   INVALID_RESPONSE: {
     means:
-      "An answer that does not check out (another file's record, an impossible expiry or id, a body past the limits, a body that is not JSON); nothing of it was recorded.",
+      "An answer that does not check out (another file's record, an entry serving other bytes or none at its url, an impossible expiry or id, a body past the limits, a body that is not JSON); nothing of it was recorded.",
     run: "A body that is not JSON (a web page) usually means `tuskr:baseUrl` is not the service's API: check it. Otherwise report it to the service's operator; `pulumi refresh` shows what the service now says.",
   },
   RENEW_OUTCOME_UNKNOWN: {

@@ -157,7 +157,7 @@ export async function upload(
       { path: asset.path, text: asset.text, bytes: asset.bytes, sha256: asset.unverified ? hash : undefined, filename },
       { tag, epochs, contentType },
       // The epoch's length is what the answer is to show: its expiry is checked on it below.
-      { idempotencyKey: key, epochMs: LONGEST_EPOCH_MS },
+      { idempotencyKey: key, epochMs: LONGEST_EPOCH_MS, contentSha256: hash },
     );
   const firstKey = purchaseKey(["upload", hash, epochs, filename, tag, contentType]);
   let result: UploadResult;
