@@ -3,8 +3,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "../folder/entries";
 import { byContent, folderEntries, folderFiles, noFileWarning } from "../folder/walk";
 import { STORED_FOLDER_TYPES, contentResourceName } from "../engine/urns";
-import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
-import { validateInputs, withProtoKeysNamed } from "../file/schema";
+import { StoredFile, type StoredFileArgs, identityOf, protoKeysNamed, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
+import { validateInputs } from "../file/schema";
 import storedFolderProviderStub from "../stored-folder-stub";
 
 /** What every file of a folder shares, and what a file may set for itself. */
@@ -78,7 +78,7 @@ export class StoredFolder extends pulumi.ComponentResource {
 
   constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("tuskr:index:StoredFolder", name, {}, opts);
-    const named = withProtoKeysNamed(args);
+    const named = protoKeysNamed(args);
     const { path: dir, include, exclude, files: overrides = {}, oneResource, ...shared } = named;
     if (oneResource) {
       refusePlaintextApiKey();
