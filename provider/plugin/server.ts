@@ -1,4 +1,4 @@
-import { type Notice, noticeLine } from "../engine/notice";
+import { type Notice, inertError, inertFailure, noticeLine, noticeText } from "../engine/notice";
 import { createRequire } from "node:module";
 import { PACKAGE_VERSION } from "../client/version";
 import { StoredFilePlugin } from "./provider";
@@ -44,12 +44,13 @@ const DIFF_KINDS: Record<string, number> = {
 };
 
 /**
- * An error as the engine expects it. A create or update that failed after some steps went
- * through carries the state to record (ErrorResourceInitFailed), so nothing done is forgotten.
+ * An error as the engine expects it, its message inert. A create or update that failed after
+ * some steps went through carries the state to record (ErrorResourceInitFailed), so nothing done
+ * is forgotten.
  */
 function grpcError(error: unknown): { code: number; details: string; metadata: any } {
-  const e = error as { message?: string; id?: string; properties?: Props; reasons?: string[] };
-  const message = String(e?.message ?? error);
+  const e = inertError(error) as { message?: string; id?: string; properties?: Props; reasons?: string[] };
+  const message = String(e?.message ?? e);
   const metadata = new grpc.Metadata();
   if (e?.id && e.properties) {
     const detail = new provproto.ErrorResourceInitFailed();
@@ -86,7 +87,7 @@ function checkResponse(result: { inputs: Props; failures: Array<{ property: stri
   const resp = new provproto.CheckResponse();
   resp.setInputs(toStruct(result.inputs));
   resp.setFailuresList(
-    result.failures.map((f) => {
+    result.failures.map(inertFailure).map((f) => {
       const failure = new provproto.CheckFailure();
       failure.setProperty(f.property);
       failure.setReason(f.reason);
@@ -107,7 +108,7 @@ function engineLogger(engineAddress: string | undefined) {
     }
     const req = new engineproto.LogRequest();
     req.setSeverity(notice.severity === "warning" ? engineproto.LogSeverity.WARNING : engineproto.LogSeverity.INFO);
-    req.setMessage(notice.text);
+    req.setMessage(noticeText(notice));
     // A folder's entry is said of the folder: the engine has no resource of the entry's URN.
     if (urn) req.setUrn(resourceUrnOf(urn));
     engine.log(req, (err: unknown) => {
