@@ -184,7 +184,7 @@ export const StoredFileInputsSchema = z.object({
   }),
   metadata: documented(metadata.optional(), {
     description: "Free-form JSON metadata; the stored object is made exactly equal to it.",
-    limit: `JSON object, ≤ ${LIMITS.metadataMaxKeys} keys, ≤ ${LIMITS.metadataMaxBytes / 1024} KiB as JSON, nested ≤ ${LIMITS.metadataMaxDepth} deep, no \`null\` values, no key named \`__proto__\` (refused; through the provider plugin such a key is dropped while the request is decoded, before the provider sees it)`,
+    limit: `JSON object, ≤ ${LIMITS.metadataMaxKeys} keys, ≤ ${LIMITS.metadataMaxBytes / 1024} KiB as JSON, nested ≤ ${LIMITS.metadataMaxDepth} deep, no \`null\` values, no key named \`__proto__\` (refused: Pulumi's SDKs would drop it without a word)`,
     change: "one `PATCH`; the stored object ends **exactly** equal to the declared one (removed keys are sent as `null`, per JSON Merge Patch)",
     omitted: "unmanaged",
   }),

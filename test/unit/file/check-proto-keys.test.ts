@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ReceivedFileSchema } from "../../../provider/client/wire";
@@ -5,12 +6,17 @@ import { SECRET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { StoredFile } from "../../../provider/dynamic/stored-file";
 import { PROTO_KEY_STANDIN, validateInputs, withProtoKeysNamed } from "../../../provider/file/schema";
 import { parseState } from "../../../provider/file/state";
+import { protoKeyPaths, withProtoKeysMarked } from "../../../provider/plugin/proto-keys";
+
+const fromSdk = createRequire(require.resolve("@pulumi/pulumi/package.json"));
+const structproto = fromSdk("google-protobuf/google/protobuf/struct_pb");
+const provproto = fromSdk("./proto/provider_pb");
 
 /**
  * A metadata key named `__proto__` (JSON.parse makes one an own key) is refused, never dropped:
  * Pulumi's SDKs build objects by assignment, which loses such a key without a word, so a declared
  * `{"__proto__": 1}` would arrive as `{}` and clear the stored metadata. (The provider plugin
- * cannot see one: the protobuf library drops it while decoding the request.)
+ * reads such keys from the request's bytes: the protobuf library drops them while decoding it.)
  */
 
 const registered = new Map<string, Record<string, unknown>>();
@@ -80,5 +86,25 @@ describe("a key named __proto__", () => {
     const file = ReceivedFileSchema.parse({ blobId: "abc", metadata: declared() });
     expect(Object.keys(file.metadata ?? {})).toEqual(["__proto__", "a"]);
     expect(Object.keys(parseState({ blobId: "abc", metadata: declared() }).metadata ?? {})).toEqual(["__proto__", "a"]);
+  });
+
+  it("is found in a plugin request's bytes, inside secrets and lists, and marked for check where decoding dropped it", () => {
+    const news = { blobId: "b1", metadata: { [SIG_KEY]: SECRET_SIG, value: { __proto_X: "x", list: [1, { __proto_X: {} }] } } };
+    // The library cannot hold the key: a same-length one is renamed in the request's bytes.
+    const request = new provproto.CheckRequest();
+    request.setNews(structproto.Struct.fromJavaScript(news));
+    const renamed = (b: Uint8Array) => Buffer.from(Buffer.from(b).toString("latin1").replaceAll("__proto_X", "__proto__"), "latin1");
+    const message = renamed(request.serializeBinary());
+    const paths = protoKeyPaths(message, 3);
+    expect(paths).toEqual([
+      ["metadata", "value", "__proto__"],
+      ["metadata", "value", "list", 1, "__proto__"],
+    ]);
+    const decoded = provproto.CheckRequest.deserializeBinary(message).getNews().toJavaScript();
+    const marked = withProtoKeysMarked(decoded, paths) as { metadata: { value: Record<string, unknown> } };
+    expect(validateInputs(undefined, { blobId: "b1", metadata: marked.metadata.value }).failures).toEqual([
+      { property: "metadata", reason: expect.stringMatching(/^metadata\.__proto__: a key named __proto__/) },
+    ]);
+    expect(protoKeyPaths(Buffer.from([0x1a, 0x05, 0xff]), 3)).toEqual([]);
   });
 });

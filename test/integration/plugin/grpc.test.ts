@@ -7,7 +7,8 @@ import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
 /**
  * The provider plugin's gRPC front door, run as the engine runs it (dist/, an engine address as its
  * argument): what it logs to the engine, its check failures and its errors show a user's bidi,
- * control and zero-width characters escaped, as the dynamic provider's lines do.
+ * control and zero-width characters escaped, as the dynamic provider's lines do; and a key named
+ * `__proto__`, which the protobuf library drops while decoding, is refused at check all the same.
  */
 
 const fromSdk = createRequire(require.resolve("@pulumi/pulumi/package.json"));
@@ -101,5 +102,32 @@ describe("the provider plugin's messages", () => {
     const refused = await call("diff", diffRequest(stateOf(-2), { blobId: "b1", name, tag: "new" })).catch((e: { details: string }) => e);
     expect((refused as { details: string }).details).toMatch(/^StoredFile "invoice\\u202Efdp\.exe" \(b1\): .*expired/);
     expect((refused as { details: string }).details).not.toMatch(RAW);
+  });
+});
+
+describe("a metadata key named __proto__ sent by another language's program", () => {
+  /** A check request whose inputs hold `__proto__` keys: the library cannot build one, so a same-length key is renamed in its bytes. */
+  const checkWithProtoKeys = (news: unknown) => {
+    const req = new provproto.CheckRequest();
+    req.setUrn(URN);
+    req.setOlds(struct({}));
+    req.setNews(struct(news));
+    const bytes = Buffer.from(req.serializeBinary()).toString("latin1").replaceAll("__proto_X", "__proto__");
+    req.serializeBinary = () => Buffer.from(bytes, "latin1");
+    return req;
+  };
+  const reasons = async (news: unknown) =>
+    (await call<{ getFailuresList(): Array<{ getProperty(): string; getReason(): string }> }>("check", checkWithProtoKeys(news)))
+      .getFailuresList()
+      .map((f) => [f.getProperty(), f.getReason()]);
+
+  it("is refused at check, naming the field and the key, at the top of the metadata or nested in a list", async () => {
+    for (const metadata of [{ __proto_X: "x", a: "1" }, { a: [{ __proto_X: { owner: "me" } }] }]) {
+      expect(await reasons({ blobId: "b1", metadata }), JSON.stringify(metadata)).toEqual([
+        ["metadata", expect.stringMatching(/^metadata(\.a\[0\])?\.__proto__: a key named __proto__ cannot be stored safely/)],
+      ]);
+    }
+    // Without one, nothing is refused.
+    expect(await reasons({ blobId: "b1", metadata: { a: "1" } })).toEqual([]);
   });
 });
