@@ -21,20 +21,34 @@ const ResourceStateSchema = z.object({
 /** The engine's step kinds that change a resource (the rest only read or keep it). */
 const CHANGE_OPS = new Set(["create", "update", "replace", "create-replacement", "delete", "delete-replaced", "discard"]);
 
-// Every preview lists its steps (the stack's own at least, a failed one's up to where it failed).
-const PreviewSchema = z.object({
-  config: z.record(z.string(), z.unknown()).optional(),
-  steps: z.array(
-    z.object({
-      op: z.string(),
-      urn: z.string(),
-      oldState: ResourceStateSchema.optional(),
-      newState: ResourceStateSchema.optional(),
-    }),
-  ),
-  /** The engine's and the providers' messages; an error among them means the preview failed. */
-  diagnostics: z.array(z.object({ severity: z.string().optional() }).passthrough()).optional(),
-});
+const DiagnosticsSchema = z.array(z.object({ severity: z.string().optional() }).passthrough());
+const errorCount = (diagnostics: z.infer<typeof DiagnosticsSchema> | undefined) => (diagnostics ?? []).filter((d) => d.severity === "error").length;
+
+// Every preview lists its steps: the stack's own at least, a failed one's up to where it failed.
+// Pulumi omits an empty list, so `steps: []` is never its output, and no `steps` is a preview
+// that failed before any step (a program that could not start), whose errors say why.
+const PreviewSchema = z
+  .object({
+    config: z.record(z.string(), z.unknown()).optional(),
+    steps: z
+      .array(
+        z.object({
+          op: z.string(),
+          urn: z.string(),
+          oldState: ResourceStateSchema.optional(),
+          newState: ResourceStateSchema.optional(),
+        }),
+      )
+      .min(1, { error: "empty, which Pulumi never writes: it omits `steps` when there are none" })
+      .optional(),
+    /** The engine's and the providers' messages; an error among them means the preview failed. */
+    diagnostics: DiagnosticsSchema.optional(),
+  })
+  .check((ctx) => {
+    if (ctx.value.steps === undefined && errorCount(ctx.value.diagnostics) === 0) {
+      ctx.issues.push({ code: "custom", input: ctx.value, path: ["steps"], message: "missing, and no error in `diagnostics` says why" });
+    }
+  });
 type Preview = z.infer<typeof PreviewSchema>;
 type ResourceState = z.infer<typeof ResourceStateSchema>;
 
@@ -49,13 +63,18 @@ export interface ChangeStep {
 
 /** The preview read for the summary; throws NotTheInput when the input is not one. */
 export function parsePreview(json: unknown): Preview {
-  return readInput(PreviewSchema, json, "`pulumi preview --json`", "an object with a `steps` list");
+  return readInput(
+    PreviewSchema,
+    json,
+    "`pulumi preview --json`",
+    "an object with a `steps` list (the stack's own step at least), or a failed preview's errors",
+  );
 }
 
 /** How many errors the preview reported: a failed preview (its output is still JSON) plans nothing. */
 export function previewErrors(preview: unknown): number {
   const parsed = PreviewSchema.safeParse(preview);
-  return parsed.success ? (parsed.data.diagnostics ?? []).filter((d) => d.severity === "error").length : 0;
+  return parsed.success ? errorCount(parsed.data.diagnostics) : 0;
 }
 
 /** The clock the plans count with: the stack's settings as the preview's config carries them (`{value}` objects or strings), read as the provider reads them. */
@@ -78,7 +97,7 @@ export function clockOf(preview: Preview, nowMs: number | undefined): PlanClock 
  */
 export function changeSteps(preview: Preview): ChangeStep[] {
   const out: ChangeStep[] = [];
-  for (const step of preview.steps) {
+  for (const step of preview.steps ?? []) {
     if (!CHANGE_OPS.has(step.op)) continue;
     const type = step.newState?.type ?? step.oldState?.type ?? parseUrn(step.urn)?.type;
     // The TypeScript StoredFolder's component shares the plugin resource's type: it keeps nothing itself.

@@ -19,6 +19,19 @@ const timestamp = (field: string) =>
     .refine((v) => !Number.isNaN(Date.parse(v)), { error: `${field} is not a time` });
 
 /**
+ * `schema`'s check, handing on the value as it came: zod builds a parsed record by assignment,
+ * which drops an own key named `__proto__` without a word, and a metadata key the provider never
+ * saw is one its PATCH never removes.
+ */
+export function asReceived<T extends z.ZodType>(schema: T) {
+  return z.custom<z.output<T>>().check((ctx) => {
+    const parsed = schema.safeParse(ctx.value);
+    if (!parsed.success)
+      for (const issue of parsed.error.issues) ctx.issues.push({ code: "custom", input: ctx.value, path: issue.path, message: issue.message });
+  });
+}
+
+/**
  * A file record as the client takes it: the contract's shape (api/files.ts), every field but
  * blobId allowed to be missing or null (the service documents only part of it), and every value
  * within the same limits as the inputs.
@@ -28,13 +41,12 @@ export const ReceivedFileSchema = z.object({
   url: boundedText("url", LIMITS.urlMaxLength).nullish(),
   name: boundedText("name", LIMITS.nameMaxLength).nullish(),
   tag: boundedText("tag", LIMITS.tagMaxLength).nullish(),
-  metadata: z
-    .record(z.string(), z.unknown())
-    .superRefine((value, ctx) => {
+  metadata: asReceived(
+    z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
       const problem = metadataLimitProblem(value);
       if (problem) ctx.addIssue({ code: "custom", message: problem });
-    })
-    .nullish(),
+    }),
+  ).nullish(),
   size: FileRecordSchema.shape.size.nullish(),
   mimeType: boundedText("mimeType", 255).nullish(),
   createdAt: timestamp("createdAt").nullish(),
@@ -128,7 +140,11 @@ export function alreadyStoredAs(e: unknown): string | undefined {
   return typeof blobId === "string" ? blobId : undefined;
 }
 
-/** A request body checked against the contract before it is sent (BAD_REQUEST, nothing sent). */
+/**
+ * A request body checked against the contract before it is sent (BAD_REQUEST, nothing sent), and
+ * sent as given: a parsed copy would drop a metadata key named `__proto__` (the `null` that
+ * removes it included). The contract's body schemas transform nothing.
+ */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown, method: string, path: string): z.infer<S> {
   const parsed = schema.safeParse(body);
   if (!parsed.success) {
@@ -141,5 +157,5 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown, method:
       retryable: false,
     });
   }
-  return parsed.data;
+  return body as z.infer<S>;
 }

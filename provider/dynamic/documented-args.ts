@@ -32,7 +32,7 @@ export interface StoredFileInputDocs {
   tag?: unknown;
   /**
    * Free-form JSON metadata; the stored object is made exactly equal to it.
-   * Type and limit: JSON object, ≤ 64 keys, ≤ 16 KiB as JSON, nested ≤ 32 deep, no `null` values, no key named `__proto__` (refused; through the provider plugin such a key is dropped while the request is decoded, before the provider sees it).
+   * Type and limit: JSON object, ≤ 64 keys, ≤ 16 KiB as JSON, nested ≤ 32 deep, no `null` values, no key named `__proto__` (refused: Pulumi's SDKs would drop it without a word).
    * A change makes: one `PATCH`; the stored object ends **exactly** equal to the declared one (removed keys are sent as `null`, per JSON Merge Patch).
    * Omitted: unmanaged.
    */

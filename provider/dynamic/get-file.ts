@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { TuskrClient } from "../client/client";
 import { type GetFileResult, readFile } from "../file/get-file";
 import { clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
+import { inertError } from "../engine/notice";
 
 /** `getFile` for TypeScript programs (the plugin's `tuskr:index:getFile` is its other front door). */
 
@@ -20,7 +21,10 @@ export async function getFile(args: GetFileArgs): Promise<GetFileResult> {
   const problem = settingsProblem(settings);
   if (problem) throw new Error(`getFile: ${problem.message}`);
   const client = new TuskrClient(clientOptionsFrom(settings));
-  return readFile(client, args?.blobId, { nowMs: Date.now(), epochMs: settings.epochSeconds * 1000 });
+  // Its error quotes the blobId asked for: inert, as the plugin's getFile's is.
+  return readFile(client, args?.blobId, { nowMs: Date.now(), epochMs: settings.epochSeconds * 1000 }).catch((e: unknown) => {
+    throw inertError(e);
+  });
 }
 
 /** `getFile` for an input that may not be known yet (another resource's output). */

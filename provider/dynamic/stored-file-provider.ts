@@ -2,7 +2,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import type { TuskrClientOptions } from "../client/client";
 import type { ConfigSource } from "../config/settings";
 import { StoredFileCore, type StoredFileDiff, type StoredFileRequest } from "../file/core";
-import type { ProviderLog } from "../engine/notice";
+import { type ProviderLog, inertError, inertFailure } from "../engine/notice";
 import { hideBookkeeping, parseState } from "../file/state";
 
 /**
@@ -29,12 +29,12 @@ export function requestOf(news: Props): StoredFileRequest & { carried: Props } {
   return { inputs, urn: typeof urn === "string" ? urn : undefined, secretInputs, carried };
 }
 
-/** A partial failure records what the engine stores with a dynamic resource's state (`shape`d as recorded): its provider. */
+/** A partial failure records what the engine stores with a dynamic resource's state (`shape`d as recorded): its provider. Its message is made inert. */
 export function withProvider(news: Props, shape: (properties: Props) => Props = hideBookkeeping): (error: unknown) => never {
   return (error) => {
     const e = error as { properties?: Props };
     if (e && typeof e.properties === "object" && e.properties !== null) e.properties = { ...shape(e.properties), [PROVIDER_KEY]: news[PROVIDER_KEY] };
-    throw error;
+    throw inertError(error);
   };
 }
 
@@ -43,7 +43,7 @@ export function withProvider(news: Props, shape: (properties: Props) => Props = 
  * `${error}: ${error.stack}` (the message twice, then the provider's call stack), and the engine
  * then reports the error's message: three copies of one reason. The error keeps its message for
  * the engine's report; what the host prints only points at it. (Create and update errors, and the
- * provider plugin's, reach the engine alone.)
+ * provider plugin's, reach the engine alone.) The message is made inert, as every message shown is.
  */
 export async function toldOnce<T>(step: "check" | "diff" | "read", work: () => T | Promise<T>): Promise<T> {
   try {
@@ -58,7 +58,7 @@ export async function toldOnce<T>(step: "check" | "diff" | "read", work: () => T
         Object.defineProperty(error, key, { value, configurable: true, writable: true, enumerable: false });
       }
     }
-    throw error;
+    throw inertError(error);
   }
 }
 
@@ -82,7 +82,7 @@ export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
     const checked = await toldOnce("check", () => this.core.check(olds, inputs, secretInputs, urn));
     // The URN and the secret names stay among the inputs: the engine hands them to diff, create and update.
-    return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => ({ property, reason })) };
+    return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => inertFailure({ property, reason })) };
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<StoredFileDiff> {

@@ -2,7 +2,7 @@ import type * as pulumi from "@pulumi/pulumi";
 import { fromOutputTexts, withOutputTexts } from "../folder/entries";
 import type { ConfigSource } from "../config/settings";
 import type { StoredFileCore } from "../file/core";
-import { type ProviderLog, noticeLine } from "../engine/notice";
+import { type ProviderLog, inertFailure, noticeLine } from "../engine/notice";
 import { requestOf, storedFileProvider, toldOnce, withProvider } from "./stored-file-provider";
 import { StoredFolderCore } from "../folder/core";
 import { type StoredFolderState, StoredFolderStateSchema } from "../folder/schema";
@@ -41,7 +41,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
     const checked = await toldOnce("check", () => this.core.check(olds, inputs, secretInputs, urn));
-    return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => ({ property, reason })) };
+    return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => inertFailure({ property, reason })) };
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {

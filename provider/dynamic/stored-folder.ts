@@ -3,9 +3,11 @@ import * as pulumi from "@pulumi/pulumi";
 import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "../folder/entries";
 import { byContent, folderEntries, folderFiles, noFileWarning } from "../folder/walk";
 import { STORED_FOLDER_TYPES, contentResourceName } from "../engine/urns";
-import { StoredFile, type StoredFileArgs, identityOf, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
-import { validateInputs, withProtoKeysNamed } from "../file/schema";
+import { StoredFile, type StoredFileArgs, identityOf, protoKeysNamed, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
+import { validateInputs } from "../file/schema";
 import storedFolderProviderStub from "../stored-folder-stub";
+import { inert } from "../engine/inert";
+import { inertError, noticeText } from "../engine/notice";
 
 /** What every file of a folder shares, and what a file may set for itself. */
 type FileValues = Omit<StoredFileArgs, "blobId" | "source">;
@@ -78,7 +80,7 @@ export class StoredFolder extends pulumi.ComponentResource {
 
   constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("tuskr:index:StoredFolder", name, {}, opts);
-    const named = withProtoKeysNamed(args);
+    const named = protoKeysNamed(args);
     const { path: dir, include, exclude, files: overrides = {}, oneResource, ...shared } = named;
     if (oneResource) {
       refusePlaintextApiKey();
@@ -112,20 +114,30 @@ export class StoredFolder extends pulumi.ComponentResource {
       this.registerOutputs({});
       return;
     }
-    const relatives = folderFiles(name, dir, include, exclude);
-    if (relatives.length === 0) pulumi.log.warn(noFileWarning(name, dir, include, exclude).text, this);
+    // What the program says quotes paths from the disk: inert, as the provider's messages are.
+    let relatives: string[];
+    let contents: ReturnType<typeof byContent>;
+    try {
+      relatives = folderFiles(name, dir, include, exclude);
+      contents = byContent(dir, relatives);
+    } catch (e) {
+      throw inertError(e);
+    }
+    if (relatives.length === 0) pulumi.log.warn(noticeText(noFileWarning(name, dir, include, exclude)), this);
     // An override for a file that is not (or no longer) there is likely a typo or a leftover: said, not fatal.
     for (const rel of Object.keys(overrides).filter((r) => !relatives.includes(r))) {
-      pulumi.log.warn(`StoredFolder ${name}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`, this);
+      pulumi.log.warn(inert(`StoredFolder ${name}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), this);
     }
     const files: Record<string, StoredFile> = {};
     // Each problem once, with the paths it is about (a shared value is every file's).
     const problems = new Map<string, string[]>();
-    for (const entry of folderEntries<unknown>(byContent(dir, relatives), shared, overrides)) {
+    for (const entry of folderEntries<unknown>(contents, shared, overrides)) {
       const first = entry.paths[0];
       for (const { path: rel, fields } of entry.notApplied) {
         pulumi.log.warn(
-          `StoredFolder ${name}: ${rel} has the same content as ${first}: one entry, named and tagged as ${first} declares; its files[${JSON.stringify(rel)}] values (${fields.join(", ")}) are not applied`,
+          inert(
+            `StoredFolder ${name}: ${rel} has the same content as ${first}: one entry, named and tagged as ${first} declares; its files[${JSON.stringify(rel)}] values (${fields.join(", ")}) are not applied`,
+          ),
           this,
         );
       }
@@ -140,7 +152,7 @@ export class StoredFolder extends pulumi.ComponentResource {
     }
     for (const [reason, paths] of problems) {
       const named = paths.slice(0, 3).map((rel) => JSON.stringify(rel));
-      pulumi.log.error(`StoredFolder ${name}: ${named.join(", ")}${paths.length > 3 ? ` and ${paths.length - 3} more file(s)` : ""}: ${reason}`, this);
+      pulumi.log.error(inert(`StoredFolder ${name}: ${named.join(", ")}${paths.length > 3 ? ` and ${paths.length - 3} more file(s)` : ""}: ${reason}`), this);
     }
     this.files = files;
     this.blobIds = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.blobId])));

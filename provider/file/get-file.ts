@@ -34,7 +34,9 @@ export async function readFile(client: TuskrClient, blobId: unknown, clock: { no
   const id = blobId as string;
   try {
     const file = await client.getFile(id);
-    return GetFileResultSchema.parse({ ...file, blobId: id, remainingEpochs: remainingEpochs(file.expiresAt, fileClock({}, clock)) });
+    const result = GetFileResultSchema.parse({ ...file, blobId: id, remainingEpochs: remainingEpochs(file.expiresAt, fileClock({}, clock)) });
+    // The metadata as the client took it: the parse rebuilds it by assignment, which drops a key named __proto__.
+    return { ...result, metadata: file.metadata };
   } catch (e) {
     if (isTuskrApiError(e) && e.isGone) {
       throw new Error(

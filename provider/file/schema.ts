@@ -2,6 +2,7 @@ import { z } from "zod";
 import { LIMITS, blobIdProblem, boundedText, isPlainObject, metadataLimitProblem, tooDeepAt } from "../../api";
 import type * as pulumi from "@pulumi/pulumi";
 import { redactString } from "../client/errors";
+import { asReceived } from "../client/wire";
 import { UNKNOWN } from "../engine/markers";
 import { sourceProblem } from "./source";
 
@@ -183,7 +184,7 @@ export const StoredFileInputsSchema = z.object({
   }),
   metadata: documented(metadata.optional(), {
     description: "Free-form JSON metadata; the stored object is made exactly equal to it.",
-    limit: `JSON object, ≤ ${LIMITS.metadataMaxKeys} keys, ≤ ${LIMITS.metadataMaxBytes / 1024} KiB as JSON, nested ≤ ${LIMITS.metadataMaxDepth} deep, no \`null\` values, no key named \`__proto__\` (refused; through the provider plugin such a key is dropped while the request is decoded, before the provider sees it)`,
+    limit: `JSON object, ≤ ${LIMITS.metadataMaxKeys} keys, ≤ ${LIMITS.metadataMaxBytes / 1024} KiB as JSON, nested ≤ ${LIMITS.metadataMaxDepth} deep, no \`null\` values, no key named \`__proto__\` (refused: Pulumi's SDKs would drop it without a word)`,
     change: "one `PATCH`; the stored object ends **exactly** equal to the declared one (removed keys are sent as `null`, per JSON Merge Patch)",
     omitted: "unmanaged",
   }),
@@ -289,7 +290,7 @@ export const StoredFileStateSchema = z
     blobId: z.string().optional(),
     name: z.string().nullish(),
     tag: z.string().nullish(),
-    metadata: z.record(z.string(), z.unknown()).nullish(),
+    metadata: asReceived(z.record(z.string(), z.unknown())).nullish(),
     /** The declared retentionEpochs, once the file's expiry reaches the end they require. */
     retentionEpochs: z.number().nullish(),
     /** The declared contentType (what the upload carried when declared then). */
@@ -343,14 +344,19 @@ export type StoredFileState = z.infer<typeof StoredFileStateSchema>;
  */
 export const PROTO_KEY_STANDIN = "tuskr:__proto__";
 
-/** `value` with every plain object's own `__proto__` key renamed to the standin (the same value when it has none); other values as they are. */
-export function withProtoKeysNamed<T>(value: T): T {
+/**
+ * `value` with every plain object's own `__proto__` key renamed to the standin (the same value
+ * when it has none); any other object is handed to `other` (a program's outputs and promises),
+ * other values are as they are.
+ */
+export function withProtoKeysNamed<T>(value: T, other: (v: object) => unknown = (v) => v): T {
   const walk = (v: unknown): unknown => {
     if (Array.isArray(v)) {
       const items = v.map(walk);
       return items.some((item, i) => item !== v[i]) ? items : v;
     }
-    if (typeof v !== "object" || v === null || Object.getPrototypeOf(v) !== Object.prototype) return v;
+    if (typeof v !== "object" || v === null) return v;
+    if (Object.getPrototypeOf(v) !== Object.prototype) return other(v);
     let changed = false;
     const entries = Object.keys(v).map((key) => {
       const inner = (v as Record<string, unknown>)[key];

@@ -1,9 +1,10 @@
-import { type Notice, noticeLine } from "../engine/notice";
+import { type Notice, inertError, inertFailure, noticeLine, noticeText } from "../engine/notice";
 import { createRequire } from "node:module";
 import { PACKAGE_VERSION } from "../client/version";
 import { StoredFilePlugin } from "./provider";
 import { parseUrn, resourceUrnOf, STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../engine/urns";
 import { packageSchema } from "./schema";
+import { protoKeyPaths, withProtoKeysMarked } from "./proto-keys";
 
 /**
  * The `tuskr` resource provider plugin: a gRPC server speaking Pulumi's ResourceProvider
@@ -44,12 +45,13 @@ const DIFF_KINDS: Record<string, number> = {
 };
 
 /**
- * An error as the engine expects it. A create or update that failed after some steps went
- * through carries the state to record (ErrorResourceInitFailed), so nothing done is forgotten.
+ * An error as the engine expects it, its message inert. A create or update that failed after
+ * some steps went through carries the state to record (ErrorResourceInitFailed), so nothing done
+ * is forgotten.
  */
 function grpcError(error: unknown): { code: number; details: string; metadata: any } {
-  const e = error as { message?: string; id?: string; properties?: Props; reasons?: string[] };
-  const message = String(e?.message ?? error);
+  const e = inertError(error) as { message?: string; id?: string; properties?: Props; reasons?: string[] };
+  const message = String(e?.message ?? e);
   const metadata = new grpc.Metadata();
   if (e?.id && e.properties) {
     const detail = new provproto.ErrorResourceInitFailed();
@@ -86,7 +88,7 @@ function checkResponse(result: { inputs: Props; failures: Array<{ property: stri
   const resp = new provproto.CheckResponse();
   resp.setInputs(toStruct(result.inputs));
   resp.setFailuresList(
-    result.failures.map((f) => {
+    result.failures.map(inertFailure).map((f) => {
       const failure = new provproto.CheckFailure();
       failure.setProperty(f.property);
       failure.setReason(f.reason);
@@ -107,7 +109,7 @@ function engineLogger(engineAddress: string | undefined) {
     }
     const req = new engineproto.LogRequest();
     req.setSeverity(notice.severity === "warning" ? engineproto.LogSeverity.WARNING : engineproto.LogSeverity.INFO);
-    req.setMessage(notice.text);
+    req.setMessage(noticeText(notice));
     // A folder's entry is said of the folder: the engine has no resource of the entry's URN.
     if (urn) req.setUrn(resourceUrnOf(urn));
     engine.log(req, (err: unknown) => {
@@ -191,7 +193,10 @@ function resourceCalls(plugin: StoredFilePlugin) {
     throw new Error(`the tuskr provider has no resource type ${type}`);
   };
   return {
-    check: unary(async (req) => checkResponse(await resourceOf(req.getUrn()).check(req.getUrn(), toJs(req.getOlds()), toJs(req.getNews())))),
+    check: unary(async (req) => {
+      const news = withProtoKeysMarked(toJs(req.getNews()), protoKeysOf.get(req) ?? []);
+      return checkResponse(await resourceOf(req.getUrn()).check(req.getUrn(), toJs(req.getOlds()), news));
+    }),
     diff: unary(async (req) =>
       diffResponse(await resourceOf(req.getUrn()).diff(req.getId(), req.getUrn(), toJs(req.getOlds()), toJs(req.getNews()), toJs(req.getOldInputs()))),
     ),
@@ -229,6 +234,21 @@ function resourceCalls(plugin: StoredFilePlugin) {
   };
 }
 
+/** The `__proto__` keys of each check request's inputs, read from its bytes (decoding drops them: proto-keys.ts). */
+const protoKeysOf = new WeakMap<object, Array<Array<string | number>>>();
+
+/** The ResourceProvider service's definition, its check requests read for `__proto__` keys too (`news` is field 3). */
+function serviceDefinition() {
+  const check = provrpc.ResourceProviderService.check;
+  const requestDeserialize = (bytes: Buffer) => {
+    const req = check.requestDeserialize(bytes);
+    const paths = protoKeyPaths(bytes, 3);
+    if (paths.length > 0) protoKeysOf.set(req, paths);
+    return req;
+  };
+  return { ...provrpc.ResourceProviderService, check: { ...check, requestDeserialize } };
+}
+
 /** The ResourceProvider service, over one StoredFilePlugin. */
 function service(plugin: StoredFilePlugin, schema: string) {
   return { ...providerCalls(plugin, schema), ...resourceCalls(plugin) };
@@ -243,7 +263,7 @@ export async function serve(args: readonly string[]): Promise<void> {
   const engineAddress = args.find((a) => !a.startsWith("-"));
   const plugin = new StoredFilePlugin(engineLogger(engineAddress));
   const server = new grpc.Server({ "grpc.max_receive_message_length": 400 * 1024 * 1024 });
-  server.addService(provrpc.ResourceProviderService, service(plugin, JSON.stringify(packageSchema())));
+  server.addService(serviceDefinition(), service(plugin, JSON.stringify(packageSchema())));
   const port: number = await new Promise((resolve, reject) =>
     server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err: Error | null, p: number) => (err ? reject(err) : resolve(p))),
   );

@@ -8,8 +8,14 @@ import { describe, expect, it } from "vitest";
 // Runs the built CLI (dist/), so it lives in the integration tier, which `npm test` builds first.
 describe("pulumi-tuskr summary (the CLI)", () => {
   const cli = path.resolve(__dirname, "../../../dist/provider/cli/main.js");
+  // What `pulumi preview --json` prints for a stack with no StoredFile (trimmed), and what `pulumi stack export` prints.
+  const stackStep = { op: "same", urn: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev", newState: { type: "pulumi:pulumi:Stack", custom: false } };
+  const realPreview = { steps: [stackStep], duration: 1559853229, changeSummary: { same: 1 } };
+  const file = { urn: "urn:pulumi:dev::p::tuskr:index:StoredFile::a", type: "tuskr:index:StoredFile", custom: true, outputs: { blobId: "b1" } };
+  const anExport = { version: 3, deployment: { manifest: { version: "v3.274.1" }, resources: [{ ...stackStep.newState, urn: stackStep.urn }, file] } };
+
   it("reads the preview on stdin and prints Markdown", () => {
-    const out = execFileSync(process.execPath, [cli, "summary"], { input: JSON.stringify({ steps: [] }), encoding: "utf8" });
+    const out = execFileSync(process.execPath, [cli, "summary"], { input: JSON.stringify(realPreview), encoding: "utf8" });
     expect(out).toMatch(/No StoredFile changes/);
   });
   it("exits 2 with a clear message on bad usage or non-JSON input", () => {
@@ -18,14 +24,9 @@ describe("pulumi-tuskr summary (the CLI)", () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/pipe in the output of `pulumi preview --json`/);
   });
-  // What `pulumi preview --json` prints for a stack with no StoredFile (trimmed), and what `pulumi stack export` prints.
-  const stackStep = { op: "same", urn: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev", newState: { type: "pulumi:pulumi:Stack", custom: false } };
-  const realPreview = { steps: [stackStep], duration: 1559853229, changeSummary: { same: 1 } };
-  const file = { urn: "urn:pulumi:dev::p::tuskr:index:StoredFile::a", type: "tuskr:index:StoredFile", custom: true, outputs: { blobId: "b1" } };
-  const anExport = { version: 3, deployment: { manifest: { version: "v3.274.1" }, resources: [{ ...stackStep.newState, urn: stackStep.urn }, file] } };
-
   it("refuses, exit 2 and one line saying what it expected, what is not a preview; a real preview with no StoredFile change says so", () => {
-    for (const input of [{}, anExport, { steps: [[file]] }, { config: {}, duration: 1 }, { steps: [{ op: "same" }] }]) {
+    // `steps: []` included: Pulumi omits an empty list, and every preview has the stack's own step.
+    for (const input of [{}, anExport, { steps: [[file]] }, { config: {}, duration: 1 }, { steps: [{ op: "same" }] }, { steps: [] }]) {
       const out = spawnSync(process.execPath, [cli, "summary"], { input: JSON.stringify(input), encoding: "utf8" });
       expect([out.status, out.stdout], JSON.stringify(input)).toEqual([2, ""]);
       expect(out.stderr).toMatch(/^not the output of `pulumi preview --json`: expected an object with a `steps` list[^\n]*\n$/);
@@ -44,12 +45,18 @@ describe("pulumi-tuskr summary (the CLI)", () => {
         severity,
       },
     ];
-    const failed = spawnSync(process.execPath, [cli, "summary"], { input: JSON.stringify({ steps: [], diagnostics: diagnostics("error") }), encoding: "utf8" });
-    expect(failed.status).toBe(1);
-    expect(failed.stdout).toContain("**The preview failed** (1 error(s)): nothing is summarized");
-    expect(failed.stdout).not.toMatch(/No StoredFile changes|retainUntil/);
+    // Failed at the first step, or before any (then Pulumi omits `steps`).
+    for (const steps of [{ steps: [stackStep] }, {}]) {
+      const failed = spawnSync(process.execPath, [cli, "summary"], {
+        input: JSON.stringify({ ...steps, diagnostics: diagnostics("error") }),
+        encoding: "utf8",
+      });
+      expect(failed.status).toBe(1);
+      expect(failed.stdout).toContain("**The preview failed** (1 error(s)): nothing is summarized");
+      expect(failed.stdout).not.toMatch(/No StoredFile changes|retainUntil/);
+    }
     const warned = spawnSync(process.execPath, [cli, "summary"], {
-      input: JSON.stringify({ steps: [], diagnostics: diagnostics("warning") }),
+      input: JSON.stringify({ ...realPreview, diagnostics: diagnostics("warning") }),
       encoding: "utf8",
     });
     expect(warned.status).toBe(0);

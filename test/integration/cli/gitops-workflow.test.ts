@@ -113,7 +113,9 @@ describe("a pull request comment that tells the truth", () => {
   });
 
   it("a passing preview writes the summary under the stack's marker", () => {
-    const run = runStep(previewStep.run!, `echo '{"steps":[]}'`, { STACK: "production" });
+    const run = runStep(previewStep.run!, `echo '{"steps":[{"op":"same","urn":"urn:pulumi:production::p::pulumi:pulumi:Stack::p-production"}]}'`, {
+      STACK: "production",
+    });
     expect(run.status).toBe(0);
     expect(run.output).toContain("failed=false");
     expect(run.file("comment.md")).toMatch(/^<!-- tuskr-summary:production -->\n#### production\n[\s\S]*No StoredFile changes/);

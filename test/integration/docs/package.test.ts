@@ -91,7 +91,10 @@ describe("the packed package", () => {
     expect(JSON.parse(out)).toEqual({ storedFile: "function", nameMax: 256, tag: "from-the-tarball" });
     const bin = (name: string) => path.join(project, "node_modules/.bin", name);
     expect(spawnSync(bin("tuskr-emulator"), ["--help"], { encoding: "utf8" }).stdout).toMatch(/Usage: tuskr-emulator/);
-    const summary = spawnSync(bin("pulumi-tuskr"), ["summary"], { input: JSON.stringify({ steps: [] }), encoding: "utf8" });
+    const summary = spawnSync(bin("pulumi-tuskr"), ["summary"], {
+      input: JSON.stringify({ steps: [{ op: "same", urn: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev" }] }),
+      encoding: "utf8",
+    });
     expect(summary.stdout).toMatch(/No StoredFile changes/);
   });
 

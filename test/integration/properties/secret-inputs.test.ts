@@ -3,6 +3,7 @@ import { ERRORS, type Emulator } from "../../../emulator";
 import { TuskrClient } from "../../../provider/client/client";
 import { LIMITS } from "../../../api";
 import { storedFileProvider as provider } from "../../../provider/dynamic/stored-file-provider";
+import { inert } from "../../../provider/engine/inert";
 import { KEY, getFile, jsonHeaders, patchFile, rawRequest, renewFile, request, useEmulator, withEmulator } from "../../helpers/emulator";
 import { recordResult } from "../../helpers/reliability-results";
 import { configureProvider } from "../../helpers/provider-fixture";
@@ -114,7 +115,8 @@ describe("hostile blobIds through the provider: check refuses or create fails cl
         (err: { message: string; id?: string }) => err,
       );
       expect(e, id).toBeDefined();
-      expect(e!.message).toContain(`StoredFile ${JSON.stringify(id)}`);
+      // Named as the console shows it: bidi, control and zero-width characters escaped.
+      expect(e!.message).toContain(`StoredFile ${inert(JSON.stringify(id))}`);
       expect(e!.message).toMatch(/unknown blobId/);
       expect(e!.id).toBeUndefined(); // nothing to record: nothing was done
       // A refresh of such an id drops it from the stack instead of failing.

@@ -278,12 +278,24 @@ describe("summarizePreview", () => {
       "steps",
       { version: 3, deployment: { resources: [file] } },
       { config: { "tuskr:epochSeconds": "86400" }, duration: 1 },
+      // Pulumi omits an empty list, and every preview has the stack's own step.
+      { steps: [] },
+      { steps: [], changeSummary: {}, diagnostics: [{ severity: "warning", message: "w" }] },
       { steps: [[{ op: "update", urn: urn("a") }]] },
       { steps: [{ op: "update" }] },
       { steps: [{ op: "update", urn: urn("a"), newState: [] }] },
     ]) {
       expect(() => summarizePreview(input), JSON.stringify(input)).toThrow(/not the output of `pulumi preview --json`: expected an object with a `steps` list/);
     }
+    expect(() => summarizePreview({ steps: [] })).toThrow(/\(steps: empty, which Pulumi never writes: it omits `steps` when there are none\)$/);
+  });
+
+  it("takes what `pulumi preview --json` prints for a stack with nothing in it, and a preview that failed before any step", () => {
+    const stack = { op: "same", urn: "urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev", newState: { type: "pulumi:pulumi:Stack", custom: false } };
+    expect(summarizePreview({ steps: [stack], duration: 1559853229, changeSummary: { same: 1 } })).toMatch(/No StoredFile changes/);
+    // A program that could not start registers no step, so the list is omitted: its errors say why.
+    const failed = { diagnostics: [{ prefix: "error: ", message: "the program could not start\n", severity: "error" }], duration: 1 };
+    expect(summarizePreview(failed)).toContain("**The preview failed** (1 error(s))");
   });
 });
 
