@@ -225,7 +225,8 @@ export async function upload(
 /**
  * The service's epoch as a renew's answer shows it (`epochs` moved the expiry from `before` to
  * `after`), and what to say when it contradicts the setting and is new (to this file or, before
- * it, to this provider).
+ * it, to this provider). A length the file's upload answer rules out, or other than one an earlier
+ * answer showed, is not taken on this answer's word (`ruledOut`, said).
  */
 function epochShown(
   state: StoredFileState,
@@ -233,13 +234,20 @@ function epochShown(
   after: ExpiryRecord,
   epochs: number,
   setting: Pick<PlanClock, "epochMs">,
-): { epochMsSeen?: number; problem?: string } {
+): { epochMsSeen?: number; problem?: string; ruledOut?: boolean } {
   const moved = expiryMovedMs(before, after);
   if (moved === undefined || !(moved > 0) || epochs < 1) return {};
   const seen = moved / epochs;
-  const known = state.epochMsSeen;
-  const isNew = typeof known !== "number" || Math.abs(known - seen) >= 1000;
-  return { epochMsSeen: seen, problem: isNew ? epochSettingProblem({ epochMsSeen: seen }, setting) : undefined };
+  const seconds = (ms: number) => String(Math.round(ms / 1000));
+  const shown = `a renew's answer moved expiresAt by ${seconds(seen)} s per epoch`;
+  const { epochMsAtLeast: least, epochMsBelow: below, epochMsSeen: known } = state;
+  if ((typeof least === "number" && seen < least - 1000) || (typeof below === "number" && seen >= below + 1000)) {
+    const bounds = `${typeof least === "number" ? `at least ${seconds(least)} s` : ""}${typeof least === "number" && typeof below === "number" ? ", " : ""}${typeof below === "number" ? `under ${seconds(below)} s` : ""}`;
+    return { ruledOut: true, problem: `${shown}, which the upload's answer rules out (${bounds}): not taken as the service's epoch` };
+  }
+  if (typeof known === "number" && Math.abs(known - seen) >= 1000)
+    return { ruledOut: true, problem: `${shown}, not the ${seconds(known)} s an earlier answer showed: the earlier length is kept` };
+  return { epochMsSeen: seen, problem: known === undefined ? epochSettingProblem({ epochMsSeen: seen }, setting) : undefined };
 }
 
 /**
@@ -301,9 +309,15 @@ export async function applyPlan(
         );
       }
       // A replay answers as of its first request; an empty answer says nothing: read instead.
-      const after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
+      let after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
       // This purchase's own answer shows the service's epoch: the expiry moved by exactly its epochs.
-      const shown = result.confirmedBy === "response" ? epochShown(state, before, after, epochs, clock) : {};
+      let shown = result.confirmedBy === "response" ? epochShown(state, before, after, epochs, clock) : {};
+      if (shown.ruledOut && after === result.file) {
+        // An answer whose move nothing else agrees with: the service's record decides what moved.
+        if (shown.problem) log(warning(`StoredFile ${label(state, blobId)}: ${shown.problem}`));
+        after = await client.getFile(blobId);
+        shown = epochShown(state, before, after, epochs, clock);
+      }
       if (result.confirmedBy === "response") checkPurchase("POST", filePath(blobId, "renew"), after, expiryMovedMs(before, after), epochs);
       checkRecord(after, horizonClock({ ...state, ...shown }, clock), blobId);
       if (shown.epochMsSeen !== undefined) state.epochMsSeen = shown.epochMsSeen;

@@ -51,3 +51,55 @@ export function json(res: http.ServerResponse, status: number, body: unknown, he
   res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
   res.end(text);
 }
+
+/** What a rewriting proxy does with one request: answer it itself, or let the emulator answer and rewrite that. */
+export interface Rewrite {
+  /** Answer without the emulator: [status, JSON body]. */
+  answer?(method: string, path: string): [number, unknown] | undefined;
+  /** The emulator's JSON answer, changed (the proxy's own origin already stands for the emulator's in every url). */
+  json?(method: string, path: string, status: number, body: unknown): unknown;
+}
+
+/**
+ * A loopback proxy in front of `target` (the emulator) that lies where `rewrite` says and passes
+ * everything else through, headers included; the records it passes on name it as their url's host.
+ */
+export async function rewritingProxy(target: string, rewrite: Rewrite): Promise<HostileService> {
+  let own = "";
+  const requests: HostileService["requests"] = [];
+  const server = http.createServer((req, res) => {
+    const method = req.method ?? "GET";
+    const path = req.url ?? "/";
+    requests.push({ method, path });
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", async () => {
+      const lie = rewrite.answer?.(method, path);
+      if (lie) return json(res, lie[0], lie[1]);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "content-length") headers[k] = v;
+      const answer = await fetch(`${target}${path}`, { method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined });
+      const body = Buffer.from(await answer.arrayBuffer());
+      const type = answer.headers.get("content-type") ?? "";
+      const passOn: Record<string, string> = {};
+      answer.headers.forEach((v, k) => {
+        if (k !== "content-length" && k !== "content-encoding" && k !== "transfer-encoding" && k !== "connection") passOn[k] = v;
+      });
+      if (!type.includes("json") || body.length === 0) return res.writeHead(answer.status, passOn).end(body);
+      const parsed = JSON.parse(body.toString("utf8").split(target).join(own)) as unknown;
+      const out = rewrite.json ? rewrite.json(method, path, answer.status, parsed) : parsed;
+      res.writeHead(answer.status, passOn).end(JSON.stringify(out));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  own = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: own,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -5,6 +5,7 @@ import { expiryReport } from "../../../provider/cli/expiry";
 import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
 import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
 import { KEY } from "../../helpers/emulator";
+import { rewritingProxy } from "../../helpers/hostile-service";
 import { configuredProvider } from "../../helpers/provider-fixture";
 
 /**
@@ -314,5 +315,34 @@ describe("two weeks' epoch, no answer showing it yet: a count the setting guesse
     // A raise buys on the guess, its answer shows the length, and the start is counted again in it.
     await up(e, blobId, outs as Props, { blobId, retentionEpochs: 30, __urn: urn("u") }, false);
     expect(ahead(e, blobId)).toBe(30);
+  });
+});
+
+describe("one renew's answer is not the service's epoch on its word alone", () => {
+  it("an answer moving the expiry 3 days more than the 2 epochs bought, on a file whose upload bounds the epoch: not learnt, said, read back", async () => {
+    const e = await start(DAY);
+    let lie = true;
+    const proxy = await rewritingProxy(e.url, {
+      json: (method, path, status, body) => {
+        if (!(lie && method === "POST" && path.endsWith("/renew") && status === 200)) return body;
+        lie = false;
+        const record = body as Props;
+        return { ...record, expiresAt: new Date(Date.parse(record.expiresAt) + 3 * DAY * 1000).toISOString() };
+      },
+    });
+    const lines = printed();
+    try {
+      const run = () => configuredProvider(proxy, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+      const inputs = { source: textAsset(`shifted ${Math.random()}`), name: "s.txt", retentionEpochs: 3, __urn: urn("s") };
+      const { id, outs } = await (await run()).create(inputs);
+      const raised = (await (await run()).update(id, outs, { ...inputs, retentionEpochs: 5 })).outs as Props;
+      // The service's record, read back, shows what moved: a day per epoch, and the true expiry.
+      expect(raised.__epochMsSeen).toBe(DAY * 1000);
+      expect(raised.expiresAt).toBe(entry(e, id).expiresAt);
+      expect(lines.join("\n")).toMatch(/a renew's answer moved expiresAt by 216000 s per epoch, which the upload's answer rules out/);
+      expect(lines.join("\n")).not.toMatch(/the service's epoch is 216000 s/);
+    } finally {
+      await proxy.close();
+    }
   });
 });

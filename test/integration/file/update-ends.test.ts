@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Emulator, startEmulator } from "../../../emulator";
 import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
+import { rewritingProxy } from "../../helpers/hostile-service";
 import { configuredProvider } from "../../helpers/provider-fixture";
 
 /**
@@ -152,33 +153,16 @@ describe("a record is checked before anything is bought on it", () => {
     const emu = await startEmulator({ port: 0 });
     closers.push(() => emu.close());
     const other = await emu.uploadFile({ content: "world", filename: "w.txt", epochs: 1 });
-    // In front of the emulator: every upload is answered 409 naming that entry (5 bytes, as "hello");
-    // records say their content is served here, so the read-back goes through this door too.
-    const proxy = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", async () => {
-        if (req.method === "POST" && req.url === "/v1/files") {
-          const text = JSON.stringify({ error: { code: "ALREADY_STORED", message: "stored", details: { blobId: other.blobId } } });
-          res.writeHead(409, { "Content-Type": "application/json" }).end(text);
-          return;
-        }
-        const answer = await fetch(`${emu.url}${req.url}`, {
-          method: req.method,
-          headers: { authorization: String(req.headers.authorization ?? ""), "content-type": String(req.headers["content-type"] ?? "") },
-          body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
-        });
-        const body = Buffer.from(await answer.arrayBuffer());
-        const own = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-        const out = (answer.headers.get("content-type") ?? "").includes("json") ? Buffer.from(body.toString("utf8").split(emu.url).join(own)) : body;
-        res.writeHead(answer.status, { "Content-Type": answer.headers.get("content-type") ?? "" }).end(out);
-      });
+    // In front of the emulator: every upload is answered 409 naming that entry (5 bytes, as "hello").
+    const proxy = await rewritingProxy(emu.url, {
+      answer: (method, path) =>
+        method === "POST" && path === "/v1/files"
+          ? [409, { error: { code: "ALREADY_STORED", message: "stored", details: { blobId: other.blobId } } }]
+          : undefined,
     });
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-    closers.push(() => new Promise<void>((resolve) => proxy.close(() => resolve())));
+    closers.push(() => proxy.close());
     vi.spyOn(console, "log").mockImplementation(() => undefined);
-    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    const provider = await configuredProvider({ url }, {}, fast);
+    const provider = await configuredProvider(proxy, {}, fast);
     const failed = await provider.create({ source: { [SIG_KEY]: ASSET_SIG, text: "hello" }, tag: "mine", retentionEpochs: 3, __urn: URN }).then(
       () => undefined,
       (e: Error & { code?: string }) => e,
