@@ -6,9 +6,9 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { startEmulator } from "../../emulator";
-import { blobBytes, type EngineStack, repoRoot, withStack } from "../helpers/engine";
-import { offlineEngineEnv } from "../../scripts/offline-engine.mjs";
+import { startEmulator } from "../../../emulator";
+import { blobBytes, type EngineStack, repoRoot, withStack } from "../../helpers/engine";
+import { offlineEngineEnv } from "../../../scripts/offline-engine.mjs";
 
 /**
  * examples/python, examples/go and examples/java through the real CLI and the tuskr provider
