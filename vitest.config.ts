@@ -29,14 +29,14 @@ const RELIABILITY = [
   "test/unit/folder/check-links.test.ts",
   "test/integration/file/read-gone.test.ts",
   "test/integration/file/create-recorded-is-sent.test.ts",
-  "test/e2e/inline-preview.e2e.test.ts",
+  "test/e2e/properties/inline-preview.e2e.test.ts",
   "test/integration/client/hostile-answers.test.ts",
   "test/integration/properties/preview-refuses.test.ts",
-  "test/e2e/crash.e2e.test.ts",
-  "test/e2e/reliability-failed-up.e2e.test.ts",
-  "test/e2e/reliability-rate-limit.e2e.test.ts",
-  "test/e2e/reliability-secrets.e2e.test.ts",
-  "test/e2e/reliability-soak.e2e.test.ts",
+  "test/e2e/properties/crash.e2e.test.ts",
+  "test/e2e/properties/failed-up.e2e.test.ts",
+  "test/e2e/properties/rate-limit.e2e.test.ts",
+  "test/e2e/properties/secrets.e2e.test.ts",
+  "test/e2e/properties/soak.e2e.test.ts",
 ];
 
 export default defineConfig({

@@ -268,7 +268,7 @@ if (crashModes.length) {
   push(
     "## Crashes: `pulumi up` SIGKILLed mid-request",
     "",
-    "Through the real engine (`test/e2e/crash.e2e.test.ts`): the CLI's process group and every descendant SIGKILLed while the listed requests were in flight, the service having applied the writes and held the answers; then what the CLI said to do, and nothing else: `pulumi cancel` (the stack is locked), `pulumi refresh`, `pulumi up` (one program edited after the kill, before the next `up`). Ends are in epochs from the epoch the file's resource was created in.",
+    "Through the real engine (`test/e2e/properties/crash.e2e.test.ts`): the CLI's process group and every descendant SIGKILLed while the listed requests were in flight, the service having applied the writes and held the answers; then what the CLI said to do, and nothing else: `pulumi cancel` (the stack is locked), `pulumi refresh`, `pulumi up` (one program edited after the kill, before the next `up`). Ends are in epochs from the epoch the file's resource was created in.",
     "",
     table(
       ["Service", "Killed during", "Declared end", "Stored until", "Tag and metadata as declared"],
@@ -513,7 +513,7 @@ const SCENARIO_FILES = {
   "test/integration/file/read-gone.test.ts": "refresh against wrong routes",
   "test/integration/file/create-recorded-is-sent.test.ts": "a file rewritten during up",
   "test/integration/client/hostile-answers.test.ts": "answers checked before they are acted on",
-  "test/e2e/inline-preview.e2e.test.ts": "inline Automation API preview",
+  "test/e2e/properties/inline-preview.e2e.test.ts": "inline Automation API preview",
 };
 if (vt) {
   const rows = (vt.testResults ?? []).flatMap((f) => {

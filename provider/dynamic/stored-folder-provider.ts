@@ -4,8 +4,9 @@ import type { ConfigSource } from "../config/settings";
 import type { StoredFileCore } from "../file/core";
 import { type ProviderLog, inertFailure, noticeLine } from "../engine/notice";
 import { requestOf, storedFileProvider, toldOnce, withProvider } from "./stored-file-provider";
-import { StoredFolderCore } from "../folder/core";
-import { type StoredFolderState, StoredFolderStateSchema } from "../folder/schema";
+import { StoredFolderCore, type StoredFolderRequest } from "../folder/core";
+import { folderInputsOf, validatedInputs } from "../folder/inputs";
+import { type StoredFolderState, folderStateOf } from "../folder/schema";
 
 /**
  * The dynamic resource's front door for StoredFolder kept as one resource (`StoredFolder` with
@@ -17,9 +18,11 @@ import { type StoredFolderState, StoredFolderStateSchema } from "../folder/schem
 type Props = Record<string, unknown>;
 
 /** The recorded state, from the outputs (their texts read back into the maps the core keeps). */
-const stateOf = (props: Props): StoredFolderState => {
-  const parsed = StoredFolderStateSchema.safeParse(fromOutputTexts(props));
-  return parsed.success ? parsed.data : {};
+const stateOf = (props: Props): StoredFolderState => folderStateOf(fromOutputTexts(props));
+/** A request for the core: the folder's inputs as `check` returned them, typed (the URN and secret names split off). */
+const folderRequestOf = (news: Props): StoredFolderRequest => {
+  const { inputs, urn, secretInputs } = requestOf(news);
+  return { inputs: folderInputsOf(inputs), urn, secretInputs };
 };
 /** The outputs this resource records: the core's state, its maps by path as texts (folder/entries.ts). */
 const asRecorded = (properties: Props): Props => withOutputTexts(properties);
@@ -40,17 +43,17 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
 
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
-    const checked = await toldOnce("check", () => this.core.check(olds, inputs, secretInputs, urn));
+    const checked = await toldOnce("check", () => this.core.check(folderInputsOf(olds), validatedInputs(inputs), secretInputs, urn));
     return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => inertFailure({ property, reason })) };
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-    const { changes, replaces, deleteBeforeReplace } = await toldOnce("diff", () => this.core.diff(id, stateOf(olds), requestOf(news)));
+    const { changes, replaces, deleteBeforeReplace } = await toldOnce("diff", () => this.core.diff(id, stateOf(olds), folderRequestOf(news)));
     return { changes, replaces, deleteBeforeReplace };
   }
 
   async create(news: Props): Promise<pulumi.dynamic.CreateResult> {
-    const { id, state } = await this.core.create(requestOf(news)).catch(withProvider(news, asRecorded));
+    const { id, state } = await this.core.create(folderRequestOf(news)).catch(withProvider(news, asRecorded));
     return { id, outs: asRecorded(state) };
   }
 
@@ -60,7 +63,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-    return { outs: asRecorded(await this.core.update(id, stateOf(olds), requestOf(news)).catch(withProvider(news, asRecorded))) };
+    return { outs: asRecorded(await this.core.update(id, stateOf(olds), folderRequestOf(news)).catch(withProvider(news, asRecorded))) };
   }
 
   /** Blobs cannot be deleted through the API: the files keep their periods, and no request is sent. */

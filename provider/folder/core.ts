@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
-import { type Props, at, declaredValue, failureOwner, handedBack, ownDeclared, ownValues, validatedInputs } from "./inputs";
+import { at, declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
 import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
@@ -12,7 +12,7 @@ import type { PropertyDiff } from "../file/plan";
 import { type CheckFailure, type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
 import { walkedSource } from "../file/source";
 import { parseState } from "../file/state";
-import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type StoredFolderState } from "./schema";
+import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 
 /**
  * StoredFolder as one resource: the folder's manifest (each kept path → its content's sha256)
@@ -23,6 +23,8 @@ import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type StoredFolderState } from "./sche
  * and every path's blobId and url are outputs.
  */
 
+const isFileField = (field: string): field is keyof FileValues => (FILE_FIELDS as readonly string[]).includes(field);
+
 /** Entries worked on at once (each request also waits for the client's own bound). */
 const WORKERS = 8;
 /** A preview names at most this many files one by one, then counts the rest. */
@@ -30,15 +32,15 @@ const LISTED_FILES = 200;
 /** And says at most this many of its files' notices. */
 const NOTICES = 10;
 
-/** A folder operation's request, as a front door hands it over. */
+/** A folder operation's request, as a front door hands it over (folder/inputs.ts: `folderInputsOf`). */
 export interface StoredFolderRequest {
-  inputs: Props;
+  inputs: FolderInputs;
   urn?: string;
   secretInputs: readonly string[];
 }
 
 /** The folder name a message uses: the resource's name from its URN, else its path. */
-const folderName = (urn: string | undefined, inputs: Props): string => JSON.stringify(urn ? urnName(urn) : String(inputs.path ?? ""));
+const folderName = (urn: string | undefined, inputs: FolderInputs): string => JSON.stringify(urn ? urnName(urn) : String(inputs.path ?? ""));
 
 /** Runs `work` on every item, `WORKERS` at a time; every item is tried, and the failures are returned with their items. */
 async function eachLimited<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<Array<{ item: T; error: unknown }>> {
@@ -60,26 +62,32 @@ export class StoredFolderCore {
   ) {}
 
   /**
-   * Validates the folder's inputs, walks the folder (never following a link) and hashes its
-   * files, then checks each content's entry as a StoredFile is checked (failures name the path's
-   * own field, `files["a.html"].tag`, or the shared one). The manifest joins the inputs.
+   * Walks the folder its validated inputs name (never following a link) and hashes its files,
+   * then checks each content's entry as a StoredFile is checked (failures name the path's own
+   * field, `files["a.html"].tag`, or the shared one). The manifest joins the inputs. `news`:
+   * what `validatedInputs` made of the program's inputs (its failures are returned as they are).
    */
-  check(olds: Props, news: Props, secretInputs: readonly string[], urn?: string): { inputs: Props; failures: CheckFailure[] } {
-    const { inputs, failures } = validatedInputs(news);
+  check(
+    olds: FolderInputs,
+    news: { inputs: FolderInputs; failures: CheckFailure[] },
+    secretInputs: readonly string[],
+    urn?: string,
+  ): { inputs: FolderInputs; failures: CheckFailure[] } {
+    const { inputs, failures } = news;
     if (failures.length > 0) return { inputs, failures };
     // Not known yet (at preview, from another resource's output): walked once it is.
-    if (["path", "include", "exclude", "files"].some((f) => isUnknown(inputs[f]))) return { inputs, failures };
+    if ((["path", "include", "exclude", "files"] as const).some((f) => isUnknown(inputs[f]))) return { inputs, failures };
     const label = folderName(urn, inputs);
     const walked = this.walked(label, inputs, urn);
     if ("failure" in walked) return { inputs, failures: [walked.failure] };
-    const manifest: Record<string, string> = {};
+    const manifest: Manifest = {};
     for (const [hash, rels] of walked.groups) for (const rel of rels) manifest[rel] = hash;
     const withManifest = { ...inputs, manifest };
     return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, urn) };
   }
 
   /** The folder's files by content, walked and hashed (never following a link); what a glob matched that it should not is said. */
-  private walked(label: string, inputs: Props, urn?: string): { groups: Map<string, string[]> } | { failure: CheckFailure } {
+  private walked(label: string, inputs: FolderInputs, urn?: string): { groups: Map<string, string[]> } | { failure: CheckFailure } {
     const dir = String(inputs.path);
     let groups: Map<string, string[]>;
     try {
@@ -90,7 +98,7 @@ export class StoredFolderCore {
     }
     const paths = new Set([...groups.values()].flat());
     if (paths.size === 0) this.log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);
-    for (const rel of Object.keys((inputs.files ?? {}) as Props).filter((r) => !paths.has(r))) {
+    for (const rel of Object.keys(inputs.files ?? {}).filter((r) => !paths.has(r))) {
       this.log(warning(`StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), urn);
     }
     return { groups };
@@ -101,7 +109,7 @@ export class StoredFolderCore {
    * reason: a shared value refused for every file is the folder's (no file named); otherwise it
    * names the files it is refused for, under the path's own field (`files["a.html"].tag`) or the shared one.
    */
-  private entryFailures(olds: Props, withManifest: Props, secretInputs: readonly string[], label: string, urn?: string): CheckFailure[] {
+  private entryFailures(olds: FolderInputs, withManifest: FolderInputs, secretInputs: readonly string[], label: string, urn?: string): CheckFailure[] {
     const own = (withManifest.files ?? {}) as Record<string, FileValues>;
     // Each content's date as its entry declared it before (made only for a folder that declares one).
     let oldDates: Map<string, FolderEntry<unknown>> | undefined;
@@ -143,12 +151,12 @@ export class StoredFolderCore {
    * entry keeps its period) or removed (no longer managed, no request), and each entry's own
    * changes as a StoredFile's diff finds them (refusals included: the preview fails with them).
    */
-  diff(_id: string, state: StoredFolderState, req: StoredFolderRequest, oldInputs: Props = {}): StoredFileDiff {
+  diff(_id: string, state: StoredFolderState, req: StoredFolderRequest, oldInputs: FolderInputs = {}): StoredFileDiff {
     const news = req.inputs;
     if (!isPlainObject(news.manifest)) return { changes: true, replaces: [], deleteBeforeReplace: false, detailedDiff: {} };
     const oldManifest = recordedManifest(state);
     const recorded = this.recordedEntries(state, oldManifest);
-    const newManifest = news.manifest as Record<string, string>;
+    const newManifest = news.manifest;
     const detailedDiff: Record<string, PropertyDiff> = {};
     // The declared values that changed: what an entry's own change comes from, unless it is a value changed outside the stack.
     const declaredChanges = FOLDER_INPUT_FIELDS.filter((field) => !jsonEqual(state[field] ?? undefined, news[field] ?? undefined));
@@ -235,7 +243,7 @@ export class StoredFolderCore {
   }
 
   /** Refresh: each entry read (as a StoredFile's refresh); an entry gone leaves the state, its paths the manifest. */
-  async read(id: string, before: StoredFolderState, urn?: string): Promise<{ id?: string; state?: StoredFolderState; inputs?: Props }> {
+  async read(id: string, before: StoredFolderState, urn?: string): Promise<{ id?: string; state?: StoredFolderState; inputs?: FolderInputs }> {
     // No state at all: `pulumi import`. A folder's entries are learnt by uploading its files, which an import must not do.
     if (before.path === undefined && before.entries === undefined) {
       throw new Error(
@@ -251,9 +259,9 @@ export class StoredFolderCore {
     });
     if (failed.length > 0) throw failed[0].error;
     const manifest = Object.fromEntries(Object.entries(recordedPaths).filter(([, hash]) => fresh.has(hash)));
-    const state = this.assemble(before, manifest, fresh);
-    const inputs: Props = { manifest };
-    for (const field of FOLDER_INPUT_FIELDS) if (before[field] !== undefined && before[field] !== null) inputs[field] = before[field];
+    const state = this.assemble(before, before.secretInputs, manifest, fresh);
+    const declared = FOLDER_INPUT_FIELDS.filter((field) => before[field] !== undefined && before[field] !== null).map((field) => [field, before[field]]);
+    const inputs = { manifest, ...Object.fromEntries(declared) } as FolderInputs;
     const drifted = this.drifted(fresh, manifest, before);
     if (Object.keys(drifted).length > 0) inputs.files = drifted;
     return { id, state, inputs };
@@ -266,9 +274,9 @@ export class StoredFolderCore {
    * engine shows a dynamic resource's changes as the difference of its inputs). A secret value
    * stays out (the refresh said which field moved).
    */
-  private drifted(fresh: Map<string, StoredFileState>, manifest: Record<string, string>, before: StoredFolderState): Props {
-    const declared = (isPlainObject(before.files) ? before.files : {}) as Record<string, Props>;
-    const out: Record<string, Props> = { ...declared };
+  private drifted(fresh: Map<string, StoredFileState>, manifest: Manifest, before: StoredFolderState): Record<string, FileValues> {
+    const declared = (isPlainObject(before.files) ? before.files : {}) as Record<string, FileValues>;
+    const out: Record<string, FileValues> = { ...declared };
     let any = false;
     // Against what is declared (not what the last refresh recorded: a second refresh finds the same).
     for (const entry of manifestEntries({ ...before, manifest })) {
@@ -306,15 +314,15 @@ export class StoredFolderCore {
         else keep(entry, (await this.files.create(entryReq)).state);
       } catch (e) {
         // A step that went through is recorded (a StoredFile's partial failure carries its state); otherwise the old entry stays as it was.
-        const partial = (e as { properties?: Props }).properties;
+        const partial = (e as { properties?: unknown }).properties;
         if (isPlainObject(partial) && typeof partial.blobId === "string") keep(entry, parseState(partial));
         else if (old) keep(entry, old);
         throw e;
       }
     });
     // The paths of the entries kept (a failed new content is not recorded: the next `up` sends it).
-    const manifest = Object.fromEntries(Object.entries(news.manifest as Record<string, string>).filter(([, hash]) => done.has(hash)));
-    const state = this.assemble({ ...news, secretInputs: req.secretInputs.length > 0 ? [...req.secretInputs] : undefined }, manifest, done);
+    const manifest = Object.fromEntries(Object.entries(news.manifest as Manifest).filter(([, hash]) => done.has(hash)));
+    const state = this.assemble(news, req.secretInputs, manifest, done);
     if (failed.length > 0) {
       const reasons = failed.map(({ item, error }) => `${item.paths[0]}: ${error instanceof Error ? error.message : String(error)}`);
       const more = reasons.length > 3 ? ` (and ${reasons.length - 3} more)` : "";
@@ -330,8 +338,16 @@ export class StoredFolderCore {
     return state;
   }
 
-  /** The folder's state: its declared inputs, the manifest of what is stored (as one text), outputs by path, and each entry. */
-  private assemble(from: Props, manifest: Record<string, string>, entries: Map<string, StoredFileState>): StoredFolderState {
+  /**
+   * The folder's state: its declared inputs (`from`: as declared, or as recorded), the names of its
+   * secret inputs, the manifest of what is stored (as one text), outputs by path, and each entry.
+   */
+  private assemble(
+    from: FolderInputs | StoredFolderState,
+    secretInputs: readonly string[] | null | undefined,
+    manifest: Manifest,
+    entries: Map<string, StoredFileState>,
+  ): StoredFolderState {
     const state: StoredFolderState = {};
     for (const field of FOLDER_INPUT_FIELDS) if (from[field] !== undefined && from[field] !== null) state[field] = from[field];
     const blobIds: Record<string, string> = {};
@@ -349,7 +365,7 @@ export class StoredFolderCore {
     // One JSON text, not a nested object: the engine carries, diffs and stores it as one value
     // (10,000 entries as nested properties cost it seconds on every step), and no one reads it but us.
     state.entries = packEntries(entries, { manifest, blobIds, urls });
-    if (Array.isArray(from.secretInputs) && from.secretInputs.length > 0) state.secretInputs = from.secretInputs as string[];
+    if (Array.isArray(secretInputs) && secretInputs.length > 0) state.secretInputs = [...secretInputs];
     return state;
   }
 
@@ -371,17 +387,18 @@ export class StoredFolderCore {
   }
 
   /** The entries `inputs` declare, by their content's hash. */
-  private entriesByHash(inputs: Props): Map<string, FolderEntry<unknown>> {
+  private entriesByHash(inputs: FolderInputs | StoredFolderState): Map<string, FolderEntry<unknown>> {
     return new Map(manifestEntries(inputs).map((e) => [e.hash, e]));
   }
 
   /** An entry's inputs, as a StoredFile declares them: its values, and its first path's content as the source (`walked`: as the walk just found it). */
-  private entryInputs(inputs: Props, entry: FolderEntry<unknown>, walked = false): DeclaredInputs {
-    const out: Props = {};
-    for (const field of FILE_FIELDS) if (entry.values[field] !== undefined && entry.values[field] !== null) out[field] = entry.values[field];
+  private entryInputs(inputs: FolderInputs, entry: FolderEntry<unknown>, walked = false): DeclaredInputs {
+    const declared = FILE_FIELDS.filter((field) => entry.values[field] !== undefined && entry.values[field] !== null).map((field) => [
+      field,
+      entry.values[field],
+    ]);
     const source = { [SIG_KEY]: ASSET_SIG, path: path.join(String(inputs.path), entry.paths[0]), hash: entry.hash };
-    out.source = walked ? walkedSource(source) : source;
-    return out as DeclaredInputs;
+    return { ...Object.fromEntries(declared), source: walked ? walkedSource(source) : source } as DeclaredInputs;
   }
 
   /**
@@ -389,15 +406,12 @@ export class StoredFolderCore {
    * values are secret, each one its paths declare of their own (a shared value that is not
    * secret stays shown: masked, a `retentionEpochs: 2` would garble every number in a message).
    */
-  private entrySecrets(secretInputs: readonly string[], inputs: Props, entry: FolderEntry<unknown>): string[] {
+  private entrySecrets(secretInputs: readonly string[], inputs: FolderInputs | StoredFolderState, entry: FolderEntry<unknown>): string[] {
     // A shared secret value is the entry's unless a path's own (plain) value took its place (a later end, an override).
-    const values = entry.values as Record<string, unknown>;
-    const names = new Set(
-      secretInputs.filter((f) => (FILE_FIELDS as readonly string[]).includes(f) && (secretInputs.includes("files") || jsonEqual(values[f], inputs[f]))),
-    );
+    const shared: FileValues = inputs;
+    const names = new Set(secretInputs.filter((f) => isFileField(f) && (secretInputs.includes("files") || jsonEqual(entry.values[f], shared[f]))));
     if (secretInputs.includes("files")) {
-      for (const rel of entry.paths)
-        for (const f of Object.keys(ownValues(inputs, rel) ?? {})) if ((FILE_FIELDS as readonly string[]).includes(f)) names.add(f);
+      for (const rel of entry.paths) for (const f of Object.keys(ownValues(inputs, rel) ?? {})) if (isFileField(f)) names.add(f);
     }
     return [...names];
   }

@@ -1,11 +1,11 @@
 import { isPlainObject, jsonEqual, ownValue } from "../../api";
 import type { StoredFileState } from "../file/schema";
 import { type CheckFailure, failureInput, isUnknown } from "../file/schema";
-import { FOLDER_INPUT_FIELDS, StoredFolderInputsSchema } from "./schema";
+import { FOLDER_INPUT_FIELDS, type FolderInputs, StoredFolderInputsSchema } from "./schema";
 import type { FileValues, FolderEntry } from "./walk";
 
-/** A folder's inputs as a front door hands them over, before and after they are checked. */
-export type Props = Record<string, unknown>;
+/** What a front door receives: property bags, typed here once (`validatedInputs`, `folderInputsOf`). */
+type Props = Record<string, unknown>;
 
 const PARTIAL_INPUTS = StoredFolderInputsSchema.partial();
 
@@ -13,29 +13,31 @@ const PARTIAL_INPUTS = StoredFolderInputsSchema.partial();
 export const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
 
 /** The value an entry declares for `field` (shared or its paths' own), if any. */
-export const declaredValue = (entry: FolderEntry<unknown> | undefined, field: string): unknown =>
-  entry ? ownValue(entry.values as Record<string, unknown>, field) : undefined;
+export const declaredValue = (entry: FolderEntry<unknown> | undefined, field: string): unknown => (entry ? ownValue<unknown>(entry.values, field) : undefined);
 
 /** A path's own declared values (files[rel]), if the inputs have them. */
-export const ownValues = (inputs: Props, rel: string): Props | undefined => {
-  const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Props, rel) : undefined;
+export const ownValues = (inputs: { files?: unknown }, rel: string): FileValues | undefined => {
+  const own = isPlainObject(inputs.files) ? ownValue(inputs.files as Record<string, FileValues>, rel) : undefined;
   return isPlainObject(own) ? own : undefined;
 };
 
 /** A file's own declared value of `field` (files[rel][field]), if the inputs have one. */
-export const ownDeclared = (inputs: Props, rel: string, field: string): unknown => {
+export const ownDeclared = (inputs: FolderInputs, rel: string, field: string): unknown => {
   const own = ownValues(inputs, rel);
-  return own ? ownValue(own, field) : undefined;
+  return own ? ownValue(own as Props, field) : undefined;
 };
 
 /** Whether a refresh handed back `recorded`'s value of `field` (changed outside the stack) as files[rel]'s own value. */
-export const handedBack = (inputs: Props, rel: string, field: string, recorded: StoredFileState): boolean => {
+export const handedBack = (inputs: FolderInputs, rel: string, field: string, recorded: StoredFileState): boolean => {
   const own = ownDeclared(inputs, rel, field);
   return own !== undefined && jsonEqual(own ?? null, (recorded as Props)[field] ?? null);
 };
 
-/** The folder's inputs: known fields only, each as its schema allows; `path` required. */
-export function validatedInputs(news: Props): { inputs: Props; failures: CheckFailure[] } {
+/**
+ * What a front door received at check, as the folder's inputs: known fields only, each as its
+ * schema allows (or still unknown); `path` required. Each refusal is a failure.
+ */
+export function validatedInputs(news: Props): { inputs: FolderInputs; failures: CheckFailure[] } {
   const failures: CheckFailure[] = [];
   const inputs: Props = {};
   const candidate: Props = {};
@@ -62,7 +64,17 @@ export function validatedInputs(news: Props): { inputs: Props; failures: CheckFa
   }
   if (news?.path === undefined || news.path === null)
     failures.push({ property: "path", reason: "path is required: the folder, relative to the program's directory" });
-  return { inputs, failures };
+  return { inputs: inputs as FolderInputs, failures };
+}
+
+/**
+ * Inputs a check has returned already (as the engine hands them back to diff, create and update,
+ * or recorded), as the folder's inputs: its fields and the manifest, as they are (nothing judged again).
+ */
+export function folderInputsOf(props: Props | undefined): FolderInputs {
+  const inputs: Props = {};
+  for (const field of [...FOLDER_INPUT_FIELDS, "manifest"]) if (props?.[field] !== undefined) inputs[field] = props[field];
+  return inputs as FolderInputs;
 }
 
 /**
@@ -71,7 +83,7 @@ export function validatedInputs(news: Props): { inputs: Props; failures: CheckFa
  * folder's own value fails alike for every file (its reason may differ only by the instant it
  * was judged at), so it is keyed by field; a path's own, or a path's name, by its reason.
  */
-export function failureOwner(failure: CheckFailure, entry: FolderEntry<unknown>, own: Record<string, FileValues>, inputs: Props) {
+export function failureOwner(failure: CheckFailure, entry: FolderEntry<unknown>, own: Record<string, FileValues>, inputs: FolderInputs) {
   const field = failureInput(failure) as keyof FileValues;
   const ownOf = (rel: string) => ownValue(own, rel)?.[field];
   // (A value no path declares of its own is the folder's: a path that takes it, not one that declares another.)
@@ -82,6 +94,7 @@ export function failureOwner(failure: CheckFailure, entry: FolderEntry<unknown>,
   const declaredOwn = ownOf(owner) !== undefined;
   // A secret value's failure names no property (the engine would print its value).
   const property = failure.property === "" ? "" : failure.property === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
-  const shared = !declaredOwn && inputs[field] !== undefined;
+  const sharedValues: FileValues = inputs;
+  const shared = !declaredOwn && sharedValues[field] !== undefined;
   return { key: JSON.stringify(shared ? [property, field] : [property, failure.reason]), property, owner, shared };
 }

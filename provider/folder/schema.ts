@@ -1,5 +1,7 @@
 import { z } from "zod";
+import type { UNKNOWN } from "../engine/markers";
 import { StoredFileInputsSchema } from "../file/schema";
+import type { FileValues } from "./walk";
 
 /**
  * StoredFolder's inputs, as one resource for the whole folder (the provider plugin's
@@ -42,6 +44,23 @@ export const StoredFolderInputsSchema = z.object({
 });
 
 export const FOLDER_INPUT_FIELDS = StoredFolderInputsSchema.keyof().options;
+type FolderInputField = (typeof FOLDER_INPUT_FIELDS)[number];
+
+/** Each kept path (relative to the folder) → its content's sha256, as `check` computes it. */
+export type Manifest = Record<string, string>;
+
+/**
+ * A folder's inputs as the core takes them: each declared field as its schema allows, or (at
+ * preview) still Pulumi's unknown, and the manifest `check` adds. Front doors make them once,
+ * from what they receive (folder/inputs.ts: `validatedInputs` at check, `folderInputsOf` after).
+ */
+export type FolderInputs = {
+  [K in Exclude<FolderInputField, "files">]?: z.input<typeof StoredFolderInputsSchema>[K] | typeof UNKNOWN;
+} & {
+  // Each path's own values (a refresh may hand back a null: a value removed outside the stack).
+  files?: Record<string, FileValues> | typeof UNKNOWN;
+  manifest?: Manifest;
+};
 
 /** What the folder reports, by path. */
 const outputShape = {
@@ -74,4 +93,10 @@ export const StoredFolderStateSchema = z
     secretInputs: z.array(z.string()).nullish(),
   })
   .loose();
-export type StoredFolderState = z.infer<typeof StoredFolderStateSchema> & Partial<Record<(typeof FOLDER_INPUT_FIELDS)[number], unknown>>;
+export type StoredFolderState = z.infer<typeof StoredFolderStateSchema> & Partial<Record<FolderInputField, unknown>>;
+
+/** A recorded state, read leniently: what a front door receives as a folder's state (nothing readable: none). */
+export function folderStateOf(props: unknown): StoredFolderState {
+  const parsed = StoredFolderStateSchema.safeParse(props);
+  return parsed.success ? parsed.data : {};
+}

@@ -68,7 +68,7 @@ export function folderEntries<V>(groups: Map<string, string[]>, shared: FileValu
  * The entries a folder's inputs declare: its `manifest` (path → SHA-256, as `check` computed it)
  * grouped by content, with the shared values and `files`' own.
  */
-export function manifestEntries(inputs: Record<string, unknown>): Array<FolderEntry<unknown>> {
+export function manifestEntries(inputs: FileValues & { manifest?: unknown; files?: unknown }): Array<FolderEntry<unknown>> {
   const groups = new Map<string, string[]>();
   for (const [rel, hash] of Object.entries((inputs.manifest ?? {}) as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const paths = groups.get(hash);

@@ -7,8 +7,9 @@ import type { PropertyDiff } from "../file/plan";
 import type { CheckFailure, StoredFileState } from "../file/schema";
 import { hideBookkeeping, parseState } from "../file/state";
 import { GET_FILE_TOKEN } from "./schema";
-import { StoredFolderCore } from "../folder/core";
-import { type StoredFolderState, StoredFolderStateSchema } from "../folder/schema";
+import { StoredFolderCore, type StoredFolderRequest } from "../folder/core";
+import { folderInputsOf, validatedInputs } from "../folder/inputs";
+import { type StoredFolderState, folderStateOf as parsedFolderState } from "../folder/schema";
 import type { TuskrClientOptions } from "../client/client";
 
 /**
@@ -185,9 +186,12 @@ function rethrowPartial(error: unknown): never {
 }
 
 /** A folder's recorded state, revealed and read leniently. */
-function folderStateOf(props: Props | undefined): StoredFolderState {
-  const parsed = StoredFolderStateSchema.safeParse(revealAll(props).plain);
-  return parsed.success ? parsed.data : {};
+const folderStateOf = (props: Props | undefined): StoredFolderState => parsedFolderState(revealAll(props).plain);
+
+/** A folder operation's request: its inputs (as `check` returned them) revealed and typed, the URN from the engine, the secret inputs from their markers. */
+function folderRequestOf(urn: string, props: Props | undefined): StoredFolderRequest {
+  const { plain, secrets } = revealAll(props);
+  return { inputs: folderInputsOf(plain), urn, secretInputs: secrets };
 }
 
 /** What a folder records, its secret inputs marked secret — and its entries too when any value is (they hold the values). */
@@ -202,7 +206,7 @@ export class StoredFolderPlugin {
 
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
     const { inputs, secretInputs } = requestOf(urn, news);
-    const checked = this.core.check(revealAll(olds).plain, inputs, secretInputs, urn);
+    const checked = this.core.check(folderInputsOf(revealAll(olds).plain), validatedInputs(inputs), secretInputs, urn);
     return { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
   }
 
@@ -214,12 +218,12 @@ export class StoredFolderPlugin {
     news: Props,
     oldInputs: Props = {},
   ): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
-    const { changes, replaces, detailedDiff } = this.core.diff(id, folderStateOf(olds), requestOf(urn, news), revealAll(oldInputs).plain);
+    const { changes, replaces, detailedDiff } = this.core.diff(id, folderStateOf(olds), folderRequestOf(urn, news), folderInputsOf(revealAll(oldInputs).plain));
     return { changes, replaces, detailedDiff };
   }
 
   async create(urn: string, news: Props): Promise<{ id: string; outs: Props }> {
-    const { id, state } = await this.core.create(requestOf(urn, news)).catch(rethrowFolderPartial);
+    const { id, state } = await this.core.create(folderRequestOf(urn, news)).catch(rethrowFolderPartial);
     return { id, outs: folderOutputs(state) };
   }
 
@@ -231,7 +235,7 @@ export class StoredFolderPlugin {
   }
 
   async update(id: string, urn: string, olds: Props, news: Props): Promise<{ outs: Props }> {
-    const state = await this.core.update(id, folderStateOf(olds), requestOf(urn, news)).catch(rethrowFolderPartial);
+    const state = await this.core.update(id, folderStateOf(olds), folderRequestOf(urn, news)).catch(rethrowFolderPartial);
     return { outs: folderOutputs(state) };
   }
 }

@@ -26,6 +26,21 @@ interface Outcome {
   seconds: number;
 }
 
+/** What an `up` or a `destroy` reported besides its output. */
+interface Applied extends Outcome {
+  /** The engine's count of resources by step (`summary.resourceChanges`); undefined when it failed. */
+  changes?: Record<string, number>;
+  /** The stack's outputs after it, by name (values only); empty when it failed. */
+  outputs: Record<string, unknown>;
+}
+
+/** A program's run: what it printed and how it exited. */
+interface Ran {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
 export interface EngineStack {
   stack: Stack;
   name: string;
@@ -40,12 +55,20 @@ export interface EngineStack {
   transcript: string[];
   /** Sets the fixture's `files` config: resource name → StoredFile args. */
   declare(files: Record<string, Record<string, unknown>>): Promise<void>;
-  /** `pulumi up`, `preview`, `refresh`: a failed run resolves with ok false, it does not throw. */
-  up(options?: { parallel?: number }): Promise<Outcome>;
+  /** `pulumi up`, `preview`, `refresh`, `destroy`: a failed run resolves with ok false, it does not throw. */
+  up(options?: { parallel?: number }): Promise<Applied>;
   preview(): Promise<Outcome & { changeSummary?: Record<string, number> }>;
   refresh(): Promise<Outcome>;
+  destroy(): Promise<Applied>;
   /** The pulumi CLI on this stack, same environment: stdout, stderr and exit code. */
-  cli(args: string[]): Promise<{ stdout: string; stderr: string; code: number }>;
+  cli(args: string[]): Promise<Ran>;
+  /** The stack's environment (this process's, and the CLI's and language hosts' PATH, backend, Pulumi home). */
+  env: NodeJS.ProcessEnv;
+  /**
+   * A set-up command (`pulumi` is this stack's CLI), run in the project (or `cwd`) with the stack's
+   * environment; rejects, with what it printed, when it fails.
+   */
+  exec(file: string, args: string[], options?: { cwd?: string }): Promise<Ran>;
   /** The pulumi CLI started in a process group of its own, to be killed while it runs. */
   startCli(args: string[]): RunningCli;
   /**
@@ -180,6 +203,7 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
   await stack.setConfig("tuskr:baseUrl", { value: options.baseUrl ?? emu.url });
   for (const [k, v] of Object.entries(options.config ?? {})) await stack.setConfig(k, { value: v });
 
+  const env = { ...process.env, ...envVars };
   const transcript: string[] = [];
   const capture = async <T extends { stdout: string; stderr: string }>(run: () => Promise<T>) => {
     const t0 = Date.now();
@@ -194,26 +218,36 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
       return { ok: false, output, result: undefined, seconds: (Date.now() - t0) / 1000 };
     }
   };
-  const cli: EngineStack["cli"] = (args) =>
+  /** Runs `file` with the stack's environment: what it printed and its exit code. */
+  const ran = (file: string, args: string[], cwd = workDir): Promise<Ran> =>
     new Promise((resolve) => {
-      execFile(
-        path.join(pulumiDir, "pulumi"),
-        // The stack flags go before a `--` (after it everything is an argument: a blobId may start with "-").
-        args.includes("--")
-          ? [...args.slice(0, args.indexOf("--")), "--stack", name, "--non-interactive", ...args.slice(args.indexOf("--"))]
-          : [...args, "--stack", name, "--non-interactive"],
-        { cwd: workDir, env: { ...process.env, ...envVars }, maxBuffer: 256 * 1024 * 1024 },
-        (error, stdout, stderr) => {
-          transcript.push(stdout, stderr);
-          resolve({ stdout, stderr, code: error ? Number((error as { code?: number }).code ?? 1) : 0 });
-        },
-      );
+      execFile(file === "pulumi" ? path.join(pulumiDir, "pulumi") : file, args, { cwd, env, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
+        transcript.push(stdout, stderr);
+        resolve({ stdout, stderr, code: error ? Number((error as { code?: number }).code ?? 1) : 0 });
+      });
     });
+  const cli: EngineStack["cli"] = (args) =>
+    ran(
+      "pulumi",
+      // The stack flags go before a `--` (after it everything is an argument: a blobId may start with "-").
+      args.includes("--")
+        ? [...args.slice(0, args.indexOf("--")), "--stack", name, "--non-interactive", ...args.slice(args.indexOf("--"))]
+        : [...args, "--stack", name, "--non-interactive"],
+    );
+  const exec: EngineStack["exec"] = async (file, args, options = {}) => {
+    const result = await ran(file, args, options.cwd);
+    if (result.code !== 0) throw new Error(`${file} ${args.join(" ")} failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
+    return result;
+  };
+  const applied = (result: { summary: { resourceChanges?: Record<string, number> }; outputs?: Record<string, { value: unknown }> } | undefined) => ({
+    changes: result?.summary.resourceChanges,
+    outputs: Object.fromEntries(Object.entries(result?.outputs ?? {}).map(([k, v]) => [k, v.value])),
+  });
   const startCli: EngineStack["startCli"] = (args) => {
     let output = "";
     const child = spawn(path.join(pulumiDir, "pulumi"), [...args, "--stack", name, "--non-interactive"], {
       cwd: workDir,
-      env: { ...process.env, ...envVars },
+      env,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -240,8 +274,8 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
     onEvent: (e) => events.push(e),
     declare: (files) => stack.setConfig("files", { value: JSON.stringify(files) }),
     async up(options = {}) {
-      const { ok, output, seconds } = await capture(() => stack.up({ parallel: options.parallel }));
-      return { ok, output, seconds };
+      const { ok, output, seconds, result } = await capture(() => stack.up({ parallel: options.parallel }));
+      return { ok, output, seconds, ...applied(result) };
     },
     async preview() {
       const { ok, output, seconds, result } = await capture(() => stack.preview());
@@ -251,7 +285,13 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
       const { ok, output, seconds } = await capture(() => stack.refresh());
       return { ok, output, seconds };
     },
+    async destroy() {
+      const { ok, output, seconds, result } = await capture(() => stack.destroy());
+      return { ok, output, seconds, ...applied(result) };
+    },
     cli,
+    env,
+    exec,
     startCli,
     storedState: () => readTree(path.join(tmp, "state")),
     async resources() {
@@ -301,6 +341,64 @@ export async function withStack(project: string, fn: (ctx: EngineStack) => Promi
     throw e;
   }
   await ctx.dispose();
+}
+
+/** What a story's step runs on its stack: an Automation API command, or the CLI with these arguments. */
+type StepCommand = "preview" | "up" | "destroy" | { cli: string[] };
+
+/** What a step's command did: its exit code and output, and what the engine reported. */
+interface StepResult {
+  code: number;
+  /** stdout, then stderr. */
+  output: string;
+  /** The engine's count of resources by step (an `up`'s and a `destroy`'s `resourceChanges`, a preview's `changeSummary`). */
+  changes?: Record<string, number>;
+  /** The stack's outputs after an `up`, by name. */
+  outputs: Record<string, unknown>;
+}
+
+/** One step of a story told through the engine: a change, a command, and what must hold after it. */
+export interface EngineStep {
+  /** What the step is: named when it fails. */
+  name: string;
+  /** A change before the command: a user's edit of the program, say. */
+  before?: () => void | Promise<void>;
+  command: StepCommand;
+  /** What must hold; the emulator's requests are the command's alone (cleared after `before`). */
+  expect: (result: StepResult) => void | Promise<void>;
+  /** Done once `expect` held: an edit undone. */
+  after?: () => void | Promise<void>;
+}
+
+async function runCommand(s: EngineStack, command: StepCommand): Promise<StepResult> {
+  if (typeof command === "object") {
+    const { stdout, stderr, code } = await s.cli(command.cli);
+    return { code, output: stdout + stderr, outputs: {} };
+  }
+  // The Automation API's commands: one that fails fails its step, as the API throws.
+  const result =
+    command === "preview"
+      ? await s.preview().then((r) => ({ ...r, changes: r.changeSummary, outputs: {} }))
+      : command === "up"
+        ? await s.up()
+        : await s.destroy();
+  if (!result.ok) throw new Error(`pulumi ${command} failed:\n${result.output}`);
+  return { code: 0, output: result.output, changes: result.changes, outputs: result.outputs };
+}
+
+/** Runs a story's steps in order on `s`; a failure names its step. */
+export async function runSteps(s: EngineStack, steps: readonly EngineStep[]): Promise<void> {
+  for (const step of steps) {
+    try {
+      await step.before?.();
+      s.emu.clearRequests();
+      await step.expect(await runCommand(s, step.command));
+      await step.after?.();
+    } catch (e) {
+      if (e instanceof Error) e.message = `step "${step.name}": ${e.message}`;
+      throw e;
+    }
+  }
 }
 
 /** Uploads fresh content to the shared emulator and returns its blobId. */

@@ -18,7 +18,7 @@ import { summarizePreview } from "../../../provider/cli/summary";
  * engine's calls, in its order) against the emulator: one entry per content, a preview that names
  * each file, the minimum of requests for each change, outputs by path, a partial failure that
  * keeps what went through, and a refresh that forgets an expired entry. (Through the real engine:
- * test/e2e/folder-yaml.e2e.test.ts.)
+ * test/e2e/folder/yaml.e2e.test.ts.)
  */
 
 const URN = `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::site`;

@@ -25,7 +25,7 @@ import { recordResult, sized } from "../../helpers/reliability-results";
  * registered StoredFile by name is created, diffed and updated, replaced when diff says so;
  * one gone from the program is deleted (no request). A kill is an `apply-then-drop` on one
  * write: the run's results are discarded from there on, as a killed process records nothing;
- * the SIGKILL tier (test/e2e/crash.e2e.test.ts) kills the real engine.
+ * the SIGKILL tier (test/e2e/properties/crash.e2e.test.ts) kills the real engine.
  */
 
 const RETENTION = 3;

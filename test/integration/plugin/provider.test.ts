@@ -9,7 +9,7 @@ import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
  * The provider plugin's resource logic against the emulator, without gRPC: the same provider
  * as the dynamic resource, plus what only a plugin does — the engine's secret markers, typed
  * provider config, property-level diffs and import. (The plugin through the real engine, from a
- * YAML program: test/e2e/plugin.e2e.test.ts.)
+ * YAML program: test/e2e/plugin/yaml.e2e.test.ts.)
  */
 const URN = `urn:pulumi:dev::proj::${STORED_FILE_TYPES.plugin}::logo`;
 const SIG = SIG_KEY;

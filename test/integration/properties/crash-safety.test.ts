@@ -18,7 +18,7 @@ import { configuredProvider } from "../../helpers/provider-fixture";
  * forever); the next run is a new provider, as after a killed `pulumi up`, given what the engine
  * would give it (the state of before, and the program as it is now). Every scenario runs against
  * each kind of service: keys honoured or ignored, and each way a second upload of stored bytes
- * may be answered. The crash tier (test/e2e/crash.e2e.test.ts) does the same through the real
+ * may be answered. The crash tier (test/e2e/properties/crash.e2e.test.ts) does the same through the real
  * engine with SIGKILL.
  */
 

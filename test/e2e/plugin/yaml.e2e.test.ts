@@ -1,10 +1,10 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
-import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
-import { STORED_FILE_TYPES } from "../../provider/engine/urns";
-import { summarizePreview } from "../../provider/cli/summary";
+import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
+import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
+import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
+import { summarizePreview } from "../../../provider/cli/summary";
 
 /**
  * pulumi-tuskr as a provider plugin named `tuskr`, through its PulumiPlugin.yaml and the real
@@ -86,7 +86,7 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         );
 
         // Refresh: only GETs; a tag changed elsewhere is said, and restored by the next up.
-        const { patchFile } = await import("../helpers/emulator");
+        const { patchFile } = await import("../../helpers/emulator");
         await patchFile(emu, logo, { tag: "edited-elsewhere" });
         emu.clearRequests();
         const refreshed = await cli(["refresh", "--yes"]);
@@ -160,7 +160,7 @@ describe("moving a stack from the dynamic StoredFile to the plugin's", () => {
     const blobId = (await emu.uploadFile({ content: `migrate ${Math.random()}`, filename: "logo.svg" })).blobId;
     const declared = { name: "logo.svg", tag: "brand", metadata: { team: "web" } };
     await withStack(
-      "test/e2e/migrate",
+      "test/e2e/plugin/migrate",
       async ({ stack, emu, fileRequests, cli }) => {
         const routes = () => fileRequests().map((r) => r.route);
         await stack.up();

@@ -4,9 +4,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
-import { offlineEngineEnv } from "../../scripts/offline-engine.mjs";
-import { FIXTURE, repoRoot, sharedEmulator, stopEmulator } from "../helpers/engine";
+import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
+import { offlineEngineEnv } from "../../../scripts/offline-engine.mjs";
+import { FIXTURE, repoRoot, sharedEmulator, stopEmulator } from "../../helpers/engine";
 
 afterAll(stopEmulator);
 

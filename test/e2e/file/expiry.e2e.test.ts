@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { FIXTURE, stopEmulator, storedOnEmulator, upload, withStack } from "../helpers/engine";
+import { FIXTURE, stopEmulator, storedOnEmulator, upload, withStack } from "../../helpers/engine";
 
 afterAll(stopEmulator);
 

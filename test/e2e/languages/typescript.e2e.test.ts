@@ -3,8 +3,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
-import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
+import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
+import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
 
 afterAll(stopEmulator);
 

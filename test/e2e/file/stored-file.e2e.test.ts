@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../emulator";
-import { FIXTURE, STORED_FILE_TYPE, stopEmulator, storedOnEmulator, upload, withStack } from "../helpers/engine";
+import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../../emulator";
+import { FIXTURE, STORED_FILE_TYPE, stopEmulator, storedOnEmulator, upload, withStack } from "../../helpers/engine";
 
 const DAY_MS = 86_400_000;
 afterAll(stopEmulator);

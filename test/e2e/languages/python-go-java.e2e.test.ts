@@ -1,14 +1,10 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { inject } from "vitest";
-import { startEmulator } from "../../emulator";
-import { blobBytes, type EngineStack, repoRoot, withStack } from "../helpers/engine";
-import { offlineEngineEnv } from "../../scripts/offline-engine.mjs";
+import { startEmulator } from "../../../emulator";
+import { blobBytes, type EngineStack, type EngineStep, repoRoot, runSteps, withStack } from "../../helpers/engine";
 
 /**
  * examples/python, examples/go and examples/java through the real CLI and the tuskr provider
@@ -25,29 +21,16 @@ import { offlineEngineEnv } from "../../scripts/offline-engine.mjs";
  * Slow set-ups are cached outside the repository: the virtualenv by the hash of what it holds,
  * in ~/.cache/pulumi-tuskr/python-venvs; Go's modules and builds in Go's own caches; Maven's
  * downloads in ~/.m2.
+ *
+ * Every command runs through the one engine driver (test/helpers/engine.ts): set-up commands with
+ * `exec`, in the stack's environment; the story itself as steps (`story`), each a command and
+ * what must hold after it.
  */
-const run = promisify(execFile);
 const cacheRoot = process.env.TUSKR_PULUMI_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "pulumi-tuskr");
-
-/** The stack's own environment (offlineEngineEnv, as openStack builds it): PATH with the CLI and its hosts. */
-function stackEnv(s: EngineStack): NodeJS.ProcessEnv {
-  const vars = offlineEngineEnv({
-    pulumiDir: inject("pulumiDir"),
-    tmp: path.dirname(s.workDir),
-    passphrase: "test-passphrase",
-    isolated: true,
-    extraPath: [inject("languageHostsDir")],
-  });
-  return { ...process.env, ...vars };
-}
 
 /** `pulumi package gen-sdk ./node_modules/pulumi-tuskr --language <language> --out sdks`, in the project. */
 async function genSdk(s: EngineStack, language: string): Promise<void> {
-  await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "gen-sdk", "./node_modules/pulumi-tuskr", "--language", language, "--out", "sdks"], {
-    cwd: s.workDir,
-    env: stackEnv(s),
-    maxBuffer: 64 << 20,
-  });
+  await s.exec("pulumi", ["package", "gen-sdk", "./node_modules/pulumi-tuskr", "--language", language, "--out", "sdks"]);
 }
 
 /** Every file under `dir`, with its bytes, sorted: what a hash of a tree reads. */
@@ -65,7 +48,7 @@ function treeHash(hash: ReturnType<typeof createHash>, dir: string): void {
  */
 async function pythonSetUp(s: EngineStack): Promise<void> {
   await genSdk(s, "python");
-  const python = (await run("python3", ["-c", "import sys; print(sys.version)"])).stdout;
+  const python = (await s.exec("python3", ["-c", "import sys; print(sys.version)"])).stdout;
   const hash = createHash("sha256")
     .update(python)
     .update(fs.readFileSync(path.join(s.workDir, "requirements.txt")));
@@ -74,11 +57,8 @@ async function pythonSetUp(s: EngineStack): Promise<void> {
   if (!fs.existsSync(path.join(venv, ".complete"))) {
     fs.rmSync(venv, { recursive: true, force: true });
     fs.mkdirSync(path.dirname(venv), { recursive: true });
-    await run("python3", ["-m", "venv", venv]);
-    await run(path.join(venv, "bin/pip"), ["install", "--quiet", "--disable-pip-version-check", "-r", "requirements.txt", "./sdks/python"], {
-      cwd: s.workDir,
-      maxBuffer: 64 << 20,
-    });
+    await s.exec("python3", ["-m", "venv", venv]);
+    await s.exec(path.join(venv, "bin/pip"), ["install", "--quiet", "--disable-pip-version-check", "-r", "requirements.txt", "./sdks/python"]);
     fs.writeFileSync(path.join(venv, ".complete"), "");
   }
   // A copy of a checkout where someone ran the README in place holds a venv of its own.
@@ -105,7 +85,7 @@ function edit(s: EngineStack, file: string, from: string, to: string): void {
  * host, built once and cached (CI builds it with the CLI).
  */
 async function javaSetUp(s: EngineStack): Promise<void> {
-  await run("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-java"], { maxBuffer: 64 << 20 });
+  await s.exec("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-java"]);
   await genSdk(s, "java");
 }
 
@@ -175,38 +155,38 @@ const LANGUAGES: Record<string, Language> = {
 
 const writes = (requests: Array<{ route: string; requestBody?: unknown }>) => requests.filter((r) => r.route !== "get").map((r) => [r.route, r.requestBody]);
 
-describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the tuskr provider plugin", (name) => {
-  const lang = LANGUAGES[name];
-  it("up, unchanged preview and up, a tag edit, a raised retention, a type error, destroy", async () => {
-    const emu = await startEmulator({ port: 0 });
-    const stored = (blobId: string) => emu.files().find((f) => f.blobId === blobId);
-    const logoBytes = fs.readFileSync(path.join(repoRoot, "examples/basic/files/logo.svg"));
-    const logo = (await emu.uploadFile({ content: Buffer.concat([logoBytes, Buffer.from(`<!-- ${name} ${Math.random()} -->`)]), filename: "logo.svg" })).blobId;
-    await withStack(
-      lang.project,
-      async (s) => {
-        const { stack, emu, fileRequests, cli } = s;
-        // What setUp does is what the README says to do.
-        const readme = fs.readFileSync(path.join(repoRoot, lang.project, "README.md"), "utf8");
-        for (const command of lang.readme) expect(readme).toContain(command);
-        await lang.setUp(s);
-
-        // A new stack's preview reads at most (getFile); it writes nothing.
-        emu.clearRequests();
-        const firstPreview = await cli(["preview"]);
-        expect(firstPreview.code, firstPreview.stdout + firstPreview.stderr).toBe(0);
+/**
+ * What every language's program goes through, as steps: a first preview, an up, an unchanged
+ * preview and up, a tag edit, a raised retention, a type error, destroy. `logo`: the blobId the
+ * program adopts.
+ */
+function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
+  const { emu, fileRequests } = s;
+  const stored = (blobId: string) => emu.files().find((f) => f.blobId === blobId);
+  // The handbook's blobId, from the up's outputs.
+  let handbook = "";
+  const [from, to, message] = lang.typeError;
+  return [
+    {
+      name: "a new stack's preview reads at most (getFile); it writes nothing",
+      command: { cli: ["preview"] },
+      expect: (r) => {
+        expect(r.code, r.output).toBe(0);
         expect(writes(fileRequests())).toEqual([]);
-
-        emu.clearRequests();
-        const up = await stack.up();
+      },
+    },
+    {
+      name: "up: the stack, two files and the folder",
+      command: "up",
+      expect: async (r) => {
         // The stack, two files and the folder (the engine does not count the default provider).
-        expect(up.summary.resourceChanges).toEqual({ create: 4 });
+        expect(r.changes).toEqual({ create: 4 });
         // Two uploads (the handbook, the folder's index.html). The logo, uploaded for one epoch:
         // the 4 its declared 5 lack, and the keep-alive's 30 (fewer than 7 were left), in one renew.
         const created = writes(fileRequests());
         expect(created.filter(([route]) => route === "upload")).toHaveLength(2);
         expect(created.filter(([route]) => route === "renew")).toEqual([["renew", { epochs: 34 }]]);
-        const handbook = up.outputs[lang.outputs.handbook].value as string;
+        handbook = r.outputs[lang.outputs.handbook] as string;
         expect(await blobBytes(emu, handbook)).toEqual(fs.readFileSync(path.join(repoRoot, lang.project, "files/handbook.md")));
         expect(stored(handbook)).toMatchObject({
           name: "handbook.md",
@@ -216,45 +196,81 @@ describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the
         });
         expect(stored(logo)).toMatchObject({ name: "logo.svg", tag: "brand", metadata: { team: "web" }, epochsBought: 34 });
         // getFile: what the service said of the logo, read after its purchase.
-        expect(up.outputs[lang.outputs.remaining].value).toEqual(expect.any(Number));
-
-        // Nothing changed: only reads, at preview and at up.
-        emu.clearRequests();
-        expect((await stack.preview()).changeSummary).toEqual({ same: 4 });
+        expect(r.outputs[lang.outputs.remaining]).toEqual(expect.any(Number));
+      },
+    },
+    {
+      name: "nothing changed: the preview only reads",
+      command: "preview",
+      expect: (r) => {
+        expect(r.changes).toEqual({ same: 4 });
         expect(writes(fileRequests())).toEqual([]);
-        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 4 });
+      },
+    },
+    {
+      name: "nothing changed: the up only reads",
+      command: "up",
+      expect: (r) => {
+        expect(r.changes).toEqual({ same: 4 });
         expect(writes(fileRequests())).toEqual([]);
-
-        // The logo's tag edited: one PATCH, with the tag alone.
-        edit(s, lang.program, lang.logoTag, lang.logoTag.replace("brand", "brand-2026"));
-        emu.clearRequests();
-        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 3, update: 1 });
+      },
+    },
+    {
+      name: "the logo's tag edited: one PATCH, with the tag alone",
+      before: () => edit(s, lang.program, lang.logoTag, lang.logoTag.replace("brand", "brand-2026")),
+      command: "up",
+      expect: (r) => {
+        expect(r.changes).toEqual({ same: 3, update: 1 });
         expect(writes(fileRequests())).toEqual([["patch", { tag: "brand-2026" }]]);
-
         expect(stored(logo)).toMatchObject({ tag: "brand-2026", epochsBought: 34 });
-
-        // The handbook's retention raised from 3 to 5 epochs: one renew, of the 2 it lacks.
-        edit(s, lang.program, ...lang.handbookRetention);
-        emu.clearRequests();
-        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 3, update: 1 });
+      },
+    },
+    {
+      name: "the handbook's retention raised from 3 to 5 epochs: one renew, of the 2 it lacks",
+      before: () => edit(s, lang.program, ...lang.handbookRetention),
+      command: "up",
+      expect: (r) => {
+        expect(r.changes).toEqual({ same: 3, update: 1 });
         expect(writes(fileRequests())).toEqual([["renew", { epochs: 2 }]]);
         expect(stored(handbook)).toMatchObject({ uploadEpochs: 3, epochsBought: 2 });
-
-        // A type error fails the preview before the program runs: no request at all.
-        const [from, to, message] = lang.typeError;
-        edit(s, lang.program, from, to);
-        emu.clearRequests();
-        const typeError = await cli(["preview"]);
-        expect(typeError.code).not.toBe(0);
-        expect(typeError.stdout + typeError.stderr).toMatch(message);
+      },
+    },
+    {
+      name: "a type error fails the preview before the program runs: no request at all",
+      before: () => edit(s, lang.program, from, to),
+      command: { cli: ["preview"] },
+      expect: (r) => {
+        expect(r.code).not.toBe(0);
+        expect(r.output).toMatch(message);
         expect(emu.requests()).toEqual([]);
-        edit(s, lang.program, to, from);
-
-        // destroy forgets the files: it sends nothing.
-        emu.clearRequests();
-        const destroyed = await stack.destroy();
-        expect(destroyed.summary.resourceChanges).toEqual({ delete: 4 });
+      },
+      after: () => edit(s, lang.program, to, from),
+    },
+    {
+      name: "destroy forgets the files: it sends nothing",
+      command: "destroy",
+      expect: (r) => {
+        expect(r.changes).toEqual({ delete: 4 });
         expect(emu.requests()).toEqual([]);
+      },
+    },
+  ];
+}
+
+describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the tuskr provider plugin", (name) => {
+  const lang = LANGUAGES[name];
+  it("up, unchanged preview and up, a tag edit, a raised retention, a type error, destroy", async () => {
+    const emu = await startEmulator({ port: 0 });
+    const logoBytes = fs.readFileSync(path.join(repoRoot, "examples/basic/files/logo.svg"));
+    const logo = (await emu.uploadFile({ content: Buffer.concat([logoBytes, Buffer.from(`<!-- ${name} ${Math.random()} -->`)]), filename: "logo.svg" })).blobId;
+    await withStack(
+      lang.project,
+      async (s) => {
+        // What setUp does is what the README says to do.
+        const readme = fs.readFileSync(path.join(repoRoot, lang.project, "README.md"), "utf8");
+        for (const command of lang.readme) expect(readme).toContain(command);
+        await lang.setUp(s);
+        await runSteps(s, story(s, lang, logo));
       },
       { emu, config: { logoBlobId: logo } },
     ).finally(() => emu.close());

@@ -2,10 +2,10 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fromOutputTexts } from "../../provider/folder/entries";
-import { STORED_FOLDER_TYPES } from "../../provider/engine/urns";
-import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
-import { blobBytes, FIXTURE, stopEmulator, withStack } from "../helpers/engine";
+import { fromOutputTexts } from "../../../provider/folder/entries";
+import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
+import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
+import { blobBytes, FIXTURE, stopEmulator, withStack } from "../../helpers/engine";
 
 /**
  * The TypeScript StoredFolder with `oneResource: true`, through the real engine: the folder is
@@ -90,7 +90,7 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       const ends = Object.values(after).map((id) => Date.parse(emu.files().find((f) => f.blobId === id)?.expiresAt ?? ""));
       expect(Date.parse(String(resource.outputs?.earliestExpiresAt))).toBe(Math.min(...ends));
       const expiry = (within: string) =>
-        spawnSync(process.execPath, [path.resolve(__dirname, "../../dist/provider/cli/main.js"), "expiry", "--json", "--within", within], {
+        spawnSync(process.execPath, [path.resolve(__dirname, "../../../dist/provider/cli/main.js"), "expiry", "--json", "--within", within], {
           input: exported,
           encoding: "utf8",
         });

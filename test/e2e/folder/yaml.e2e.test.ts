@@ -2,9 +2,9 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY } from "../../emulator";
-import { STORED_FOLDER_TYPES } from "../../provider/engine/urns";
-import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../helpers/engine";
+import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
+import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
+import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
 
 /**
  * A StoredFolder from a YAML program (examples/yaml's `site`), through the real engine and the

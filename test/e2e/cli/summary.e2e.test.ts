@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { summarizePreview } from "../../provider/cli/summary";
-import { FIXTURE, type EngineStack, stopEmulator, upload, withStack } from "../helpers/engine";
+import { summarizePreview } from "../../../provider/cli/summary";
+import { FIXTURE, type EngineStack, stopEmulator, upload, withStack } from "../../helpers/engine";
 
 afterAll(stopEmulator);
 

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmulator, type Emulator } from "../../emulator";
-import { FIXTURE, openStack, resourceName } from "../helpers/engine";
-import { recordResult } from "../helpers/reliability-results";
+import { startEmulator, type Emulator } from "../../../emulator";
+import { FIXTURE, openStack, resourceName } from "../../helpers/engine";
+import { recordResult } from "../../helpers/reliability-results";
 
 /**
  * A failed `up` leaves state the next `up` completes from: what was done is recorded, nothing

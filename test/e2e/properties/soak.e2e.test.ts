@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmulator, type Emulator, type FaultConfig, type RequestLogEntry } from "../../emulator";
-import { FIXTURE, openStack, resourceName, type EngineStack } from "../helpers/engine";
-import { recordResult, sized, summarizeLog } from "../helpers/reliability-results";
+import { startEmulator, type Emulator, type FaultConfig, type RequestLogEntry } from "../../../emulator";
+import { FIXTURE, openStack, resourceName, type EngineStack } from "../../helpers/engine";
+import { recordResult, sized, summarizeLog } from "../../helpers/reliability-results";
 
 /**
  * Soak: many StoredFiles through the real engine while every route fails 20% of the time

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { sharedEmulator, stopEmulator, withStack } from "../helpers/engine";
+import { sharedEmulator, stopEmulator, withStack } from "../../helpers/engine";
 
 /**
  * getFile through the real engine: a file another stack keeps, read by blobId from a YAML
@@ -10,8 +10,8 @@ import { sharedEmulator, stopEmulator, withStack } from "../helpers/engine";
 afterAll(stopEmulator);
 
 describe.each([
-  ["YAML, fn::invoke of tuskr:index:getFile", "test/e2e/getfile-yaml"],
-  ["TypeScript, getFileOutput", "test/e2e/getfile-ts"],
+  ["YAML, fn::invoke of tuskr:index:getFile", "test/e2e/file/getfile-yaml"],
+  ["TypeScript, getFileOutput", "test/e2e/file/getfile-ts"],
 ])("getFile from %s", (_label, project) => {
   it("returns the record as outputs with GETs only; an unknown blobId fails clearly", async () => {
     const emu = await sharedEmulator();

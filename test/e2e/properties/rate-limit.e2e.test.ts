@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
-import { startEmulator, type Emulator } from "../../emulator";
-import { countingProxy, type Exchange } from "../helpers/counting-proxy";
-import { FIXTURE, openStack, type EngineStack } from "../helpers/engine";
-import { recordResult, sized, summarizeLog } from "../helpers/reliability-results";
+import { startEmulator, type Emulator } from "../../../emulator";
+import { countingProxy, type Exchange } from "../../helpers/counting-proxy";
+import { FIXTURE, openStack, type EngineStack } from "../../helpers/engine";
+import { recordResult, sized, summarizeLog } from "../../helpers/reliability-results";
 
 /**
  * Concurrency and rate limits, through the real engine, measured from the outside by a proxy

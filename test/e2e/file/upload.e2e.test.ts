@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { Emulator } from "../../emulator";
-import { summarizePreview } from "../../provider/cli/summary";
-import { blobBytes, FIXTURE, resourceName, STORED_FILE_TYPE, stopEmulator, withStack } from "../helpers/engine";
+import type { Emulator } from "../../../emulator";
+import { summarizePreview } from "../../../provider/cli/summary";
+import { blobBytes, FIXTURE, resourceName, STORED_FILE_TYPE, stopEmulator, withStack } from "../../helpers/engine";
 
 /**
  * Declaring the file itself: `source` uploads it, StoredFolder keeps a folder, through the real

@@ -7,8 +7,8 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { repoRoot } from "../helpers/engine";
-import { offlineEngineEnv } from "../../scripts/offline-engine.mjs";
+import { repoRoot } from "../../helpers/engine";
+import { offlineEngineEnv } from "../../../scripts/offline-engine.mjs";
 
 /**
  * `pulumi package gen-sdk` against the plugin as a user points Pulumi at it (its directory, as

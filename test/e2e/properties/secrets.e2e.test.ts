@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmulator, type Emulator } from "../../emulator";
-import { FIXTURE, openStack, readTree, type EngineStack } from "../helpers/engine";
-import { recordResult } from "../helpers/reliability-results";
+import { startEmulator, type Emulator } from "../../../emulator";
+import { FIXTURE, openStack, readTree, type EngineStack } from "../../helpers/engine";
+import { recordResult } from "../../helpers/reliability-results";
 
 /**
  * The API key never leaves the provider process: a key unique to this test (and a wrong key,

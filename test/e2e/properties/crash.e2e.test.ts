@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { startEmulator, type Emulator, type IdempotencyMode, type ScriptedFault } from "../../emulator";
-import { FIXTURE, killTree, openStack, type EngineStack } from "../helpers/engine";
-import { recordResult } from "../helpers/reliability-results";
+import { startEmulator, type Emulator, type IdempotencyMode, type ScriptedFault } from "../../../emulator";
+import { FIXTURE, killTree, openStack, type EngineStack } from "../../helpers/engine";
+import { recordResult } from "../../helpers/reliability-results";
 
 /**
  * The crash tier: through the real engine, `pulumi up` is SIGKILLed (the CLI's process group and
