@@ -166,8 +166,7 @@ export class TuskrClient {
           code: "UPLOAD_OUTCOME_UNKNOWN",
           message:
             `upload of ${source.filename} (${size} bytes) may or may not have been applied (${lastError?.message ?? "ambiguous failure"}); ` +
-            "not sent again, to avoid buying its epochs twice. Run `pulumi up` again: the same upload reuses its Idempotency-Key, " +
-            "and a service that honours it answers with the file it made instead of making another.",
+            "not sent again. Run `pulumi up`: the same upload reuses its Idempotency-Key.",
           method: "POST",
           path,
           status: lastError?.status,
@@ -279,8 +278,7 @@ export class TuskrClient {
           code: "RENEW_OUTCOME_UNKNOWN",
           message:
             `renew of ${epochs} epoch(s) for blobId ${JSON.stringify(blobId)} may or may not have been applied ` +
-            `(${lastError?.message ?? "ambiguous failure"}${why ? `; ${why}` : ""}); not sent again, to avoid buying twice. ` +
-            "Check the file's expiry on the service, then run `pulumi refresh` and `pulumi up`: the same purchase reuses its Idempotency-Key.",
+            `(${lastError?.message ?? "ambiguous failure"}${why ? `; ${why}` : ""}); not sent again. Run \`pulumi up\`: it reads the expiry first.`,
           method: "POST",
           path,
           status: lastError?.status,

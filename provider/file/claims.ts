@@ -31,8 +31,7 @@ export class ContentClaims {
         property: field,
         reason:
           `${name(urn)} declares the same ${hash ? "content" : "blobId"} as ${name(other)}: the service keeps one entry per ` +
-          "content (its blobId derives from the bytes), so two resources on it would each buy toward an end of their own and set each " +
-          "other's name, tag and metadata. Declare it once (a StoredFolder shares identical files by itself)",
+          "content, so both would buy for it and set its name, tag and metadata. Declare it once",
       };
     }
     const before = this.claimOf.get(urn);

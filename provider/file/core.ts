@@ -97,8 +97,7 @@ function emptiedMetadata(state: StoredFileState, req: StoredFileRequest): string
   const secret = req.secretInputs.includes("metadata") || (state.secretInputs ?? []).includes("metadata");
   const which = secret ? `${keys.length} key${keys.length === 1 ? "" : "s"}` : keys.join(", ");
   return (
-    `metadata is declared empty: the up removes every stored key (${which}). From YAML or Go, a key set to null arrives as no key ` +
-    "at all; to remove one key, leave it out of the map"
+    `metadata is declared empty: the up removes every stored key (${which}). From YAML or Go a null key arrives as none: ` + "to remove one key, leave it out"
   );
 }
 

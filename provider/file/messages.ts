@@ -67,7 +67,7 @@ function hint(error: TuskrApiError, blobId: string): string {
   }
   switch (error.status) {
     case 402:
-      return `the service refused to sell epochs: the prepaid balance is short (402 ${error.code}). Nothing was bought and nothing is recorded as bought; top up the account, then run \`pulumi up\` again`;
+      return `the service refused to sell epochs: the prepaid balance is short (402 ${error.code}); nothing was bought. Top up the account, then run \`pulumi up\``;
     case 401:
       return "the service rejected the API key (401 UNAUTHORIZED): check the secret `tuskr:apiKey` (or TUSKR_API_KEY)";
     case 403:

@@ -38,9 +38,8 @@ export function retainUntilProblem(until: unknown, clock: Pick<PlanClock, "nowMs
   if (ms <= latestMs) return undefined;
   const ahead = (ms - clock.nowMs) / clock.epochMs;
   return (
-    `retainUntil must be at most ${sure} epochs from now (got ${String(until)}, ${ahead.toFixed(2)} epochs from now): the service sells ` +
-    `storage at most ${LIMITS.maxEpochsAhead} epochs ahead of the start of its current epoch, which is not known before a file is read, ` +
-    `so a later date may not be reachable however much is bought: declare a date no later than ${new Date(latestMs).toISOString()}`
+    `retainUntil must be at most ${sure} epochs from now (got ${String(until)}, ${ahead.toFixed(2)} epochs from now): the service ` +
+    `sells at most ${LIMITS.maxEpochsAhead} epochs ahead. Declare ${new Date(latestMs).toISOString()} or earlier`
   );
 }
 
@@ -291,15 +290,14 @@ function planProblems(olds: StoredFileState, remainingBefore: number | undefined
   let horizonProblem: string | undefined;
   if (remainingBefore !== undefined && remainingBefore > 0 && renewEpochs > 0 && remainingBefore + renewEpochs > LIMITS.maxEpochsAhead) {
     horizonProblem =
-      `buying ${renewEpochs} epoch(s) would end the storage ${remainingBefore + renewEpochs} epochs ahead, but the service ` +
-      `sells at most ${LIMITS.maxEpochsAhead} epochs ahead: the file has ${remainingBefore} epoch(s) left (expires ` +
-      `${olds.expiresAt}), so at most ${LIMITS.maxEpochsAhead - remainingBefore} more can be bought now`;
+      `buying ${renewEpochs} epoch(s) would end the storage ${remainingBefore + renewEpochs} epochs ahead; the service sells at most ` +
+      `${LIMITS.maxEpochsAhead}, and the file has ${remainingBefore} epoch(s) left (expires ${olds.expiresAt}): at most ` +
+      `${LIMITS.maxEpochsAhead - remainingBefore} more now`;
   }
   const expiredProblem =
     !replace && writes && remainingBefore === 0
-      ? `it expired at ${olds.expiresAt} (as last read), and an expired file cannot be updated or renewed: the change is not ` +
-        "applied and nothing is sent. Upload the file again and declare its new blobId, or remove this resource; if it was " +
-        "renewed elsewhere since, run `pulumi refresh` first"
+      ? `it expired at ${olds.expiresAt} (as last read), and an expired file cannot be updated or renewed: nothing is sent. ` +
+        "Upload it again, remove the resource, or `pulumi refresh` if it was renewed elsewhere"
       : undefined;
   return { horizonProblem, expiredProblem };
 }
@@ -322,7 +320,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?
   if (declared.typeChanged && !replace && typeof declaredType === "string" && olds.mimeType && !sameMediaType(declaredType, olds.mimeType)) {
     notices.unshift({
       kind: "type-kept",
-      text: `contentType ${declaredType}: the service keeps the type these bytes were uploaded with (${olds.mimeType}) and no request changes it, so nothing is sent; it stays served as ${olds.mimeType} (upload other bytes to serve another type)`,
+      text: `contentType ${declaredType}: the service keeps the type these bytes were uploaded with and no request changes it: nothing is sent, it stays served as ${olds.mimeType}`,
     });
   }
   if (unconfirmed && setting) {

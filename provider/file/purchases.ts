@@ -99,7 +99,7 @@ export function checkRecord(file: Partial<ReceivedFile>, clock: PlanClock, blobI
       code: "INVALID_RESPONSE",
       method: "GET",
       path: filePath(blobId),
-      message: `GET ${filePath(blobId)}: the record's expiresAt ${file.expiresAt} is past the service's horizon (${LIMITS.maxEpochsAhead} epochs of ${clock.epochMs / 1000} s from now): not recorded, nothing bought on it; if the service's epoch is longer, set tuskr:epochSeconds to it`,
+      message: `GET ${filePath(blobId)}: the record's expiresAt ${file.expiresAt} is past the service's horizon (${LIMITS.maxEpochsAhead} epochs of ${clock.epochMs / 1000} s): not recorded, nothing bought; a longer epoch? set tuskr:epochSeconds`,
     });
   }
 }

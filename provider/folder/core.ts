@@ -247,7 +247,7 @@ export class StoredFolderCore {
     // No state at all: `pulumi import`. A folder's entries are learnt by uploading its files, which an import must not do.
     if (before.path === undefined && before.entries === undefined) {
       throw new Error(
-        `StoredFolder ${JSON.stringify(id)} cannot be imported: its files' entries are found by uploading them, which an import must not do. Declare the folder and run \`pulumi up\` (stored bytes are answered with their existing entries), or import its files one by one as tuskr:index:StoredFile by blobId`,
+        `StoredFolder ${JSON.stringify(id)} cannot be imported: its entries are found by uploading, which an import must not do. Declare it and run \`pulumi up\`, or import each file as tuskr:index:StoredFile`,
       );
     }
     const recordedPaths = recordedManifest(before);

@@ -194,8 +194,8 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
   for (const entry of notRegularFiles(dir)) {
     if (!included(entry.rel) || excluded(entry.rel)) continue;
     throw new Error(
-      `StoredFolder ${name}: ${path.join(dir, entry.rel)} is ${entry.what}: a folder uploads regular files only, and never follows ` +
-        `a link out of itself; leave it out (exclude: [${JSON.stringify(entry.rel)}]) or put the file itself there`,
+      `StoredFolder ${name}: ${path.join(dir, entry.rel)} is ${entry.what}: a folder uploads regular files only, following no link; ` +
+        `exclude it (exclude: [${JSON.stringify(entry.rel)}]) or put the file there`,
     );
   }
   const matched = globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false, followSymbolicLinks: false }).sort();
@@ -220,8 +220,8 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
       if (stat.isSymbolicLink() || (i === parts.length && !stat.isFile())) {
         const what = stat.isSymbolicLink() ? `a symbolic link (to ${JSON.stringify(fs.readlinkSync(path.join(dir, prefix)))})` : "not a regular file";
         throw new Error(
-          `StoredFolder ${name}: ${path.join(dir, prefix)} is ${what}, and the globs match ${rel} through it: a folder uploads regular files only, ` +
-            `and never follows a link out of itself; leave it out (exclude: [${JSON.stringify(prefix)}]) or put the files themselves there`,
+          `StoredFolder ${name}: ${path.join(dir, prefix)} is ${what}, and the globs match ${rel} through it: a folder follows no link; ` +
+            `exclude it (exclude: [${JSON.stringify(prefix)}]) or put the files there`,
         );
       }
     }
@@ -230,8 +230,8 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
   // Pulumi's SDK decoding a property map, takes this one key as its prototype and drops it.
   if (matched.includes("__proto__")) {
     throw new Error(
-      `StoredFolder ${name}: ${path.join(dir, "__proto__")}: a file named "__proto__" at the top of the folder cannot be a key of its maps ` +
-        `(JavaScript objects, and Pulumi's property maps with them, drop that key); leave it out (exclude: ["__proto__"]) or rename it`,
+      `StoredFolder ${name}: ${path.join(dir, "__proto__")}: a top-level file named "__proto__" cannot be a key of the folder's maps ` +
+        `(Pulumi drops that key); exclude it (exclude: ["__proto__"]) or rename it`,
     );
   }
   return matched;

@@ -36,7 +36,7 @@ describe("an insufficient prepaid balance (402)", () => {
       (e) => e,
     )) as Error & { properties?: Record<string, unknown> };
     expect(error?.message).toMatch(
-      /the service refused to sell epochs: the prepaid balance is short \(402 INSUFFICIENT_BALANCE\)\. Nothing was bought and nothing is recorded as bought; top up the account/,
+      /the service refused to sell epochs: the prepaid balance is short \(402 INSUFFICIENT_BALANCE\); nothing was bought\. Top up the account/,
     );
     expect(emu.requests().filter((r) => r.route === "renew")).toHaveLength(1);
     // Nothing new to record: the engine keeps the state of before (3 declared: the 1 the upload's 2 lacked, bought).

@@ -275,7 +275,7 @@ describe("an upload (source), against every kind of service", () => {
       (e: Error & { code?: string }) => e,
     );
     expect(failed?.message).toMatch(
-      /upload of d\.txt \(\d+ bytes\) may or may not have been applied .*not sent again, to avoid buying its epochs twice\. Run `pulumi up` again/,
+      /upload of d\.txt \(\d+ bytes\) may or may not have been applied .*not sent again\. Run `pulumi up`: the same upload reuses its Idempotency-Key/,
     );
     expect(emu.requests().filter((r) => r.route === "upload")).toHaveLength(1);
     const { outs } = await (await newRun(emu)).create(inputs);

@@ -68,7 +68,7 @@ describe("a file recorded as expired", () => {
       () => "no failure",
       (e: Error) => e.message,
     );
-    expect(preview).toMatch(/expired at .* \(as last read\), and an expired file cannot be updated or renewed: the change is not applied and nothing is sent/);
+    expect(preview).toMatch(/expired at .* \(as last read\), and an expired file cannot be updated or renewed: nothing is sent/);
     const apply = await provider.update(blobId, outs, news).then(
       () => "no failure",
       (e: Error) => e.message,

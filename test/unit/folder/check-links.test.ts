@@ -79,7 +79,9 @@ describe("StoredFolder: links and special files", () => {
 
   it("a file named __proto__ at the top of the folder is refused, naming it (an object's key by that name is dropped): not left out silently", () => {
     const dir = folder("proto", (d) => fs.writeFileSync(path.join(d, "__proto__"), "data"));
-    expect(() => new StoredFolder("site", { path: dir })).toThrow(/StoredFolder site: .*__proto__: a file named "__proto__" .*exclude: \["__proto__"\]/);
+    expect(() => new StoredFolder("site", { path: dir })).toThrow(
+      /StoredFolder site: .*__proto__: a top-level file named "__proto__" .*exclude: \["__proto__"\]/,
+    );
     // Left out by the globs, or under a directory: a path like any other.
     expect(() => new StoredFolder("site-excluded", { path: dir, exclude: ["__proto__"] })).not.toThrow();
     const nested = folder("proto-nested", (d) => fs.writeFileSync(path.join(d, "docs", "__proto__"), "data"));
