@@ -1,7 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { StoredFileInputDocs } from "./documented-args";
 import { STORED_FILE_TYPES } from "../engine/urns";
-import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState, withProtoKeysNamed } from "../file/schema";
+import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState } from "../file/schema";
+import { withProtoKeysNamed } from "../file/validate";
 import { assetProblem, sourceProblemMarker } from "../file/source";
 import storedFileProviderStub from "../stored-file-stub";
 

@@ -4,7 +4,7 @@ import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "../folder/en
 import { byContent, folderEntries, folderFiles, noFileWarning } from "../folder/walk";
 import { STORED_FOLDER_TYPES, contentResourceName } from "../engine/urns";
 import { StoredFile, type StoredFileArgs, identityOf, protoKeysNamed, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
-import { validateInputs } from "../file/schema";
+import { validateInputs } from "../file/validate";
 import storedFolderProviderStub from "../stored-folder-stub";
 import { inert } from "../engine/inert";
 import { inertError, noticeText } from "../engine/notice";

@@ -1,5 +1,6 @@
 import { isStoredFolderType, parseUrn, resourceUrnOf } from "../engine/urns";
-import type { CheckFailure, DeclaredInputs } from "./schema";
+import type { DeclaredInputs } from "./schema";
+import type { CheckFailure } from "./validate";
 import { wireAsset } from "./source";
 
 /**

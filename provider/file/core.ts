@@ -1,17 +1,19 @@
 import { type Notice, type ProviderLog, mapText, noticeLine, warning } from "../engine/notice";
-import { PATCH_FIELDS, type PatchField, isPlainObject, jsonEqual } from "../../api";
+import { PATCH_FIELDS, type PatchField, isPlainObject } from "../../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, checkRecord, movedSince, movedStart, observe, retentionStartOf, type Start, upload } from "./purchases";
+import { adopt, applyPlan, checkRecord, observe, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
-import { describe, label, masked, redactor, shown } from "./messages";
+import { describe, label, masked, redactor } from "./messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, type StoredFilePlan, uploadFormEpochs } from "./plan";
-import { horizonClock, retentionStartEpochs, startFields } from "./epoch";
-import { type CheckFailure, type DeclaredInputs, type StoredFileState, shownFailure, validateInputs } from "./schema";
+import { horizonClock, startFields } from "./epoch";
+import type { DeclaredInputs, StoredFileState } from "./schema";
+import { type CheckFailure, shownFailure, validateInputs } from "./validate";
 import { ContentClaims } from "./claims";
+import { EARLIER_START_FIELDS, drifted, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
-import { bookkeeping, compact, declaredFields, observed, recorded } from "./state";
+import { compact, declaredFields, observed, recorded } from "./state";
 
 /**
  * StoredFile's one implementation, behind both front doors (the dynamic resource's adapter in
@@ -67,14 +69,6 @@ function partialFailure(error: TuskrApiError, id: string, state: StoredFileState
 /** Why a plan must not be applied (the preview fails with it, and the apply sends nothing), or undefined. */
 function planRefusal(plan: StoredFilePlan): string | undefined {
   return plan.expiredProblem ?? plan.horizonProblem;
-}
-
-/** How earlier releases recorded the retention start (as a time): read once, into `retentionStartEpochs`, then dropped. */
-const EARLIER_START_FIELDS = ["retentionStartAfterCreated", "retentionStart", "purchasedExpiresAt"] as const;
-function withoutEarlierStart(state: StoredFileState): StoredFileState {
-  const out = { ...state };
-  for (const field of EARLIER_START_FIELDS) delete out[field];
-  return out;
 }
 
 /** Whether the program declares retentionEpochs (recorded, so a refresh hands back exactly the declared inputs). */
@@ -361,60 +355,19 @@ export class StoredFileCore {
       }
       throw masked(describe(e, blobId, "reading the file"), redact);
     }
-    // Another base URL is the same service only if it holds the same entry: another service's
-    // entry of these bytes (another createdAt) would move the recorded start and expiry.
-    const [was, now] = [Date.parse(before.createdAt ?? ""), Date.parse(file.createdAt ?? "")];
-    if (before.serviceUrl && before.serviceUrl !== client.baseUrl && !Number.isNaN(was) && !Number.isNaN(now) && was !== now) {
-      throw new Error(
-        redact(
-          `StoredFile ${label(before, blobId)}: ${client.baseUrl} holds another entry of this file than ${before.serviceUrl}, which holds the stack's: nothing recorded. Set tuskr:baseUrl back`,
-        ),
-      );
-    }
+    const elsewhere = otherServiceProblem(before, file, client.baseUrl, blobId);
+    if (elsewhere) throw new Error(redact(elsewhere));
     const managed = declaredFields(before);
-    for (const field of managed) {
-      const was = before[field];
-      const now = file[field] ?? undefined;
-      if (jsonEqual(was, now)) continue;
-      const change = secrets.includes(field) ? " (a secret input: values not shown)" : `: ${shown(was)} → ${shown(now)}`;
-      // The service records no owner of an entry: a person, a script or another stack declaring
-      // the same content look alike from here, so the message names them all.
-      this.log(
-        warning(
-          redact(
-            `StoredFile ${label(before, blobId)}: ${field} differs from what this stack set${change}; changed outside this stack, or another stack declares the same content; the next \`pulumi up\` sets it back`,
-          ),
-        ),
-        urn,
-      );
-    }
+    for (const line of drifted(before, file, managed, blobId)) this.log(warning(redact(line)), urn);
     // No `source` among the outputs: the engine gives read an asset with its contents elided
-    // (hash only), which the program could not load back. The inputs may keep it (below).
+    // (hash only), which the program could not load back. The inputs may keep it.
     try {
       checkRecord(file, horizonClock(before, clock), blobId);
     } catch (e) {
       throw masked(describe(e, blobId, "reading the file"), redact);
     }
-    const state: StoredFileState = {
-      ...withoutEarlierStart(bookkeeping(before)),
-      ...observed(file, managed),
-      blobId,
-      retentionEpochs: before.retentionEpochs ?? 0,
-      serviceUrl: client.baseUrl,
-      // The retention start keeps its place: as many more epochs before the expiry as it moved.
-      ...startFields(before, clock),
-      ...movedStart(before, movedSince(before, file, clock), clock),
-      retentionStartEpochs: retentionStartEpochs(before, clock) + movedSince(before, file, clock),
-    };
-    // As declared: the content for an uploaded file (the engine's elided asset: its hash), the blobId for an adopted one.
-    const inputs: Record<string, unknown> = before.sourceHash ? { source: before.source } : { blobId };
-    inputs.keepAlive = before.keepAlive;
-    for (const field of managed) inputs[field] = file[field] ?? undefined;
-    // As declared: a refresh must not make a declared `retentionEpochs: 0` look new, nor an
-    // omitted one look declared. (States of earlier releases do not say: any non-zero count.)
-    if (before.retentionDeclared ?? Boolean(state.retentionEpochs)) inputs.retentionEpochs = state.retentionEpochs;
-    if (before.retainUntil) inputs.retainUntil = before.retainUntil;
-    if (before.contentType) inputs.contentType = before.contentType;
+    const state = refreshedState(before, file, managed, clock, { blobId, serviceUrl: client.baseUrl });
+    const inputs = refreshedInputs(before, state, file, managed);
     return { id, state: recorded(this.remember(state), clock), inputs: compact(inputs) as DeclaredInputs };
   }
 

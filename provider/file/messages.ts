@@ -1,7 +1,7 @@
 import { jsonEqual } from "../../api";
 import { TuskrApiError, isTuskrApiError, redactString } from "../client/errors";
 import type { StoredFileState } from "./schema";
-import { secretTexts } from "./schema";
+import { secretTexts } from "./validate";
 
 /**
  * What a user reads when a StoredFile step fails or warns: the file named, what went wrong, what

@@ -251,6 +251,40 @@ function epochShown(
 }
 
 /**
+ * Takes a renew's answer into `state` once it checks out: the record it shows (a replay's or an
+ * empty answer's read instead), the epoch's length it shows when nothing known contradicts it
+ * (else the file is read back and the service's record decides), the retention start kept in place.
+ */
+async function takeRenewAnswer(
+  client: TuskrClient,
+  blobId: string,
+  state: StoredFileState,
+  renew: { result: Awaited<ReturnType<TuskrClient["renewFile"]>>; before: ExpiryRecord; epochs: number; managed: ReadonlySet<PatchField> },
+  clock: PlanClock,
+  log: Log,
+): Promise<void> {
+  const { result, before, epochs } = renew;
+  const say = (text: string) => log(warning(`StoredFile ${label(state, blobId)}: ${text}`));
+  // A replay answers as of its first request; an empty answer says nothing: read instead.
+  let after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
+  // This purchase's own answer shows the service's epoch: the expiry moved by exactly its epochs.
+  let shown = result.confirmedBy === "response" ? epochShown(state, before, after, epochs, clock) : {};
+  if (shown.ruledOut && after === result.file) {
+    // An answer whose move nothing else agrees with: the service's record decides what moved.
+    if (shown.problem) say(shown.problem);
+    after = await client.getFile(blobId);
+    shown = epochShown(state, before, after, epochs, clock);
+  }
+  if (result.confirmedBy === "response") checkPurchase("POST", filePath(blobId, "renew"), after, expiryMovedMs(before, after), epochs);
+  checkRecord(after, horizonClock({ ...state, ...shown }, clock), blobId);
+  if (shown.epochMsSeen !== undefined) state.epochMsSeen = shown.epochMsSeen;
+  if (shown.problem) say(shown.problem);
+  // The start stays where it is: as many more epochs before the expiry as it moved (this purchase's at least).
+  const moved = Math.max(epochs, movedSince(state, after, clock));
+  Object.assign(state, observed(after, renew.managed), { retentionStartEpochs: retentionStartEpochs(state, clock) + moved });
+}
+
+/**
  * Carries out a plan. `state` is updated after each confirmed step, so that when a later step
  * fails the caller can record exactly what was done. Before buying, the file's expiry is read
  * (unless `fresh`: read or created in this very operation) and the plan made again from it: what
@@ -308,23 +342,7 @@ export async function applyPlan(
           ),
         );
       }
-      // A replay answers as of its first request; an empty answer says nothing: read instead.
-      let after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
-      // This purchase's own answer shows the service's epoch: the expiry moved by exactly its epochs.
-      let shown = result.confirmedBy === "response" ? epochShown(state, before, after, epochs, clock) : {};
-      if (shown.ruledOut && after === result.file) {
-        // An answer whose move nothing else agrees with: the service's record decides what moved.
-        if (shown.problem) log(warning(`StoredFile ${label(state, blobId)}: ${shown.problem}`));
-        after = await client.getFile(blobId);
-        shown = epochShown(state, before, after, epochs, clock);
-      }
-      if (result.confirmedBy === "response") checkPurchase("POST", filePath(blobId, "renew"), after, expiryMovedMs(before, after), epochs);
-      checkRecord(after, horizonClock({ ...state, ...shown }, clock), blobId);
-      if (shown.epochMsSeen !== undefined) state.epochMsSeen = shown.epochMsSeen;
-      if (shown.problem) log(warning(`StoredFile ${label(state, blobId)}: ${shown.problem}`));
-      // The start stays where it is: as many more epochs before the expiry as it moved (this purchase's at least).
-      const moved = Math.max(epochs, movedSince(state, after, clock));
-      Object.assign(state, observed(after, managed), { retentionStartEpochs: retentionStartEpochs(state, clock) + moved });
+      await takeRenewAnswer(client, blobId, state, { result, before, epochs, managed }, clock, log);
       // The first length an answer showed: what the declaration still lacks is counted in it (the
       // rest after a first renew bought to learn it, or what a guess of a longer epoch left short).
       if (epoch.seen || !epochLength(state, clock).seen) break;

@@ -1,6 +1,7 @@
 import { isPlainObject, jsonEqual, ownValue } from "../../api";
 import type { StoredFileState } from "../file/schema";
-import { type CheckFailure, failureInput, isUnknown } from "../file/schema";
+import { isUnknown } from "../file/schema";
+import { type CheckFailure, failureInput } from "../file/validate";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, StoredFolderInputsSchema } from "./schema";
 import type { FileValues, FolderEntry } from "./walk";
 

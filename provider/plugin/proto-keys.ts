@@ -1,5 +1,5 @@
 import { isPlainObject, ownValue } from "../../api";
-import { PROTO_KEY_STANDIN } from "../file/schema";
+import { PROTO_KEY_STANDIN } from "../file/validate";
 
 /**
  * Where a request's inputs hold a key named `__proto__`, read from the request's bytes: the

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startEmulator, type Emulator } from "../../../emulator";
 import { StoredFilePlugin } from "../../../provider/plugin/provider";
 import { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
-import { validateInputs } from "../../../provider/file/schema";
+import { validateInputs } from "../../../provider/file/validate";
 import { patchFile } from "../../helpers/emulator";
 import { configuredProvider, configureProvider } from "../../helpers/provider-fixture";
 

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ReceivedFileSchema } from "../../../provider/client/wire";
 import { SECRET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { StoredFile } from "../../../provider/dynamic/stored-file";
-import { PROTO_KEY_STANDIN, validateInputs, withProtoKeysNamed } from "../../../provider/file/schema";
+import { PROTO_KEY_STANDIN, validateInputs, withProtoKeysNamed } from "../../../provider/file/validate";
 import { parseState } from "../../../provider/file/state";
 import { protoKeyPaths, withProtoKeysMarked } from "../../../provider/plugin/proto-keys";
 

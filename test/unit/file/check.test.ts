@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../../api";
 import { UNKNOWN } from "../../../provider/engine/markers";
-import { validateInputs } from "../../../provider/file/schema";
+import { validateInputs } from "../../../provider/file/validate";
 
 const reasonsFor = (news: Record<string, unknown>, olds?: Record<string, unknown>) =>
   validateInputs(olds, news).failures.map((f) => `${f.property}: ${f.reason}`);

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LIMITS } from "../../../api";
 import { planChange } from "../../../provider/file/plan";
-import { validateInputs } from "../../../provider/file/schema";
+import { validateInputs } from "../../../provider/file/validate";
 import { walkedSource } from "../../../provider/file/source";
 
 /** `source`: what check refuses before any request, and what the planner makes of a content change. */

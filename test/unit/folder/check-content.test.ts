@@ -4,7 +4,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
-import { PROTO_KEY_STANDIN } from "../../../provider/file/schema";
+import { PROTO_KEY_STANDIN } from "../../../provider/file/validate";
 import { StoredFolder } from "../../../provider/dynamic/stored-folder";
 
 /**

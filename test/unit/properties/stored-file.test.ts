@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { applyMergePatch, LIMITS } from "../../../api";
 import { planChange } from "../../../provider/file/plan";
 import { UNKNOWN } from "../../../provider/engine/markers";
-import { INPUT_FIELDS, StoredFileInputsSchema, validateInputs } from "../../../provider/file/schema";
+import { INPUT_FIELDS, StoredFileInputsSchema } from "../../../provider/file/schema";
+import { validateInputs } from "../../../provider/file/validate";
 import { recordResult, sized } from "../../helpers/reliability-results";
 
 /**

@@ -1,0 +1,95 @@
+import { type PatchField, jsonEqual } from "../../api";
+import type { ReceivedFile } from "../client/client";
+import { movedSince, movedStart } from "./purchases";
+import { retentionStartEpochs, startFields } from "./epoch";
+import { label, shown } from "./messages";
+import type { PlanClock } from "./plan";
+import type { DeclaredInputs, StoredFileState } from "./schema";
+import { bookkeeping, observed } from "./state";
+
+/**
+ * What a refresh makes of the service's record, said nowhere and sent nowhere: whether another
+ * base URL may speak for the file, what drifted, the state, and the inputs handed back.
+ */
+
+/** How earlier releases recorded the retention start (as a time): read once, into `retentionStartEpochs`, then dropped. */
+export const EARLIER_START_FIELDS = ["retentionStartAfterCreated", "retentionStart", "purchasedExpiresAt"] as const;
+function withoutEarlierStart(state: StoredFileState): StoredFileState {
+  const out = { ...state };
+  for (const field of EARLIER_START_FIELDS) delete out[field];
+  return out;
+}
+
+/**
+ * Why `baseUrl` may not speak for a file the state says `before.serviceUrl` holds: another
+ * service's entry of these bytes (another createdAt) would move the recorded start and expiry.
+ */
+export function otherServiceProblem(before: StoredFileState, file: Partial<ReceivedFile>, baseUrl: string, blobId: string): string | undefined {
+  const [was, now] = [Date.parse(before.createdAt ?? ""), Date.parse(file.createdAt ?? "")];
+  if (!before.serviceUrl || before.serviceUrl === baseUrl || Number.isNaN(was) || Number.isNaN(now) || was === now) return undefined;
+  return `StoredFile ${label(before, blobId)}: ${baseUrl} holds another entry of this file than ${before.serviceUrl}, which holds the stack's: nothing recorded. Set tuskr:baseUrl back`;
+}
+
+/**
+ * Each managed field the service holds otherwise than the stack set. The service records no owner
+ * of an entry: a person, a script or another stack declaring the same content look alike from
+ * here, so the message names them all.
+ */
+export function drifted(before: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, blobId: string): string[] {
+  const secrets = before.secretInputs ?? [];
+  const lines: string[] = [];
+  for (const field of managed) {
+    const was = before[field];
+    const now = file[field] ?? undefined;
+    if (jsonEqual(was, now)) continue;
+    const change = secrets.includes(field) ? " (a secret input: values not shown)" : `: ${shown(was)} → ${shown(now)}`;
+    lines.push(
+      `StoredFile ${label(before, blobId)}: ${field} differs from what this stack set${change}; changed outside this stack, or another stack declares the same content; the next \`pulumi up\` sets it back`,
+    );
+  }
+  return lines;
+}
+
+/** The state after a refresh: the record's fields, the bookkeeping carried, the retention start kept in place. */
+export function refreshedState(
+  before: StoredFileState,
+  file: Partial<ReceivedFile>,
+  managed: ReadonlySet<PatchField>,
+  clock: PlanClock,
+  where: { blobId: string; serviceUrl: string },
+): StoredFileState {
+  const moved = movedSince(before, file, clock);
+  return {
+    ...withoutEarlierStart(bookkeeping(before)),
+    ...observed(file, managed),
+    blobId: where.blobId,
+    retentionEpochs: before.retentionEpochs ?? 0,
+    serviceUrl: where.serviceUrl,
+    // The retention start keeps its place: as many more epochs before the expiry as it moved.
+    ...startFields(before, clock),
+    ...movedStart(before, moved, clock),
+    retentionStartEpochs: retentionStartEpochs(before, clock) + moved,
+  };
+}
+
+/**
+ * The inputs a refresh hands back, as declared: the content for an uploaded file (the engine's
+ * elided asset: its hash), the blobId for an adopted one, the managed fields as the service holds
+ * them (so a following preview names what drifted), and a `retentionEpochs` only if declared.
+ */
+export function refreshedInputs(
+  before: StoredFileState,
+  state: StoredFileState,
+  file: Partial<ReceivedFile>,
+  managed: ReadonlySet<PatchField>,
+): DeclaredInputs {
+  const inputs: Record<string, unknown> = before.sourceHash ? { source: before.source } : { blobId: state.blobId };
+  inputs.keepAlive = before.keepAlive;
+  for (const field of managed) inputs[field] = file[field] ?? undefined;
+  // A refresh must not make a declared `retentionEpochs: 0` look new, nor an omitted one look
+  // declared. (States of earlier releases do not say: any non-zero count.)
+  if (before.retentionDeclared ?? Boolean(state.retentionEpochs)) inputs.retentionEpochs = state.retentionEpochs;
+  if (before.retainUntil) inputs.retainUntil = before.retainUntil;
+  if (before.contentType) inputs.contentType = before.contentType;
+  return inputs as DeclaredInputs;
+}

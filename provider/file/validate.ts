@@ -1,0 +1,186 @@
+import { LIMITS, isPlainObject, tooDeepAt } from "../../api";
+import { redactString } from "../client/errors";
+import { type DeclaredInputs, INPUT_FIELDS, StoredFileInputsSchema, isUnknown } from "./schema";
+
+/**
+ * What a program declared, checked: one failure per bad field, naming the field and its limit,
+ * a secret input's value in none of them. The schemas these checks run are in schema.ts.
+ */
+/** Every string inside the named inputs' values: what must never appear in a message. */
+export function secretTexts(values: Record<string, unknown> | undefined, secretNames: Iterable<string>): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") out.push(v);
+    else if (typeof v === "number") out.push(String(v));
+    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) out.push(k), walk(x);
+  };
+  for (const field of secretNames) walk(values?.[field]);
+  return out;
+}
+
+/**
+ * A check failure for a secret input, made safe to print: no property (the engine prints the
+ * named property's value next to the reason, secret or not) and no values in the reason.
+ */
+function withoutSecretValues(failure: CheckFailure, secrets: ReadonlySet<string>, texts: string[]): CheckFailure {
+  if (!secrets.has(failure.property)) return failure;
+  const reason = failure.reason.replace(/\s*\(got [^)]*\)/g, "").replace(/ from \S+ to \S+:/, ":");
+  return { property: "", reason: redactString(`${failure.property} (a secret input): ${reason}`, texts), input: failure.property, secret: true };
+}
+
+/** The input a failure is about: carried as data, never read back from its reason. */
+export const failureInput = (failure: CheckFailure): string => failure.input ?? failure.property;
+/** A failure found outside `validateInputs` (which makes its own so), made safe to print in the same way. */
+export function shownFailure(failure: CheckFailure, news: Record<string, unknown>, secretNames: readonly string[]): CheckFailure {
+  const secrets = new Set(secretNames);
+  return withoutSecretValues(failure, secrets, secretTexts(news, secrets));
+}
+/**
+ * What a key named `__proto__` is renamed to in a program, before Pulumi's SDK serializes the
+ * inputs: the SDK builds objects by assignment, which drops such a key silently (`{"__proto__": 1}`
+ * would arrive as `{}` and clear the stored metadata). The check refuses it under either name.
+ */
+export const PROTO_KEY_STANDIN = "tuskr:__proto__";
+
+/**
+ * `value` with every plain object's own `__proto__` key renamed to the standin (the same value
+ * when it has none); any other object is handed to `other` (a program's outputs and promises),
+ * other values are as they are.
+ */
+export function withProtoKeysNamed<T>(value: T, other: (v: object) => unknown = (v) => v): T {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) {
+      const items = v.map(walk);
+      return items.some((item, i) => item !== v[i]) ? items : v;
+    }
+    if (typeof v !== "object" || v === null) return v;
+    if (Object.getPrototypeOf(v) !== Object.prototype) return other(v);
+    let changed = false;
+    const entries = Object.keys(v).map((key) => {
+      const inner = (v as Record<string, unknown>)[key];
+      const walked = walk(inner);
+      if (key === "__proto__" || walked !== inner) changed = true;
+      return [key === "__proto__" ? PROTO_KEY_STANDIN : key, walked] as const;
+    });
+    return changed ? Object.fromEntries(entries) : v;
+  };
+  return walk(value) as T;
+}
+
+/**
+ * Shapes of a metadata value the schema cannot be trusted with: nested deeper than the limit
+ * (deep recursion would overflow the stack before a size check ran) and keys named __proto__
+ * (an object built from them loses them silently).
+ */
+function metadataShapeProblem(metadata: Record<string, unknown>): string | undefined {
+  const deep = tooDeepAt(metadata, LIMITS.metadataMaxDepth);
+  if (deep !== undefined) return `metadata must be nested at most ${LIMITS.metadataMaxDepth} levels deep (${deep} is deeper)`;
+  const stack: Array<[unknown, string]> = [[metadata, "metadata"]];
+  while (stack.length > 0) {
+    const [value, at] = stack.pop()!;
+    // JSON has no such number (the schema's own message would name neither the key nor the value).
+    if (typeof value === "number" && !Number.isFinite(value)) return `${at} is ${value}, not a JSON value: numbers must be finite`;
+    if (typeof value !== "object" || value === null) continue;
+    for (const key of Object.keys(value)) {
+      if (key === "__proto__" || key === PROTO_KEY_STANDIN)
+        return `${at}.__proto__: a key named __proto__ cannot be stored safely (Pulumi's SDKs drop it without a word); rename it`;
+      stack.push([(value as Record<string, unknown>)[key], Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`]);
+    }
+  }
+  return undefined;
+}
+
+export interface CheckFailure {
+  /** What the engine prints the reason under: empty for a secret input, whose value it would print. */
+  property: string;
+  reason: string;
+  /** The input the failure is about, secret or not (the engine never sees it). */
+  input?: string;
+  /** Whether that input is secret: then `property` is empty and the reason holds no value. */
+  secret?: boolean;
+}
+
+/** The inputs schema with every field optional, built once (zod compiles a schema on its first use: a folder checks thousands of entries). */
+const PARTIAL_INPUTS = StoredFileInputsSchema.partial();
+
+/**
+ * Validates declared inputs. Never throws: returns the cleaned inputs (unknown preview values
+ * passed through untouched) or one failure per bad field, each naming the field and the limit.
+ */
+export function validateInputs(
+  olds: Record<string, unknown> | undefined,
+  news: Record<string, unknown>,
+  secretNames: readonly string[] = [],
+): {
+  inputs: DeclaredInputs;
+  failures: CheckFailure[];
+} {
+  const failures: CheckFailure[] = [];
+  const inputs: Record<string, unknown> = {};
+  const candidate: Record<string, unknown> = {};
+  for (const field of INPUT_FIELDS) {
+    const value = news?.[field];
+    if (value === undefined || value === null) continue;
+    if (isUnknown(value)) inputs[field] = value;
+    else candidate[field] = value;
+  }
+  // Shapes the schema cannot be trusted with are refused first.
+  const shapeProblem = isPlainObject(candidate.metadata) ? metadataShapeProblem(candidate.metadata) : undefined;
+  if (shapeProblem) {
+    failures.push({ property: "metadata", reason: shapeProblem });
+    delete candidate.metadata;
+  }
+  // Unknown values are validated once known (at apply time, check runs again).
+  const parsed = PARTIAL_INPUTS.safeParse(candidate);
+  if (parsed.success) {
+    Object.assign(inputs, parsed.data);
+  } else {
+    const seen = new Set<string>();
+    for (const issue of parsed.error.issues) {
+      const property = String(issue.path[0] ?? "");
+      if (seen.has(property)) continue;
+      seen.add(property);
+      failures.push({ property, reason: issue.message });
+    }
+    for (const field of INPUT_FIELDS) {
+      if (!seen.has(field) && candidate[field] !== undefined) inputs[field] = candidate[field];
+    }
+  }
+  for (const key of Object.keys(news ?? {})) {
+    if ((INPUT_FIELDS as readonly string[]).includes(key) || news[key] === undefined) continue;
+    failures.push({
+      property: key,
+      reason: `${key} is not an input of StoredFile (inputs: ${INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
+    });
+  }
+  const given = (k: string) => news?.[k] !== undefined && news?.[k] !== null;
+  if (given("contentType") && given("blobId")) {
+    failures.push({
+      property: "contentType",
+      reason: "contentType goes with source: it is what an upload records; an adopted file (blobId) keeps the type it was uploaded with",
+    });
+  }
+  if (!given("blobId") && !given("source")) {
+    failures.push({ property: "blobId", reason: "blobId or source is required: the id of a file already uploaded to the service, or the content to upload" });
+  } else if (given("blobId") && given("source")) {
+    failures.push({ property: "source", reason: "blobId and source exclude each other: declare blobId to adopt an uploaded file, or source to upload one" });
+  }
+
+  // The declared end is at most the horizon ahead of the epoch it counts from: a new declaration
+  // may not ask more than that, a raise not more than that at once (the plan checks the rest
+  // against the file's expiry at preview). Lowering it buys nothing and returns nothing.
+  const oldEpochs = olds?.retentionEpochs;
+  const newEpochs = inputs.retentionEpochs;
+  if (typeof newEpochs === "number" && Number.isInteger(newEpochs)) {
+    const increase = newEpochs - (typeof oldEpochs === "number" ? oldEpochs : 0);
+    if (increase > LIMITS.maxEpochsAhead) {
+      failures.push({
+        property: "retentionEpochs",
+        reason: `retentionEpochs can rise by at most ${LIMITS.maxEpochsAhead} epochs in one update (storage is bought at most ${LIMITS.maxEpochsAhead} epochs ahead); got an increase of ${increase}`,
+      });
+    }
+  }
+  const secrets = new Set(secretNames);
+  const texts = secretTexts(news, secrets);
+  return { inputs: inputs as DeclaredInputs, failures: failures.map((f) => withoutSecretValues(f, secrets, texts)) };
+}
