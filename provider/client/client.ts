@@ -233,6 +233,19 @@ export class TuskrClient {
   }
 
   /**
+   * Whether a file's content is still served at `url` (its record's): "gone" only on a 404 or 410
+   * there, "served" on a 2xx, else "unknown" (a CDN that wants a key, a failure, a network error).
+   */
+  async servedAt(url: string, maxBytes: number): Promise<"gone" | "served" | "unknown"> {
+    try {
+      const { status } = await this.http.served(url, Math.max(1, maxBytes), this.http.deadline());
+      return status === 404 || status === 410 ? "gone" : status >= 200 && status < 300 ? "served" : "unknown";
+    } catch {
+      return "unknown";
+    }
+  }
+
+  /**
    * `POST /v1/files/:blobId/renew`. Never retried blindly: the same Idempotency-Key goes with
    * every attempt. Once the service is known to honour keys, an ambiguous failure is sent again
    * under the same key (a service that applied it replays instead of selling twice). Otherwise

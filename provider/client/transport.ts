@@ -186,11 +186,11 @@ export class Transport {
   }
 
   /**
-   * The SHA-256 (hex) of what `url` serves: a file's content, read back where its record says it
-   * is served. The key goes only to the service's own origin (a CDN may be another host's); one
-   * attempt within the deadline, at most `maxBytes` read, no redirect followed.
+   * What `url` serves: its status and, for a 2xx, the body's SHA-256 (hex). A file's content, read
+   * where its record says it is served. The key goes only to the service's own origin (a CDN may be
+   * another host's); one attempt within the deadline, at most `maxBytes` read, no redirect followed.
    */
-  async contentHash(url: string, maxBytes: number, deadline: number): Promise<string> {
+  async served(url: string, maxBytes: number, deadline: number): Promise<{ status: number; sha256?: string }> {
     const method = "GET";
     let target: URL;
     try {
@@ -220,12 +220,21 @@ export class Transport {
     } catch (e) {
       throw this.transportError(method, target.pathname, e);
     }
-    // Not the service's own answer about the file: a 404 here says nothing of whether it is gone.
-    if (response.status < 200 || response.status >= 300)
-      throw this.invalidResponse(method, target.pathname, response.status, "its content could not be read back at the record's url", undefined);
-    return createHash("sha256")
-      .update(Buffer.from(response.data as ArrayBuffer))
-      .digest("hex");
+    if (response.status < 200 || response.status >= 300) return { status: response.status };
+    return {
+      status: response.status,
+      sha256: createHash("sha256")
+        .update(Buffer.from(response.data as ArrayBuffer))
+        .digest("hex"),
+    };
+  }
+
+  /** The SHA-256 (hex) of what `url` serves; anything but a 2xx is INVALID_RESPONSE (a CDN's 404 says nothing of a file). */
+  async contentHash(url: string, maxBytes: number, deadline: number): Promise<string> {
+    const { status, sha256 } = await this.served(url, maxBytes, deadline);
+    if (sha256 === undefined)
+      throw this.invalidResponse("GET", new URL(url).pathname, status, "its content could not be read back at the record's url", undefined);
+    return sha256;
   }
 
   private parseResponse<S extends z.ZodType>(method: string, path: string, response: AxiosResponse, schema: S): z.infer<S> {

@@ -347,6 +347,14 @@ export class StoredFileCore {
             ),
           );
         }
+        // A state of an earlier release does not say which service holds the file: its url does.
+        if (!before.serviceUrl && e.status === 404 && before.url && (await client.servedAt(before.url, before.size ?? 1)) !== "gone") {
+          throw new Error(
+            redact(
+              `StoredFile ${label(before, blobId)}: ${client.baseUrl} says the file ${why}, but its url ${before.url} does not: kept. Set tuskr:baseUrl to its service, or run \`pulumi state delete\``,
+            ),
+          );
+        }
         this.log(
           warning(redact(`StoredFile ${label(before, blobId)}: the service says the file ${why}: it leaves the stack's state (nothing is deleted)`)),
           urn,

@@ -145,6 +145,25 @@ describe("refresh: a file is gone only when the service says so", () => {
     expect(read.props).toMatchObject({ blobId: id, __serviceUrl: sameService });
   });
 
+  it("a state of the release before (no service recorded): another live service's NOT_FOUND keeps it while its url does not say it is gone", async () => {
+    const { id, outs } = await created(`legacy elsewhere ${Math.random()}`);
+    const { __serviceUrl: _, ...previous } = outs;
+    const other = await startEmulator({ port: 0 });
+    try {
+      const error = await (await configuredProvider(other)).read(id, previous).then(
+        (r) => r,
+        (e: Error) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toContain(`${other.url} says the file does not exist (unknown blobId), but its url ${outs.url} does not: kept`);
+    } finally {
+      await other.close();
+    }
+    // Its own service's 404, its url saying so too: dropped.
+    await emu.advanceEpochs(5);
+    expect(await (await configuredProvider(emu)).read(id, previous)).toEqual({});
+  });
+
   it("a state of the release before (no service recorded) learns its service from the first read that finds the file", async () => {
     const { id, outs } = await created(`upgraded ${Math.random()}`);
     const { __serviceUrl: _, ...previous } = outs;
