@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { StoredFileInputDocs } from "./documented-args";
-import { STORED_FILE_TYPES } from "../engine/urns";
+import { STORED_FILE_TYPES, formatUrn } from "../engine/urns";
 import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState } from "../file/schema";
 import { withProtoKeysNamed } from "../file/validate";
 import { assetProblem, sourceProblemMarker } from "../file/source";
@@ -63,7 +63,7 @@ export class StoredFile extends pulumi.dynamic.Resource {
 export function identityOf(name: string, parent: pulumi.Resource | undefined, type: string = STORED_FILE_TYPES.dynamic): string {
   const parentName = (parent as { __name?: unknown } | undefined)?.__name;
   const qualified = typeof parentName === "string" ? `${parentName}$${name}` : name;
-  return `urn:pulumi:${pulumi.getStack()}::${pulumi.getProject()}::${type}::${qualified}`;
+  return formatUrn({ stack: pulumi.getStack(), project: pulumi.getProject(), type, name: qualified });
 }
 
 /**

@@ -17,6 +17,9 @@ export function parseUrn(urn: string): ParsedUrn | undefined {
   return { stack: head.slice("urn:pulumi:".length), project, type: qualifiedType.split("$").pop() ?? qualifiedType, name: name.join("::") };
 }
 
+/** The URN of `name` of `type` in a stack: the one place a URN is put together. */
+export const formatUrn = (urn: Omit<ParsedUrn, "type"> & { type: string }): string => `urn:pulumi:${urn.stack}::${urn.project}::${urn.type}::${urn.name}`;
+
 /** A resource's name in its URN, or the text itself when it is not a URN. */
 export const urnName = (urn: string): string => parseUrn(urn)?.name ?? urn;
 

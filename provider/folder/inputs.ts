@@ -94,7 +94,7 @@ export function failureOwner(failure: CheckFailure, entry: FolderEntry<unknown>,
     entry.paths[0];
   const declaredOwn = ownOf(owner) !== undefined;
   // A secret value's failure names no property (the engine would print its value).
-  const property = failure.property === "" ? "" : failure.property === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
+  const property = failure.secret ? "" : failure.property === "source" ? "path" : declaredOwn ? `${at("files", owner)}.${field}` : field;
   const sharedValues: FileValues = inputs;
   const shared = !declaredOwn && sharedValues[field] !== undefined;
   return { key: JSON.stringify(shared ? [property, field] : [property, failure.reason]), property, owner, shared };

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { type Emulator, startEmulator } from "../../../emulator";
 import { expiryReport } from "../../../provider/cli/expiry";
 import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
-import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
+import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { STORED_FILE_TYPES, formatUrn } from "../../../provider/engine/urns";
 import { KEY } from "../../helpers/emulator";
 import { rewritingProxy } from "../../helpers/hostile-service";
 import { configuredProvider } from "../../helpers/provider-fixture";
@@ -16,9 +17,9 @@ import { configuredProvider } from "../../helpers/provider-fixture";
  */
 
 const DAY = 86_400;
-const urn = (name: string) => `urn:pulumi:dev::proj::${STORED_FILE_TYPES.dynamic}::${name}`;
+const urn = (name: string) => formatUrn({ stack: "dev", project: "proj", type: STORED_FILE_TYPES.dynamic, name });
 const textAsset = (text: string) => ({
-  "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17",
+  [SIG_KEY]: ASSET_SIG,
   text,
   hash: createHash("sha256").update(text).digest("hex"),
 });
