@@ -188,7 +188,10 @@ export class TuskrClient {
   ): Promise<UploadResult["file"]> {
     const { blobId } = answered.file;
     const path = filePath(blobId);
-    const fresh = answered.created && answered.confirmedBy === "response";
+    // A 201 on an entry created before this request is a service selling a second upload of stored
+    // bytes: that entry is checked as any it did not make (its bytes), not refused as a new one.
+    const claimedMs = Date.parse(answered.file.createdAt ?? "");
+    const fresh = answered.created && answered.confirmedBy === "response" && !(claimedMs < sent.sentAt - CLOCK_SKEW_MS);
     let record: ReceivedFile;
     try {
       record = await this.getWithin(blobId, deadline);

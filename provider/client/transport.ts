@@ -211,8 +211,10 @@ export class Transport {
               ? { "User-Agent": USER_AGENT, Authorization: `Bearer ${this.apiKey}` }
               : { "User-Agent": USER_AGENT },
           responseType: "arraybuffer",
-          maxContentLength: maxBytes,
-          maxRedirects: 0,
+          // An error's body may be longer than the file; other bytes than the file's fail the hash anyway.
+          maxContentLength: Math.max(maxBytes, 64 * 1024),
+          // A CDN may redirect; a key sent to the service's origin is dropped on a redirect to another host.
+          maxRedirects: 3,
           validateStatus: () => true,
           signal: AbortSignal.timeout(limit),
         }),
@@ -232,9 +234,15 @@ export class Transport {
   /** The SHA-256 (hex) of what `url` serves; anything but a 2xx is INVALID_RESPONSE (a CDN's 404 says nothing of a file). */
   async contentHash(url: string, maxBytes: number, deadline: number): Promise<string> {
     const { status, sha256 } = await this.served(url, maxBytes, deadline);
-    if (sha256 === undefined)
-      throw this.invalidResponse("GET", new URL(url).pathname, status, "its content could not be read back at the record's url", undefined);
-    return sha256;
+    if (sha256 !== undefined) return sha256;
+    // No status of the service's own: a CDN's 401 or 404 says nothing of the key or the file.
+    throw new TuskrApiError({
+      code: "INVALID_RESPONSE",
+      message: this.redact(`GET ${url} answered ${status}: the entry's content could not be read back to check it is these bytes; not taken as this upload's`),
+      method: "GET",
+      path: new URL(url).pathname,
+      retryable: false,
+    });
   }
 
   private parseResponse<S extends z.ZodType>(method: string, path: string, response: AxiosResponse, schema: S): z.infer<S> {

@@ -151,7 +151,8 @@ export class StoredFileCore {
    */
   private remember<T extends StoredFileState | undefined>(state: T): T {
     const seen = state?.epochMsSeen;
-    if (typeof seen === "number" && seen > 0) this.context.seenEpochMs = seen;
+    // The shorter of two lengths stands: a purchase made alongside a renew only lengthens its move.
+    if (typeof seen === "number" && seen > 0) this.context.seenEpochMs = Math.min(seen, this.context.seenEpochMs ?? seen);
     return state;
   }
 
@@ -348,7 +349,7 @@ export class StoredFileCore {
           );
         }
         // A state of an earlier release does not say which service holds the file: its url does.
-        if (!before.serviceUrl && e.status === 404 && before.url && (await client.servedAt(before.url, before.size ?? 1)) !== "gone") {
+        if (!before.serviceUrl && before.url && (await client.servedAt(before.url, before.size ?? 1)) !== "gone") {
           throw new Error(
             redact(
               `StoredFile ${label(before, blobId)}: ${client.baseUrl} says the file ${why}, but its url ${before.url} does not: kept. Set tuskr:baseUrl to its service, or run \`pulumi state delete\``,

@@ -245,8 +245,13 @@ function epochShown(
     const bounds = `${typeof least === "number" ? `at least ${seconds(least)} s` : ""}${typeof least === "number" && typeof below === "number" ? ", " : ""}${typeof below === "number" ? `under ${seconds(below)} s` : ""}`;
     return { ruledOut: true, problem: `${shown}, which the upload's answer rules out (${bounds}): not taken as the service's epoch` };
   }
-  if (typeof known === "number" && Math.abs(known - seen) >= 1000)
-    return { ruledOut: true, problem: `${shown}, not the ${seconds(known)} s an earlier answer showed: the earlier length is kept` };
+  // Another purchase made between the read and this renew lengthens a move, never shortens it: the shorter length stands.
+  if (typeof known === "number" && seen >= known + 1000) return {};
+  if (typeof known === "number" && seen <= known - 1000)
+    return {
+      epochMsSeen: seen,
+      problem: `${shown}, less than the ${seconds(known)} s seen before (which another purchase at the same time lengthened): the shorter is taken`,
+    };
   return { epochMsSeen: seen, problem: known === undefined ? epochSettingProblem({ epochMsSeen: seen }, setting) : undefined };
 }
 
@@ -268,7 +273,8 @@ async function takeRenewAnswer(
   // A replay answers as of its first request; an empty answer says nothing: read instead.
   let after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
   // This purchase's own answer shows the service's epoch: the expiry moved by exactly its epochs.
-  let shown = result.confirmedBy === "response" ? epochShown(state, before, after, epochs, clock) : {};
+  // A read-back after a lost answer shows the move as well (a replay's is of an earlier request).
+  let shown = result.confirmedBy !== "replay" ? epochShown(state, before, after, epochs, clock) : {};
   if (shown.ruledOut && after === result.file) {
     // An answer whose move nothing else agrees with: the service's record decides what moved.
     if (shown.problem) say(shown.problem);
@@ -352,6 +358,13 @@ export async function applyPlan(
       if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
       fresh = true;
     } catch (e) {
+      // Refused past the horizon on a count no answer has confirmed: the guess was the setting's.
+      // One epoch shows the length; the rest is counted in it (nothing was bought by the refusal).
+      if (isTuskrApiError(e) && e.code === "VALIDATION_ERROR" && !epoch.seen && epochs > 1 && round < client.policy.maxPurchaseRounds) {
+        plan = { ...plan, lengthProbe: 1 };
+        fresh = true;
+        continue;
+      }
       // Sent, perhaps made: read the file again and buy only what is still missing, a few times at most.
       if (!(isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN") || round >= client.policy.maxPurchaseRounds) throw e;
       unknown = e;

@@ -146,7 +146,8 @@ describe("refresh: a file is gone only when the service says so", () => {
   });
 
   it("a state of the release before (no service recorded): another live service's NOT_FOUND keeps it while its url does not say it is gone", async () => {
-    const { id, outs } = await created(`legacy elsewhere ${Math.random()}`);
+    const legacyContent = `legacy elsewhere ${Math.random()}`;
+    const { id, outs } = await created(legacyContent);
     const { __serviceUrl: _, ...previous } = outs;
     const other = await startEmulator({ port: 0 });
     try {
@@ -158,6 +159,21 @@ describe("refresh: a file is gone only when the service says so", () => {
       expect((error as Error).message).toContain(`${other.url} says the file does not exist (unknown blobId), but its url ${outs.url} does not: kept`);
     } finally {
       await other.close();
+    }
+    // Another service whose own entry of these bytes has expired (410): the file's url still serves it.
+    const expired = await startEmulator({ port: 0 });
+    try {
+      const again = await expired.uploadFile({ content: legacyContent, filename: "l.txt", epochs: 1 });
+      expect(again.blobId).toBe(id);
+      await expired.advanceEpochs(5);
+      const error = await (await configuredProvider(expired)).read(id, previous).then(
+        (r) => r,
+        (e: Error) => e,
+      );
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toContain(`${expired.url} says the file has expired, but its url ${outs.url} does not: kept`);
+    } finally {
+      await expired.close();
     }
     // Its own service's 404, its url saying so too: dropped.
     await emu.advanceEpochs(5);

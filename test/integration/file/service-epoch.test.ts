@@ -347,3 +347,47 @@ describe("one renew's answer is not the service's epoch on its word alone", () =
     }
   });
 });
+
+describe("a length learnt however the answer came, and corrected by a shorter one", () => {
+  const crashRun = (e: Emulator) => configuredProvider(e, {}, { timeoutMs: 400, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+
+  for (const idempotency of ["honour", "ignore"] as const) {
+    it(`two weeks' epoch: the renew bought to learn it is applied and its answer lost, the read-back shows it; the file ends at its declared end (keys ${idempotency === "honour" ? "honoured" : "ignored"})`, async () => {
+      emu = await startEmulator({ port: 0, epochSeconds: 14 * DAY, idempotency });
+      const e = emu;
+      printed();
+      const blobId = (await e.uploadFile({ content: `probe lost ${Math.random()}`, filename: "p.txt", epochs: 4 })).blobId;
+      e.setFaults({ script: [{ route: "renew", fault: "apply-then-hang" }] });
+      const inputs = { blobId, retentionEpochs: 8, __urn: urn("p") };
+      let state: Props;
+      try {
+        state = (await (await crashRun(e)).create(inputs)).outs as Props;
+      } catch (err) {
+        state = (err as { properties: Props }).properties;
+      }
+      e.setFaults({});
+      for (let round = 1; round <= 2; round++) state = await up(e, blobId, state, inputs, round === 1);
+      expect(entry(e, blobId).endEpoch - e.currentEpoch()).toBe(8);
+    });
+  }
+
+  it("a length recorded longer than the service's (another purchase lengthened a move): the next renew's shorter move is taken", async () => {
+    const e = await start(DAY);
+    const lines = printed();
+    const blobId = (await e.uploadFile({ content: `longer ${Math.random()}`, filename: "l.txt", epochs: 3 })).blobId;
+    const { outs } = await (await newRun(e)).create({ blobId, retentionEpochs: 3, __urn: urn("l") });
+    const recorded = { ...(outs as Props), __epochMsSeen: 1.5 * DAY * 1000 };
+    const raised = await up(e, blobId, recorded, { blobId, retentionEpochs: 5, __urn: urn("l") }, false);
+    expect(raised.__epochMsSeen).toBe(DAY * 1000);
+    expect(lines.join("\n")).toMatch(/less than the 129600 s seen before .*the shorter is taken/);
+  });
+
+  it("an hour's epoch, a count guessed in days refused past the horizon: one epoch learns the length, the rest is counted in it", async () => {
+    const e = await start(3600);
+    printed();
+    const blobId = (await e.uploadFile({ content: `hours ${Math.random()}`, filename: "h.txt", epochs: 30 })).blobId;
+    await (await newRun(e)).create({ blobId, retentionEpochs: 40, __urn: urn("h") });
+    expect(entry(e, blobId).endEpoch - e.currentEpoch()).toBe(40);
+    expect(renews(e)[1]).toBe(1);
+  });
+});

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -171,6 +172,30 @@ describe("a record is checked before anything is bought on it", () => {
     expect(failed?.message).toMatch(/serves other bytes/);
     expect(emu.requests().filter((r) => r.route === "patch" || r.route === "renew")).toEqual([]);
   });
+
+  for (const idempotency of ["honour", "ignore"] as const) {
+    it(`a service that sells a second upload of stored bytes (201 on yesterday's entry): that entry, once its bytes check out; nothing bought again (keys ${idempotency === "honour" ? "honoured" : "ignored"})`, async () => {
+      const emu = await startEmulator({ port: 0, duplicateUpload: "purchase", idempotency });
+      closers.push(() => emu.close());
+      const text = `sold twice ${Math.random()}`;
+      const blobId = (await emu.uploadFile({ content: text, filename: "s.txt", epochs: 5 })).blobId;
+      await emu.advanceEpochs(1);
+      vi.spyOn(console, "log").mockImplementation(() => undefined);
+      const inputs = {
+        source: { [SIG_KEY]: ASSET_SIG, text, hash: createHash("sha256").update(text).digest("hex") },
+        name: "s.txt",
+        retentionEpochs: 5,
+        __urn: URN,
+      };
+      const { id, outs } = await (await configuredProvider(emu, {}, fast)).create(inputs);
+      expect(id).toBe(blobId);
+      const bought = emu.files().find((f) => f.blobId === blobId)!.epochsBought;
+      const provider = await configuredProvider(emu, {}, fast);
+      expect((await provider.diff(id, outs, inputs)).changes).toBe(false);
+      expect(emu.requests().filter((r) => r.route === "upload")).toHaveLength(1);
+      expect(emu.files().find((f) => f.blobId === blobId)!.epochsBought).toBe(bought);
+    });
+  }
 
   it("a read before a renew answering an expiry 1000 epochs ahead: INVALID_RESPONSE, nothing recorded as met", async () => {
     let far = false;
