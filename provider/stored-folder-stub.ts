@@ -1,11 +1,8 @@
 import type * as pulumi from "@pulumi/pulumi";
 
 /**
- * The provider object of StoredFolder's one resource (`oneResource: true`): the only folder code
- * Pulumi serializes into state. Like stored-file-stub.ts, installed as a package it is written as
- * `require("pulumi-tuskr/folder-provider")`, and otherwise as arrow functions that load the real
- * provider by package name; `pulumi-tuskr/folder-provider` and `pulumi-tuskr/folder-impl` are
- * therefore permanent entry points.
+ * The only folder code Pulumi serializes into state, like stored-file-stub.ts. States name these
+ * entry points forever, so `folder-provider` and `folder-impl` must never move.
  */
 const storedFolderProviderStub = {
   configure: (...a: any[]) => require("pulumi-tuskr/folder-impl").configure(...a),

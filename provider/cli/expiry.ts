@@ -12,9 +12,8 @@ import { parseState } from "../file/state";
 import { StoredFolderStateSchema } from "../folder/schema";
 
 /**
- * The alarm: from `pulumi stack export`, each managed file's expiry, epochs left and keep-alive,
- * and whether any ends within the warning window (or has ended). A scheduled job runs it after
- * its `up`, so a failing job is the alert that a file is about to go.
+ * The alarm: each managed file's expiry from `pulumi stack export`, failing when any ends within
+ * the warning window, so a scheduled job's failure is the alert.
  */
 
 interface ExpiryRow {
@@ -79,10 +78,8 @@ function revealed(outputs: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
- * The settings the report counts with: the stack's config as `pulumi config --json` prints it
- * (`{"tuskr:epochSeconds": {"value": "1"}}`) when given, else the tuskr provider's inputs that a
- * plugin stack's export carries, else the environment and the defaults. A TypeScript stack's
- * export carries no settings: its provider reads the stack's config.
+ * The report's settings: `pulumi config --json` output if given, else the provider inputs a plugin
+ * stack's export carries, else environment and defaults. A TypeScript stack's export carries none.
  */
 function settingsOf(resources: Resource[], config: Record<string, unknown> | undefined) {
   const provider = resources.find((r) => r.type === "pulumi:providers:tuskr");
@@ -131,9 +128,8 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
 }
 
 /**
- * A folder's file kept as a StoredFile of its own is named after its content (`folder/sha256:…`):
- * shown as `folder/path` by the paths its folder's `blobIds` output gives that blobId, else by the
- * file's name (its first path, unless an override or a change outside the stack moved it).
+ * A folder's per-content StoredFile is named by hash, so it is shown as `folder/path` using the
+ * folder's `blobIds` output, else by the file's name.
  */
 function contentFileName(name: string, outputs: Record<string, unknown>, parent: Resource | undefined): string | undefined {
   const folder = folderOfContentResource(name);
@@ -150,12 +146,9 @@ function contentFileName(name: string, outputs: Record<string, unknown>, parent:
 }
 
 /**
- * A folder kept as one resource: a row per content it keeps (`folder/path`, its first path), from
- * the entries its state records. When they cannot all be read — encrypted in an export (the
- * TypeScript resource always keeps them secret, the plugin's when any value is), malformed, or
- * fewer than the manifest names — the folder also gets one row with `earliestExpiresAt`, the
- * soonest end among its files, which is never secret; without that (a state recorded before it)
- * the row's expiry is unknown, which raises the alarm.
+ * A one-resource folder's rows, one per content. When its entries cannot all be read (secret,
+ * malformed, incomplete) a row with `earliestExpiresAt`, never secret, is added; without it the
+ * expiry is unknown, which raises the alarm.
  */
 function folderRows(name: string, outputs: Record<string, unknown>, row: (resource: string, values: Record<string, unknown>) => ExpiryRow): ExpiryRow[] {
   const parsed = StoredFolderStateSchema.safeParse(fromOutputTexts(outputs));

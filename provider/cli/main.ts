@@ -1,7 +1,6 @@
 #!/usr/bin/env node
-// `pulumi-tuskr summary < preview.json`: the Markdown a pipeline posts on a pull request, from
-// the output of `pulumi preview --json`. `pulumi-tuskr expiry < stack.json`: the alarm a scheduled
-// job raises when a file is about to expire, from the output of `pulumi stack export`.
+// `pulumi-tuskr summary` turns `pulumi preview --json` into a pull-request comment; `pulumi-tuskr
+// expiry` turns `pulumi stack export` into an alarm for files about to expire.
 import * as fs from "node:fs";
 import { parseArgs } from "node:util";
 import { expiryMarkdown, expiryReport } from "./expiry";

@@ -1,16 +1,14 @@
 import { inert } from "../engine/inert";
 
 /**
- * Text a user supplied (names, tags, metadata keys and values, paths), made safe for GitHub's
- * Markdown in a table: it can neither break the table nor format, mention or link, nor hide or
- * reorder what a reviewer reads (engine/inert.ts escapes what would).
+ * User-supplied text made safe in a GitHub Markdown table: it can neither break the table, format,
+ * mention or link, nor hide or reorder what a reviewer reads.
  */
 
 /**
- * A value as an inline code span that cannot break the Markdown around it: a pipe would end a
- * table cell (GitHub needs it escaped even inside code), a line break the row, and a backtick
- * the span (a longer fence holds it). Inside a code span GitHub renders no emphasis, link, image
- * or @mention, so every user-supplied string goes through here.
+ * A value as an inline code span that cannot break the Markdown around it (pipes, line breaks,
+ * backticks). GitHub renders no emphasis, links or mentions inside code, so every user string goes
+ * through here.
  */
 export function code(v: unknown): string {
   const text = inert(typeof v === "string" ? v : (JSON.stringify(v) ?? String(v))).replace(/\|/g, "\\|");
@@ -22,9 +20,8 @@ export function code(v: unknown): string {
 }
 
 /**
- * The document a command prints, a line each: every line made inert as well, so a value that
- * reached the text outside a code span (a provider's message quoting a declared value) is shown
- * escaped too. The commands' own words hold no such character.
+ * The printed document, every line made inert too, since a value can reach the text outside a code
+ * span (a message quoting a declared value).
  */
 export function markdown(lines: readonly string[]): string {
   return `${lines.map(inert).join("\n")}\n`;

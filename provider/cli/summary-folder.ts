@@ -17,11 +17,8 @@ const FOLDER_PATHS_LISTED = 10;
 const FOLDER_LOOKS: readonly string[] = SHARED_FIELDS.filter((f) => !PURCHASE_FIELDS.includes(f));
 
 /**
- * What a one-resource folder's entries buy and patch, each planned as the folder's `up` plans it
- * (from the expiry its state records; the `up` reads it again before buying): a content with no
- * recorded entry is uploaded with its own epochs (keep-alive, if declared, then decides on the
- * expiry it finds). A tag or metadata not shown is left out; when the preview does not show what
- * the epochs need: why.
+ * What a one-resource folder's entries buy and patch, planned as its `up` would from the recorded
+ * expiry (the `up` rereads it). When the preview hides what the epochs need, say why.
  */
 function folderPurchases(outputs: Record<string, unknown> | undefined, declared: Record<string, unknown>, clock: PlanClock) {
   const recorded = fromOutputTexts(outputs ?? {});

@@ -24,9 +24,8 @@ const CHANGE_OPS = new Set(["create", "update", "replace", "create-replacement",
 const DiagnosticsSchema = z.array(z.object({ severity: z.string().optional() }).passthrough());
 const errorCount = (diagnostics: z.infer<typeof DiagnosticsSchema> | undefined) => (diagnostics ?? []).filter((d) => d.severity === "error").length;
 
-// Every preview lists its steps: the stack's own at least, a failed one's up to where it failed.
-// Pulumi omits an empty list, so `steps: []` is never its output, and no `steps` is a preview
-// that failed before any step (a program that could not start), whose errors say why.
+// Pulumi omits an empty steps list, so a preview without `steps` failed before any step (the
+// program could not start), and its errors say why.
 const PreviewSchema = z
   .object({
     config: z.record(z.string(), z.unknown()).optional(),

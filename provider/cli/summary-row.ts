@@ -48,10 +48,9 @@ export interface Hidden {
 }
 
 /**
- * A StoredFile's recorded outputs and declared inputs without the inputs the preview does not
- * show (secret in either, or known only at `up`; the bookkeeping fields are never declared):
- * those cannot be compared, and left in, a recorded `"[secret]"` where an object belongs would
- * make the whole state unreadable.
+ * Recorded outputs and declared inputs without those the preview hides (secret or unknown): they
+ * cannot be compared, and a recorded `"[secret]"` where an object belongs would make the state
+ * unreadable.
  */
 export function withoutHidden(olds: Record<string, unknown>, news: Record<string, unknown>) {
   const fields = [...new Set([...Object.keys(olds), ...Object.keys(news)])].filter((f) => !f.startsWith("__")).sort();

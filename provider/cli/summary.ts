@@ -6,10 +6,8 @@ import type { Phrase } from "./summary-phrase";
 import type { Row } from "./summary-row";
 
 /**
- * The pull-request summary: reads `pulumi preview --json` and says, per StoredFile and
- * one-resource StoredFolder, what a merge will change and buy. Parse (the preview's steps that
- * change a file or folder) → model (a row per step: what it changes, buys and sends) → render
- * (Markdown).
+ * The pull-request summary: from `pulumi preview --json`, what a merge will change and buy per
+ * StoredFile and one-resource StoredFolder. Parse, model, render.
  */
 
 export { previewErrors };

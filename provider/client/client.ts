@@ -101,12 +101,9 @@ export class TuskrClient {
   }
 
   /**
-   * `POST /v1/files`: uploads content (multipart/form-data, the file streamed from disk, never
-   * read whole), with what the upload form carries: the file's name (its filename), `tag` and the
-   * initial `epochs`. Like a renew it buys epochs, so it is never retried blindly: the same
-   * Idempotency-Key goes with every attempt, and an ambiguous failure is sent again only once the
-   * service is known to honour keys; otherwise it fails with UPLOAD_OUTCOME_UNKNOWN (nothing to
-   * read back: the file's id is the answer's).
+   * `POST /v1/files`, streamed from disk. It buys epochs, so an ambiguous failure is resent only
+   * once the service is known to honour keys; otherwise UPLOAD_OUTCOME_UNKNOWN, since there is no
+   * id to read back.
    */
   async uploadFile(
     source: UploadSource,
@@ -177,9 +174,8 @@ export class TuskrClient {
   }
 
   /**
-   * The gate an upload's answer passes before its blobId is recorded: the service's own record of
-   * that blobId, read back, must hold the bytes sent, and a new entry must be the one this request
-   * made. An answer naming another file would otherwise have it PATCHed and renewed as ours.
+   * Checks an upload's answer before its blobId is recorded: the service's record must hold the
+   * bytes sent, else an answer naming another file would have it PATCHed and renewed as ours.
    */
   private async confirmedUpload(
     answered: Omit<UploadResult, "resent">,
@@ -249,12 +245,9 @@ export class TuskrClient {
   }
 
   /**
-   * `POST /v1/files/:blobId/renew`. Never retried blindly: the same Idempotency-Key goes with
-   * every attempt. Once the service is known to honour keys, an ambiguous failure is sent again
-   * under the same key (a service that applied it replays instead of selling twice). Otherwise
-   * the file is read back first: the renew is sent again only if the expiry moved less than this
-   * purchase; a move of exactly it counts as applied; anything else, or no prior expiry to compare
-   * with, fails with RENEW_OUTCOME_UNKNOWN rather than risk buying twice.
+   * `POST /v1/files/:blobId/renew`, never retried blindly since it buys epochs. Without honoured
+   * keys an ambiguous failure is resent only if a read-back shows the expiry did not move;
+   * otherwise RENEW_OUTCOME_UNKNOWN rather than risk buying twice.
    */
   async renewFile(blobId: string, epochs: number, options: RenewOptions): Promise<RenewResult> {
     const path = filePath(blobId, "renew");
@@ -336,9 +329,8 @@ export class TuskrClient {
   }
 
   /**
-   * The expiry a purchase's answer reports must be one a live file can have: not before the
-   * request was sent, not past the service's horizon from then, and not before the file's own
-   * creation. Anything else is not recorded (a later plan would act on it).
+   * A purchase answer's expiry must be plausible (not before sending, creation, or past the
+   * horizon); anything else is refused, because a later plan would act on it.
    */
   private expectPlausibleExpiry(
     method: string,

@@ -1,13 +1,9 @@
 import type { ErrorCode } from "../../api";
 
 /**
- * The one error type of the API client. Every failure — an HTTP error status, a network fault,
- * a timeout, a body that does not match its schema — becomes a TuskrApiError, so callers
- * (the provider, tests, users reading a failed `pulumi up`) deal with one shape.
- *
- * It deliberately holds no request headers, no axios config and no `cause`: those carry the
- * `Authorization` header. Every string that enters it passes through `redactString` with the
- * client's key, in case a server echoes it back.
+ * The API client's one error type, so callers handle one shape. It holds no headers, axios config
+ * or `cause` because those carry the `Authorization` header, and every string is redacted in case a
+ * server echoes the key.
  */
 /** The service's catalogue (api/errors.ts), and the client's own codes for what no answer says. */
 export type TuskrErrorCode =
@@ -63,9 +59,8 @@ export class TuskrApiError extends Error {
   }
 
   /**
-   * True only when the service itself says the file asked for does not exist (any more): its
-   * envelope's 404 NOT_FOUND or 410 FILE_EXPIRED naming that blobId. Any other 404 (no envelope,
-   * a path the service does not have behind a wrong base URL) says nothing about the file.
+   * True only when the service's own envelope says that blobId is gone (404 NOT_FOUND or 410
+   * FILE_EXPIRED); any other 404, such as a wrong base URL, says nothing about the file.
    */
   get isGone(): boolean {
     return this.goneBlobId !== undefined;
@@ -106,10 +101,8 @@ function secretForms(secret: string): string[] {
 }
 
 /**
- * Replaces every occurrence of each secret, of any length, in any of its forms, and a
- * `Bearer <anything>` token. One left-to-right pass (the longest form wins where several start
- * at the same place), so a mask already written is never searched again; no regular expression
- * is built from a secret, whatever its size or characters.
+ * Redacts every form of each secret and any `Bearer` token in one left-to-right pass, so a mask is
+ * never searched again; no regex is built from a secret, whatever its size or characters.
  */
 export function redactString(text: string, secrets: readonly string[]): string {
   const forms = [...new Set(secrets.filter(Boolean).flatMap(secretForms))].filter(Boolean).sort((a, b) => b.length - a.length);

@@ -2,11 +2,9 @@ import type { TuskrApiError } from "./errors";
 import { type RetryPolicy, backoffDelayMs, sleep } from "./retry";
 
 /**
- * One purchase (an upload, a renew), whose outcome an ambiguous failure (sent, no answer) leaves
- * unknown: sent under one Idempotency-Key; after each ambiguous failure `settle` decides whether
- * to send it again (at most `maxAttempts` sends, within the operation's deadline), to take the
- * outcome as known, or to stop, and then `unknown` is the error. A definite failure, or an
- * answer that does not check out, fails at once.
+ * One purchase (upload or renew) under one Idempotency-Key. After each ambiguous failure `settle`
+ * decides to resend, accept the outcome, or stop with `unknown`; definite failures and answers that
+ * do not check out fail at once.
  */
 export async function purchase<T>(
   policy: RetryPolicy,
@@ -46,14 +44,9 @@ export async function purchase<T>(
 }
 
 /**
- * What a read-back after an ambiguous renew failure says about that renew, from how far the
- * expiry moved since it was last seen. Expiry only grows, by whole epochs, so with the epoch
- * length known:
- * - moved less than this purchase: ours is not in it ("not-applied");
- * - moved by this purchase (within half an epoch): ours ("applied");
- * - moved by more: someone else renewed too, and ours may or may not be part of it
- *   ("unattributable"). Taking that as applied would record epochs never bought.
- * Without the epoch length, any move counts as applied.
+ * Whether a renew whose answer was lost was applied, judged by how far the expiry moved. A move
+ * larger than this purchase is "unattributable": taking it as applied would record epochs never
+ * bought.
  */
 export function readBackVerdict(
   before: string,

@@ -1,12 +1,6 @@
 /**
- * Retry policy: exponential backoff with full jitter, bounded both in attempts and in total time,
- * and a server's own wait (Retry-After, X-RateLimit-Reset) wins over our guess, but never goes
- * below the floor: a server answering `Retry-After: 0` cannot turn the client into a hot loop.
- *
- * The bound on what one request of the client can send: `maxAttempts` requests when it fails,
- * `maxRateLimitedAttempts` when the service keeps answering 429, whichever comes first, and never
- * past `maxTotalMs`. A purchase (upload, renew) sends again at most `maxAttempts` times in all
- * after an ambiguous failure, each such send bounded the same way, with one read-back GET between.
+ * Retry policy: jittered exponential backoff bounded in attempts and total time. A server's
+ * Retry-After wins but never goes below the floor, so `Retry-After: 0` cannot make a hot loop.
  */
 export interface RetryPolicy {
   /** Attempts in all, the first one included. */

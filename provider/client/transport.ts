@@ -66,9 +66,8 @@ export class Transport {
   }
 
   /**
-   * The HTTP client, made at the first request: every program that declares a resource loads
-   * this module, and only a provider that sends needs axios (~90 ms to load). A client that
-   * cannot be loaded (a broken install) sent nothing: a configuration error, not retried.
+   * The HTTP client, loaded lazily because every program loads this module but only a sending
+   * provider needs axios (~90 ms). A failed load sent nothing: a configuration error, not retried.
    */
   private loadedHttp(method: string, path: string): AxiosInstance {
     try {
@@ -134,9 +133,8 @@ export class Transport {
   }
 
   /**
-   * One request. Its deadline is wall-clock and covers the whole answer: the abort signal fires
-   * at the request timeout or at the operation's deadline, whichever comes first, and aborts a
-   * body still arriving as well as a request still waiting for headers.
+   * One request. Its deadline is wall-clock and covers the whole answer, so a slow body is aborted
+   * as well as a request waiting for headers.
    */
   private async request(method: string, path: string, opts: SendOptions<z.ZodType>): Promise<AxiosResponse> {
     // Before the request's clock starts, and outside the catch below that reads a failure as a
@@ -186,9 +184,8 @@ export class Transport {
   }
 
   /**
-   * What `url` serves: its status and, for a 2xx, the body's SHA-256 (hex). A file's content, read
-   * where its record says it is served. The key goes only to the service's own origin (a CDN may be
-   * another host's); one attempt within the deadline, at most `maxBytes` read, no redirect followed.
+   * What `url` serves: its status and, for a 2xx, the body's SHA-256. The key goes only to the
+   * service's own origin, since a CDN may be another host; one attempt, bounded size, no redirects.
    */
   async served(url: string, maxBytes: number, deadline: number): Promise<{ status: number; sha256?: string }> {
     const method = "GET";

@@ -102,15 +102,13 @@ export interface RenewOptions {
   /** Sent as `Idempotency-Key`; reused verbatim on every retry of this purchase. */
   idempotencyKey: string;
   /**
-   * The file's expiry as last seen before this renew. The answer must be later; after an
-   * ambiguous failure, when the key is not known to be honoured, the client reads the file back
-   * and compares its expiry with this one (see `readBackVerdict`).
+   * The expiry last seen before this renew. The answer must be later, and an ambiguous failure's
+   * read-back compares against it (see `readBackVerdict`).
    */
   expiresAtBefore?: string | null;
   /**
-   * Length of one epoch. With it, the read-back counts the renew as applied only if the expiry
-   * moved by exactly the epochs asked for, so a renewal made elsewhere since `expiresAtBefore`
-   * is not mistaken for ours. Without it, any move counts as applied.
+   * Length of one epoch. With it, the read-back counts the renew as applied only on an exact move,
+   * so a renewal made elsewhere is not mistaken for ours.
    */
   epochMs?: number;
   /**

@@ -58,10 +58,8 @@ export function settingDoc(key: keyof typeof ProviderConfigSchema.shape): Settin
 }
 
 /**
- * The provider's settings: the stack config handed to `configure` (`tuskr:apiKey` as a secret,
- * `tuskr:baseUrl`, …), else the environment (`TUSKR_API_KEY`, `TUSKR_BASE_URL`). Built once per
- * `configure`; they live only in the provider process — never in the serialized provider, never
- * in resource inputs or outputs, so never in state.
+ * The provider's settings, from stack config else environment. They live only in the provider
+ * process, never in the serialized provider or resource inputs/outputs, so never in state.
  */
 export type ProviderSettings = Partial<z.infer<typeof ProviderConfigSchema>> &
   Required<Pick<z.infer<typeof ProviderConfigSchema>, "baseUrl" | "epochSeconds" | "expiryWarningEpochs" | "allowInsecureHttp">>;

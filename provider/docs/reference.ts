@@ -80,9 +80,8 @@ export const GENERATED_PAGES: Readonly<Record<string, Readonly<Record<string, ()
 export const DOCUMENTED_ARGS_FILE = "provider/dynamic/documented-args.ts";
 
 /**
- * `provider/dynamic/documented-args.ts`: one property per input, with the schema's documentation as its
- * JSDoc. StoredFileArgs maps over it, so an editor shows each field's docs on hover, the same
- * text docs/stored-file.md and the package schema carry (the Python SDK's docstrings come from there).
+ * Source of `provider/dynamic/documented-args.ts`, which carries the schema's docs as JSDoc so
+ * StoredFileArgs shows them on hover, matching docs/ and the package schema.
  */
 export function documentedArgsSource(): string {
   const lines = [

@@ -6,10 +6,9 @@ import { type ProviderLog, inertError, inertFailure } from "../engine/notice";
 import { hideBookkeeping, parseState } from "../file/state";
 
 /**
- * The dynamic resource's front door: what Pulumi's dynamic-provider host calls (through the
- * serialized stub, stored-file-stub.ts), turned into typed requests for the core. A dynamic
- * provider is told neither the resource's URN nor which inputs are secret, so `StoredFile` passes
- * them as inputs of its own (the keys below); they go no further than this file.
+ * The dynamic resource's front door. A dynamic provider is told neither the URN nor which inputs
+ * are secret, so `StoredFile` passes them as extra inputs (keys below), which go no further than
+ * this file.
  */
 
 type Props = Record<string, unknown>;
@@ -39,11 +38,9 @@ export function withProvider(news: Props, shape: (properties: Props) => Props = 
 }
 
 /**
- * Pulumi's dynamic-provider host prints an error of check, diff and read on stderr as
- * `${error}: ${error.stack}` (the message twice, then the provider's call stack), and the engine
- * then reports the error's message: three copies of one reason. The error keeps its message for
- * the engine's report; what the host prints only points at it. (Create and update errors, and the
- * provider plugin's, reach the engine alone.) The message is made inert, as every message shown is.
+ * The dynamic-provider host prints a check, diff or read error as message plus stack, then the
+ * engine repeats the message: three copies. The error keeps its message for the engine; the host's
+ * print only points at it.
  */
 export async function toldOnce<T>(step: "check" | "diff" | "read", work: () => T | Promise<T>): Promise<T> {
   try {

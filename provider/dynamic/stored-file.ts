@@ -16,10 +16,8 @@ export type StoredFileArgs = { [K in keyof StoredFileInputDocs]: pulumi.Input<St
 
 type ReportedField = (typeof REPORTED_FIELDS)[number];
 /**
- * Outputs: every input, as applied, and what the service reports (`url`, `size`, `createdAt`,
- * `expiresAt`) or the provider derives (`remainingEpochs`, `keepAliveEpochs`).
- * `retentionEpochs` is always set: the declared end reached (epochs from the epoch the resource
- * was created in), 0 if none was declared.
+ * Outputs: every input as applied, plus what the service reports or the provider derives.
+ * `retentionEpochs` is always set: the declared end reached, 0 if none.
  */
 export type StoredFileOutputs = { readonly [K in keyof StoredFileInputs]-?: pulumi.Output<StoredFileInputs[K]> } & {
   readonly blobId: pulumi.Output<string>;
@@ -27,9 +25,9 @@ export type StoredFileOutputs = { readonly [K in keyof StoredFileInputs]-?: pulu
 } & { readonly [K in ReportedField]: pulumi.Output<NonNullable<StoredFileState[K]> | undefined> };
 
 /**
- * A file kept on the Tuskr service, uploaded from `source` or adopted by `blobId`. Its name, tag and metadata converge to
- * what is declared; raising `retentionEpochs` buys what the file lacks of that many epochs. Deleting the resource sends
- * no request: blobs cannot be deleted through this API, so the file keeps its paid period.
+ * A file kept on Tuskr, uploaded from `source` or adopted by `blobId`; name, tag and metadata
+ * converge to what is declared. Deleting sends no request: the API cannot delete blobs, so the paid
+ * period stands.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the outputs are declared on the class this way; the dynamic resource sets them at run time.
 export interface StoredFile extends StoredFileOutputs {}
@@ -67,9 +65,8 @@ export function identityOf(name: string, parent: pulumi.Resource | undefined, ty
 }
 
 /**
- * `value` with every key named `__proto__` renamed to the standin, inside outputs and promises
- * too: the SDK serializes objects (and pulumi.output() copies them) by assignment, which drops
- * such a key before a check could refuse it. The standin reaches the check, which refuses it.
+ * Renames `__proto__` keys to the standin, inside outputs and promises too, because the SDK copies
+ * objects by assignment and would drop them before check could refuse them.
  */
 export function protoKeysNamed<T>(value: T): T {
   return withProtoKeysNamed(value, (v) => {
@@ -79,9 +76,8 @@ export function protoKeysNamed<T>(value: T): T {
 }
 
 /**
- * The names of the inputs given as secrets. The engine strips secrecy from what a dynamic
- * provider receives, so the provider is told this way which values it must never put in a
- * message (the names only: the list itself is not secret).
+ * Names of the inputs given as secrets. The engine strips secrecy from a dynamic provider's inputs,
+ * so this tells it which values never to put in a message.
  */
 export function secretFieldsOf(args: object): pulumi.Output<string[]> {
   const fields = Object.keys(args).filter((f) => (args as Record<string, unknown>)[f] !== undefined);
@@ -90,12 +86,9 @@ export function secretFieldsOf(args: object): pulumi.Output<string[]> {
 }
 
 /**
- * The content, checked before the engine sees it: a missing file, a directory or a file over the
- * limit is handed to check in its place, which fails the preview with this resource's name, the
- * path and the limit (the engine would refuse the first two as well, in its own words and for
- * the first file only). An asset is
- * passed on as a promise of itself: pulumi.output() would lift it into a plain object. An
- * Output is passed as it is, for check to judge.
+ * Checks the content before the engine sees it, so a bad path fails check with this resource's name
+ * and the limit. An asset is passed as a promise of itself because pulumi.output() would flatten
+ * it.
  */
 function checkedSource(name: string, source: StoredFileArgs["source"]): StoredFileArgs["source"] {
   if (source === undefined || pulumi.Output.isInstance(source)) return source;

@@ -9,10 +9,9 @@ import { folderInputsOf, validatedInputs } from "../folder/inputs";
 import { type StoredFolderState, folderStateOf } from "../folder/schema";
 
 /**
- * The dynamic resource's front door for StoredFolder kept as one resource (`StoredFolder` with
- * `oneResource: true`): what Pulumi's dynamic-provider host calls, turned into typed requests for
- * the folder core — the same core the plugin's `tuskr:index:StoredFolder` runs. As for
- * StoredFile, the resource passes its URN and the names of its secret inputs as inputs of its own.
+ * The dynamic front door for a one-resource StoredFolder, running the same folder core as the
+ * plugin's `tuskr:index:StoredFolder`. As for StoredFile, the URN and secret input names arrive as
+ * inputs.
  */
 
 type Props = Record<string, unknown>;

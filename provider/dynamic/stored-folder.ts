@@ -22,11 +22,9 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
   /** Per-file values over the shared ones (name, tag, metadata, contentType, retentionEpochs, retainUntil, keepAlive), by relative path. */
   files?: Record<string, FileValues>;
   /**
-   * Keep the whole folder as one resource (the provider plugin's `tuskr:index:StoredFolder`,
-   * here as a dynamic resource): the engine's cost stays that of one resource however many files
-   * the folder holds (10,000 included), each file still one entry per content, named in the
-   * preview, with its blobId and url by path. Default false: one StoredFile per content, as
-   * earlier releases made (switching a stack uploads each content once more, see the README).
+   * Keep the whole folder as one resource, so the engine's cost stays that of one resource even at
+   * 10,000 files. Default false (one StoredFile per content); switching a stack re-uploads every
+   * content, see the README.
    */
   oneResource?: boolean;
 }
@@ -55,16 +53,8 @@ class StoredFolderResource extends pulumi.dynamic.Resource {
 }
 
 /**
- * A directory kept on Tuskr, one entry per content: the service addresses a file by a blobId
- * derived from its bytes, so identical files (copies of a LICENSE, empty `__init__.py` or
- * `.gitkeep` files) are one entry, bought once, and every path of them maps to its blobId. The
- * entry is named by its first path in sorted order (`files[path].name` overrides it); it takes
- * that path's tag and metadata, and the latest end any of its paths declares (`retentionEpochs`,
- * `retainUntil`).
- * Each content is one StoredFile, named after the content (not a path), so a file moved or
- * renamed keeps its entry: one PATCH of the name, nothing uploaded or bought. A file edited is a
- * new content (a new upload; the old entry keeps its period); a file removed is no longer
- * managed (no request); an unchanged folder sends nothing.
+ * A directory kept on Tuskr, one StoredFile per content: identical files share an entry, and naming
+ * it after the content (not a path) makes a move or rename one PATCH, not a new upload.
  */
 export class StoredFolder extends pulumi.ComponentResource {
   /** The StoredFile of each file, by path relative to the folder (identical files share one); empty with `oneResource`. */
@@ -172,9 +162,8 @@ function known(v: unknown): boolean {
 }
 
 /**
- * What the StoredFile of a content will refuse at its check, found here too so that the error
- * names the folder's paths: the StoredFile is named after the content's hash. Values not known
- * yet (outputs, secrets) are left to that check alone.
+ * What a content's StoredFile will refuse at check, found here too so the error names the folder's
+ * paths rather than a hash. Unknown values are left to that check.
  */
 function entryProblems(values: Record<string, unknown>): string[] {
   const plain = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && known(v)));

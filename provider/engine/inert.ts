@@ -1,14 +1,12 @@
 /**
- * Text a user supplied (names, tags, metadata keys and values, paths), made inert wherever the
- * package shows it: the console's warnings and errors and the CLI's Markdown. Such text must not
- * hide or reorder what a person reads, so one rule escapes it everywhere.
+ * User-supplied text made inert wherever the package shows it, by one rule everywhere, so it cannot
+ * hide or reorder what a person reads.
  */
 
 /**
- * Controls, format characters (bidi overrides and isolates, marks, zero-width characters, tags),
- * line and paragraph separators, lone surrogates, every code point Unicode says to render as
- * nothing (joiners, variation selectors, Hangul fillers) and the blank braille pattern: each
- * shows as nothing or moves the text around it, so a tag could read as another.
+ * Characters that render as nothing or move surrounding text (controls, bidi and format characters,
+ * separators, lone surrogates, default-ignorables, blank braille), which could make one tag read as
+ * another.
  */
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}\u2800]/gu;
 

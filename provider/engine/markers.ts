@@ -1,8 +1,7 @@
 /**
- * Pulumi's special values on the wire (unknowns at preview, secrets, assets): constants of the
- * engine's protocol. Written here rather than imported from `@pulumi/pulumi/runtime/rpc`, whose
- * loading brings much of the SDK's runtime into the provider plugin, which needs none of it; a
- * unit test checks each against the SDK's own, for the SDK this package is tested with.
+ * Pulumi's wire constants (unknowns, secrets, assets), copied rather than imported from
+ * `@pulumi/pulumi/runtime/rpc`, which would load much of the SDK into the plugin. A unit test
+ * checks them against the SDK's.
  */
 export const SIG_KEY = "4dabf18193072939515e22adb298388d";
 export const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";

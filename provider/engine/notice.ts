@@ -1,9 +1,8 @@
 import { inert } from "./inert";
 
 /**
- * What a provider says to the person running Pulumi: a severity and a text. The front doors
- * decide how each severity is shown (the plugin as the engine's log levels, the dynamic provider
- * as a line of output), never by reading the text.
+ * What a provider tells the user: a severity and a text. Front doors choose how to show each
+ * severity, never by reading the text.
  */
 type Severity = "info" | "warning";
 

@@ -24,9 +24,8 @@ export const formatUrn = (urn: Omit<ParsedUrn, "type"> & { type: string }): stri
 export const urnName = (urn: string): string => parseUrn(urn)?.name ?? urn;
 
 /**
- * The type tokens a StoredFile has in a stack, one per front door: the dynamic resource's (the
- * engine names it after the dynamic provider) and the provider plugin's. Everything that
- * recognises a StoredFile in a stack (the pull-request summary, tests, the bench) asks here.
+ * The type tokens a StoredFile can have in a stack, one per front door. Everything that recognises
+ * a StoredFile asks here.
  */
 export const STORED_FILE_TYPES = {
   dynamic: "pulumi-nodejs:dynamic/tuskr:StoredFile",
@@ -44,9 +43,8 @@ export const STORED_FOLDER_TYPES = {
 } as const;
 
 /**
- * The URN a one-resource folder's entry goes by inside the provider (its purchase keys, the
- * origin of what is said of it): the folder's URN and the content's hash. The engine knows the
- * folder only: `resourceUrnOf` gives back the URN a message is attached to.
+ * The URN a one-resource folder's entry uses inside the provider (purchase keys, message origin).
+ * The engine knows only the folder, so `resourceUrnOf` maps it back.
  */
 export const folderEntryUrn = (folderUrn: string, hash: string): string => `${folderUrn}/sha256:${hash}`;
 

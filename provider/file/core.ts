@@ -16,11 +16,8 @@ import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentTyp
 import { compact, declaredFields, observed, recorded } from "./state";
 
 /**
- * StoredFile's one implementation, behind both front doors (the dynamic resource's adapter in
- * dynamic/stored-file-provider.ts, the plugin's in plugin/provider.ts). It takes typed requests and
- * returns typed state; every CRUD method reads the same way: plan, call the client, set the state.
- * Purchases are in purchases.ts, messages in messages.ts, state shaping in
- * state.ts.
+ * StoredFile's one implementation, shared by the dynamic and plugin front doors: typed requests in,
+ * typed state out. Purchases, messages and state shaping live in their own modules.
  */
 
 /** A resource operation's request, as a front door hands it over. */
@@ -78,9 +75,8 @@ const declaresRetention = (inputs: DeclaredInputs): boolean => inputs.retentionE
 const secretList = (names: readonly string[]): string[] | undefined => (names.length > 0 ? [...names] : undefined);
 
 /**
- * Metadata declared `{}` over stored keys clears them all. That is what a YAML or Go program's
- * `metadata: {a: null}` arrives as (the Go SDK drops a map's null entries before the request),
- * so the preview says so, with the keys it removes (a secret metadata's: only how many).
+ * Metadata declared `{}` over stored keys clears them all. YAML and Go programs' `{a: null}`
+ * arrives as that (Go drops null map entries), so the preview names the keys removed.
  */
 function emptiedMetadata(state: StoredFileState, req: StoredFileRequest): string | undefined {
   const declared = req.inputs.metadata;
@@ -184,10 +180,9 @@ export class StoredFileCore {
   }
 
   /**
-   * What will change. Also where a preview learns what the engine cannot show for a dynamic
-   * resource: expired or expiring files and a due keep-alive are printed (plugin output appears
-   * in the preview), and a change that the apply would refuse (past the service's horizon, or to
-   * an expired file) fails the preview, before any request.
+   * What will change. Also where a preview reports what the engine cannot show for a dynamic
+   * resource (expiry, due keep-alive) and fails early on changes the apply would refuse, before any
+   * request.
    */
   diff(id: string, state: StoredFileState, req: StoredFileRequest, log: ProviderLog = this.log): StoredFileDiff {
     const redact = redactor(req.inputs, req.secretInputs, state);
@@ -318,11 +313,9 @@ export class StoredFileCore {
   }
 
   /**
-   * Refresh: the service's view; an unknown or expired file is gone from the stack. A managed
-   * field that differs from what the stack set is said in the output (field, old → new), and comes back as
-   * an input too, so that a following preview shows what drifted (`~ tag: "edited" =>
-   * "declared"`): dynamic providers cannot return a detailed diff, and the engine otherwise
-   * compares unchanged inputs.
+   * Refresh: an unknown or expired file is gone. A drifted managed field is reported and returned
+   * as an input too, because dynamic providers cannot return a detailed diff and the engine
+   * otherwise compares unchanged inputs.
    */
   async read(id: string, before: StoredFileState, urn?: string): Promise<StoredFileRead> {
     const secrets = before.secretInputs ?? [];
@@ -381,9 +374,8 @@ export class StoredFileCore {
   }
 
   /**
-   * `pulumi import tuskr:index:StoredFile <name> <blobId>`: one GET, no write. The inputs are the
-   * file's name, tag and metadata as they are (the ones it has), and no retentionEpochs (nothing
-   * bought through the stack yet): the program the CLI prints declares them, and changes nothing.
+   * `pulumi import`: one GET, no write. Inputs are the file's current fields and no
+   * retentionEpochs, so the program the CLI prints changes nothing.
    */
   private async imported(blobId: string): Promise<StoredFileRead> {
     let file: ReceivedFile;

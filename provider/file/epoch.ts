@@ -16,9 +16,8 @@ const SAME_LENGTH_MS = 1000;
 export const LONGEST_EPOCH_MS = 28 * 86_400_000;
 
 /**
- * The service's epoch as a state knows it. A renew's answer shows it exactly (`seen`); an upload's
- * only bounds it. The setting is a first guess, used while no answer contradicts it and never
- * after (`contradicted`: the length is then the bound the setting broke, until a renew shows it).
+ * The service's epoch as a state knows it: exact once a renew's answer shows it, bounded by an
+ * upload's. The setting is only a first guess, dropped once an answer contradicts it.
  */
 export interface EpochLength {
   ms: number;
@@ -52,9 +51,8 @@ export function fileClock<C extends Pick<PlanClock, "epochMs">>(olds: StoredFile
 }
 
 /**
- * A moment in the retention start's epoch (ms), when the state can name one: the one recorded while
- * the count was a guess, else the time an earlier release recorded as the start (never before
- * createdAt: the upload's moment is in its start's epoch).
+ * A moment in the retention start's epoch, when the state names one: the one recorded during a
+ * guess, else an earlier release's start time (never before createdAt).
  */
 export function startMoment(olds: StoredFileState): number | undefined {
   const created = Date.parse(olds.createdAt ?? "");
@@ -74,12 +72,9 @@ function epochsFromMoment(olds: StoredFileState, moment: number, epochMs: number
 }
 
 /**
- * Epochs from the retention start to the recorded expiry. Once a length is seen, a start known as
- * a moment is counted from it (a count guessed in the setting's epochs is not). States of earlier
- * releases do not record it: they recorded the start as a time (after createdAt, or as such), or,
- * before that, the expiry their last purchase reached (`retentionEpochs` after the start); counted
- * in the setting's epochs, as they bought, and never fewer than the `retentionEpochs` they
- * recorded as reached: an upgrade buys nothing on an unchanged declaration, a raise of N at most N.
+ * Epochs from the retention start to the recorded expiry. States of earlier releases are counted in
+ * the setting's epochs, as they bought, and never below their recorded `retentionEpochs`, so an
+ * upgrade buys nothing on an unchanged declaration.
  */
 export function retentionStartEpochs(olds: StoredFileState, setting?: Pick<PlanClock, "epochMs" | "seenEpochMs">): number {
   const seen = olds.epochMsSeen ?? setting?.seenEpochMs;
@@ -117,9 +112,8 @@ export function startFields(
 }
 
 /**
- * Whether the count of a file's epochs rests on a guess that may leave it short: no length seen,
- * and `declared` epochs from the start's moment are more than the file is known to have (what an
- * earlier `up` reached, or the epochs the longest possible length leaves from that moment).
+ * Whether a file's epoch count rests on a guess that may leave it short: no length seen, and
+ * `declared` exceeds what the file is known to have from the start's moment.
  */
 export function mayLack(olds: StoredFileState, declared: number, epoch: EpochLength, longestMs: number): boolean {
   if (epoch.seen) return false;
@@ -136,9 +130,8 @@ export interface ExpiryRecord {
 }
 
 /**
- * How far an expiry moved between two records (ms). A createdAt that moved earlier is time
- * passing on an emulated clock (which moves every reported time back alike): measured after it.
- * One that moved later is not time passing: the expiry alone is compared.
+ * How far an expiry moved between two records (ms). A createdAt moved earlier means an emulated
+ * clock moved back, so it is measured after it; one moved later is ignored.
  */
 export function expiryMovedMs(before: ExpiryRecord, after: ExpiryRecord): number | undefined {
   const b = Date.parse(before.expiresAt ?? "");
@@ -166,10 +159,9 @@ export function epochSettingProblem(olds: StoredFileState, clock: Pick<PlanClock
 }
 
 /**
- * Epochs an expiry moved later between two records of one file, in epochs of `epochMs`. When that
- * length is a guess (`exact` false) a move counts at least one epoch: an expiry moves by whole
- * epochs. Never fewer than none: an expiry is never moved earlier, so a record that says so
- * (a clock, not a purchase) does not move the retention start later.
+ * Epochs an expiry moved later between two records. With a guessed length a move counts at least
+ * one epoch; a move earlier (a clock, not a purchase) counts none, so it never pushes the retention
+ * start later.
  */
 export function epochsBetween(before: ExpiryRecord, after: ExpiryRecord, epochMs: number, exact: boolean): number {
   const moved = expiryMovedMs(before, after) ?? 0;

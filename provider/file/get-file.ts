@@ -6,10 +6,9 @@ import { remainingEpochs } from "./plan";
 import { fileClock } from "./epoch";
 
 /**
- * `getFile`: a file's record, read with one GET, writing nothing — a file another stack (or
- * nobody's stack) keeps, used without adopting it. The provider plugin offers it to every
- * language as `tuskr:index:getFile`; dynamic-resource programs call the TypeScript function of
- * dynamic/get-file.ts. This module is the part both share, and loads nothing of the SDK.
+ * `getFile`: one GET, writing nothing, to use a file another stack keeps without adopting it.
+ * Shared by the plugin's `tuskr:index:getFile` and dynamic/get-file.ts, so it loads nothing of the
+ * SDK.
  */
 
 /** What getFile returns, once: the plugin's schema and the TypeScript type derive from it. */

@@ -19,9 +19,8 @@ export function shown(value: unknown): string {
 }
 
 /**
- * Masks every value of the named secret inputs in a message. `recorded`: the state a change
- * starts from, whose values a message may show too: a value of an input secret then or now that
- * differs from the one declared now (a secret's old value) is masked as well.
+ * Masks every value of the named secret inputs in a message, including the recorded old value of an
+ * input that was or is secret, since a message may show both.
  */
 export function redactor(values: Record<string, unknown>, secretNames: Iterable<string>, recorded?: StoredFileState): (text: string) => string {
   const names = [...secretNames];

@@ -23,12 +23,9 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
 }
 
 /**
- * A declared `retainUntil` the service may not reach. It sells storage at most
- * `maxEpochsAhead` epochs after the start of its current epoch, which the provider cannot know
- * before it reads a file: only a date at most one epoch less than that from now is sure to be
- * within it. A later one could be bought up to the horizon and still not be reached (an upload
- * would buy its epochs, then its end fall short). Checked at preview (`check`), before any
- * request; time only moves on, so a date that passes now stays within it.
+ * A `retainUntil` the service may not reach: it sells at most `maxEpochsAhead` epochs from the
+ * start of its current epoch, unknown before a read, so only a date one epoch inside that is safe.
+ * Checked at preview, before any request.
  */
 export function retainUntilProblem(until: unknown, clock: Pick<PlanClock, "nowMs" | "epochMs">): string | undefined {
   const ms = retainUntilMs(until);
@@ -49,10 +46,9 @@ function epochsUntil(untilMs: number | undefined, clock: Pick<PlanClock, "nowMs"
 }
 
 /**
- * Epochs the upload of `news` carries: its declared count, or what its date needs from now in
- * epochs of the length another file's answers showed, else of the longest one an answer is
- * believed to show, the more of the two. A guess could buy more than the date asks: what the
- * date lacks after the upload is renewed on the length the answers show.
+ * Epochs an upload carries: the declared count, or what its date needs in the longest plausible
+ * epoch length. A guess may overbuy, so what the date still lacks after upload is renewed on the
+ * observed length.
  */
 export function uploadFormEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "seenEpochMs">): number {
   const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
@@ -66,10 +62,9 @@ export function uploadEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs
 }
 
 /**
- * Whether an upload's epochs are those its `retainUntil` needs (the date, not the count, decides):
- * counted from now, they may fall an epoch short of the date when the service counts from the
- * start of its current epoch, which is known only from the upload's answer; the plan then renews
- * what is short (at most one epoch).
+ * Whether an upload's epochs come from its `retainUntil`. Counted from now they may fall an epoch
+ * short, since the service counts from its current epoch's start (known only after upload); the
+ * plan renews the shortfall.
  */
 export function uploadEndsAtDate(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "epochMs">): boolean {
   const byDate = epochsUntil(retainUntilMs(news.retainUntil), clock);
@@ -82,9 +77,8 @@ function keepAliveBuys(left: number, policy: KeepAlive): number {
 }
 
 /**
- * What keep-alive buys right after an upload of `news` (the `up` plans it on the expiry the
- * upload answers): the upload leaves its own epochs, or one more after a date's top-up, so it is
- * known unless those two disagree. Undefined when no keep-alive is declared.
+ * What keep-alive buys right after an upload, known unless the upload's own epochs and a date's
+ * top-up disagree. Undefined when no keep-alive is declared.
  */
 export function keepAliveAfterUpload(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "epochMs">): { epochs: number; known: boolean } | undefined {
   if (!isPlainObject(news.keepAlive)) return undefined;
@@ -101,9 +95,8 @@ function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): num
 }
 
 /**
- * What it takes to move a file from its recorded state to the declared inputs. Pure: the same
- * function answers `diff` (what will change) and drives `create`/`update` (what to send), so a
- * preview can never promise something the apply does not do.
+ * Moves a file from its recorded state to the declared inputs. Pure, and shared by `diff` and
+ * `create`/`update`, so a preview never promises what the apply does not do.
  */
 /** What a plan says of a file, by kind: a reader decides by the kind, never by the words. */
 interface PlanNotice {
@@ -125,9 +118,8 @@ export interface StoredFilePlan {
   /** Of renewEpochs, what the file lacks of the declared end (`retentionEpochs`, `retainUntil`: the later). */
   retentionIncrease: number;
   /**
-   * Set when a first renew buys only this many epochs, to learn the epoch's length from its answer:
-   * a `retainUntil` date lacks more, no answer has shown the length yet, and a guess could buy more
-   * than the date asks. The rest is planned again on the length the answer shows.
+   * Set when a first renew buys only this many epochs to learn the epoch's length from its answer,
+   * so a guess cannot overbuy a `retainUntil`; the rest is planned on the observed length.
    */
   lengthProbe?: number;
   /** The epoch's length this plan counts in, and what the answers showed of it. */
@@ -145,9 +137,8 @@ export interface StoredFilePlan {
 }
 
 /**
- * What identifies the file a replacing input declares, as declared and as recorded: for
- * `source` its content's hash (known at preview from the engine), for `blobId` the id of an
- * adopted file (an uploaded one was not declared by id); any other such input, its value.
+ * What identifies the file a replacing input declares, as declared and as recorded: the content
+ * hash for `source`, the id for an adopted `blobId`, otherwise the value.
  */
 function identities(field: InputField, olds: StoredFileState, news: DeclaredInputs): { declared: unknown; recorded: unknown } {
   if (isUnknown(news[field])) return { declared: UNKNOWN, recorded: undefined };
@@ -219,12 +210,9 @@ function declaredChanges(olds: StoredFileState, news: DeclaredInputs) {
 }
 
 /**
- * What the file lacks of the end this declaration requires — the later of what retentionEpochs
- * and retainUntil declare (0 once reached, whoever bought it: purchases converge on the end, they
- * never add up). The count compares epochs with epochs: from the recorded retention start to the
- * recorded expiry, in the service's own epochs, whatever their length. A date needs a length:
- * until an answer shows it, a first renew buys no more than the date lacks in epochs of the
- * longest length the answers leave possible, and the rest is bought on the length its answer shows.
+ * What the file lacks of the declared end (the later of retentionEpochs and retainUntil), counted
+ * in the service's own epochs so purchases converge. Until an answer shows the epoch's length, a
+ * date's first renew buys conservatively and the rest follows.
  */
 function endPurchase(olds: StoredFileState, news: DeclaredInputs, setting: Clock, clock: Clock, epoch: StoredFilePlan["epoch"], settingWrong: boolean) {
   const declaredEpochs = news.retentionEpochs;

@@ -23,14 +23,9 @@ import type { DeclaredInputs, StoredFileState } from "./schema";
 import { declaredFields, observed } from "./state";
 
 /**
- * Buying epochs so that purchases converge: a declaration requires its file to stay stored until
- * an end (retentionEpochs from the resource's retention start, or what keep-alive asks); before
- * buying, the file's expiry is read from the service, and only what it lacks of that end is
- * bought. A run killed after the service applied a purchase, run again (whatever the program
- * declares by then), reads the moved expiry and buys only what is still missing, against any
- * service, keys honoured or not. Each purchase's Idempotency-Key follows from what it buys (the
- * file, the expiry it starts from, the end it reaches), so a resend is the same purchase and a
- * different purchase never reuses a key.
+ * Purchases converge rather than add up: the expiry is read before buying and only what it lacks of
+ * the declared end is bought, so a rerun after a crash buys nothing twice. Idempotency-Keys derive
+ * from what is bought.
  */
 
 type Log = (notice: Notice) => void;
@@ -62,9 +57,8 @@ export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanCl
 }
 
 /**
- * A record read from the service, checked, then taken into `state`. Its expiry must be one a
- * live file can have (not past the horizon); the retention start keeps its place: it stays as
- * many epochs before the new expiry as the expiry moved (a purchase made elsewhere, a refresh).
+ * Takes a checked service record into `state`. Its expiry must be plausible, and the retention
+ * start moves with the expiry, so a purchase made elsewhere or a refresh keeps the count right.
  */
 export function observe(state: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, setting: PlanClock, blobId: string): void {
   checkRecord(file, horizonClock(state, setting), blobId);
@@ -116,9 +110,8 @@ function checkPurchase(method: string, path: string, file: Partial<ReceivedFile>
 }
 
 /**
- * What a new entry's answer shows of the epoch: it ends `epochs` epochs after the start of the
- * epoch it was created in, so an epoch is at least (expiresAt − createdAt) / epochs long, and,
- * for 2 epochs or more, shorter than that over epochs − 1.
+ * What a new entry's answer shows of the epoch: it ends `epochs` after its creation epoch's start,
+ * which bounds the epoch's length from both sides.
  */
 function epochBoundsOf(file: Partial<ReceivedFile>, epochs: number): Pick<StoredFileState, "epochMsAtLeast" | "epochMsBelow"> {
   const span = Date.parse(file.expiresAt ?? "") - Date.parse(file.createdAt ?? "");
@@ -134,11 +127,9 @@ export async function adopt(client: TuskrClient, blobId: string, clock: PlanCloc
 }
 
 /**
- * Uploads `source`: one request carrying what the upload form can (the name as the filename, the
- * tag, the declared epochs when there are any). Its Idempotency-Key follows from what it sends,
- * so an interrupted upload run again is the same upload, and another upload never reuses it. An
- * answer that is not a new file (the content was stored already, or the service replayed an
- * earlier answer) is checked by reading the file: an entry that expired since is uploaded anew.
+ * Uploads `source` in one request with an Idempotency-Key derived from what it sends, so a rerun is
+ * the same upload. An answer that is not a new file is verified by a read, and an expired entry
+ * uploaded anew.
  */
 export async function upload(
   client: TuskrClient,
@@ -180,12 +171,9 @@ export async function upload(
   const common = { sourceHash: hash, source: upload.source };
   // The service's record, read back by the client's gate.
   const file: Partial<ReceivedFile> = result.file;
-  // A new entry was created by this upload (its createdAt is now) and ends the upload's epochs
-  // after the start of the epoch it was created in. One created before already existed, as does a
-  // replayed answer: their fields are read, not assumed. One that ends later than the setting
-  // allows for is either (a service that takes a second upload as a purchase on the entry it has
-  // adds the epochs to its end) or an entry of epochs longer than the setting: its fields are read,
-  // its epochs counted as this upload's, and its span says nothing of the epoch.
+  // Only an entry this upload created (now, not a replay) tells us its span; an older or replayed
+  // entry, or one ending later than the setting allows, is read rather than assumed and says
+  // nothing of the epoch's length.
   const createdNow = (r: UploadResult) => r.created && r.confirmedBy !== "replay" && !(Date.parse(r.file.createdAt ?? "") < clock.nowMs - CLOCK_SKEW_MS);
   const span = (r: UploadResult) => Date.parse(r.file.expiresAt ?? "") - Date.parse(r.file.createdAt ?? "");
   const isNew = (r: UploadResult) => createdNow(r) && !(span(r) > (epochs ?? 1) * clock.epochMs + 1000);
@@ -223,10 +211,9 @@ export async function upload(
 }
 
 /**
- * The service's epoch as a renew's answer shows it (`epochs` moved the expiry from `before` to
- * `after`), and what to say when it contradicts the setting and is new (to this file or, before
- * it, to this provider). A length the file's upload answer rules out, or other than one an earlier
- * answer showed, is not taken on this answer's word (`ruledOut`, said).
+ * The epoch length a renew's answer shows, and what to say when it contradicts the setting. A
+ * length the upload answer ruled out, or differing from an earlier answer, is not trusted on this
+ * answer alone.
  */
 function epochShown(
   state: StoredFileState,
@@ -256,9 +243,8 @@ function epochShown(
 }
 
 /**
- * Takes a renew's answer into `state` once it checks out: the record it shows (a replay's or an
- * empty answer's read instead), the epoch's length it shows when nothing known contradicts it
- * (else the file is read back and the service's record decides), the retention start kept in place.
+ * Takes a checked renew answer into `state`: its record (or a read for a replay or empty answer),
+ * the epoch length it shows unless contradicted, and the retention start kept in place.
  */
 async function takeRenewAnswer(
   client: TuskrClient,
@@ -291,10 +277,9 @@ async function takeRenewAnswer(
 }
 
 /**
- * Carries out a plan. `state` is updated after each confirmed step, so that when a later step
- * fails the caller can record exactly what was done. Before buying, the file's expiry is read
- * (unless `fresh`: read or created in this very operation) and the plan made again from it: what
- * an earlier, interrupted run bought, or anyone else, is not bought again.
+ * Carries out a plan, updating `state` after each confirmed step so a later failure records exactly
+ * what was done. The expiry is reread and the plan remade before buying, so nothing bought earlier
+ * is bought again.
  */
 export async function applyPlan(
   client: TuskrClient,

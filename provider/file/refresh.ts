@@ -73,9 +73,8 @@ export function refreshedState(
 }
 
 /**
- * The inputs a refresh hands back, as declared: the content for an uploaded file (the engine's
- * elided asset: its hash), the blobId for an adopted one, the managed fields as the service holds
- * them (so a following preview names what drifted), and a `retentionEpochs` only if declared.
+ * The inputs a refresh hands back, as declared: content or blobId, the managed fields as the
+ * service holds them (so the next preview names drift), and `retentionEpochs` only if declared.
  */
 export function refreshedInputs(
   before: StoredFileState,

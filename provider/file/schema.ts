@@ -148,10 +148,9 @@ const source = z.custom<pulumi.asset.FileAsset | pulumi.asset.StringAsset>().che
 
 const MiB = 1024 * 1024;
 /**
- * What a program declares: the one definition of StoredFile's inputs. `StoredFileArgs` (the
- * TypeScript type, documented through dynamic/documented-args.ts), `check`, the README table and the
- * package schema all derive from it. Exactly one of source and blobId; any other omitted field
- * is unmanaged.
+ * The one definition of StoredFile's inputs, from which `StoredFileArgs`, `check`, the README table
+ * and the package schema all derive. Exactly one of source and blobId; omitted fields are
+ * unmanaged.
  */
 export const StoredFileInputsSchema = z.object({
   source: documented(source.optional(), {
@@ -251,9 +250,8 @@ export const REPORTED_SCHEMAS: Readonly<Record<keyof typeof reportedShape, z.Zod
 export const REPORTED_FIELDS = Object.keys(reportedShape) as Array<keyof typeof reportedShape>;
 
 /**
- * What is recorded in state: the inputs as last applied, what the service reports, and the
- * renew key seed. Parsed leniently (each release must read the state that every earlier release
- * wrote): every field is optional, checked for its type only, and unknown fields pass through.
+ * What is recorded in state. Parsed leniently, every field optional and unknown fields kept,
+ * because each release must read the state every earlier release wrote.
  */
 export const StoredFileStateSchema = z
   .object({
@@ -277,10 +275,8 @@ export const StoredFileStateSchema = z
     /** Read from states of earlier releases (their retention start as a time), never written. */
     retentionStart: z.string().nullish(),
     /**
-     * Where retentionEpochs count from, in the service's own epochs: the retention start is this
-     * many epochs before `expiresAt` (moved with every purchase and read that moves the expiry). The
-     * declared end is `retentionEpochs` − this epochs past `expiresAt`: a comparison of epochs with
-     * epochs, which no guess at the epoch's length enters.
+     * The retention start as epochs before `expiresAt`, moved with every change to the expiry, so
+     * the declared end compares epochs with epochs and no guess at the epoch's length enters.
      */
     retentionStartEpochs: z.number().int().nullish(),
     /**

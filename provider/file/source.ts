@@ -9,11 +9,8 @@ import { LIMITS } from "../../api";
 import { ARCHIVE_SIG, ASSET_SIG, SIG_KEY } from "../engine/markers";
 
 /**
- * `source`: the content of a StoredFile given as a Pulumi asset. A program passes a
- * `pulumi.asset.FileAsset` or `StringAsset`; the provider receives the engine's wire form of it:
- * an object marked with Pulumi's asset signature, with `path` or `text`, and the `hash` (SHA-256
- * of the content, hex) the engine computed — so a content change is known at preview without
- * reading the file here.
+ * `source`: a Pulumi asset as it arrives on the wire, with the `hash` the engine computed, so a
+ * content change is known at preview without reading the file here.
  */
 
 export interface WireAsset {
@@ -33,18 +30,16 @@ export function wireAsset(value: unknown): WireAsset | undefined {
 }
 
 /**
- * What a program passes instead of a `source` it found wrong (a missing or unreadable file, a
- * directory, a file over the limit): the problem, for `check` to report. A program must not
- * reject an input promise for it: an inline Automation API preview then hangs forever, while a
- * check failure fails it at once, naming the resource.
+ * What a program passes instead of a bad `source`, for `check` to report. Rejecting the input
+ * promise instead would hang an inline Automation API preview forever; a check failure fails at
+ * once, naming the resource.
  */
 const SOURCE_PROBLEM_KEY = "tuskrSourceProblem";
 export const sourceProblemMarker = (problem: string): Record<string, string> => ({ [SOURCE_PROBLEM_KEY]: problem });
 
 /**
- * The sources a folder's walk has just checked: each a regular file inside the folder, reached
- * without a link, read whole for its hash and within the upload limit (folder/walk.ts). Kept by
- * identity, so only the folder core that built the value can mark it; not checked once more.
+ * Sources a folder walk has already checked (regular, inside the folder, within the limit). Kept by
+ * identity so only the folder core can mark them, and not checked again.
  */
 const walkedSources = new WeakSet<object>();
 export function walkedSource<T extends object>(source: T): T {
@@ -142,13 +137,8 @@ export interface ContentSnapshot {
 }
 
 /**
- * The content, fixed for one upload, so that the hash and size recorded are those of the bytes
- * sent even when the file is rewritten while `up` runs (the engine hashed it earlier, when the
- * program registered it): a text or a small file is held (its bytes are what is sent); a larger
- * file whose hash the engine gave is sent from where it is, streamed, the upload checking as it
- * reads that it is that content (else it stops before its end: nothing stored); otherwise, or
- * when asked (`copy`), it is copied into a private temporary file while it is hashed and
- * counted (streamed, never held whole), and the upload reads the copy.
+ * The content fixed for one upload, so the recorded hash and size match the bytes sent even if the
+ * file changes during `up` (held, streamed and verified, or copied to a private temp file).
  */
 export async function snapshotContent(asset: WireAsset, options: { copy?: boolean } = {}): Promise<ContentSnapshot> {
   const hash = createHash("sha256");

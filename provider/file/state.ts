@@ -5,9 +5,8 @@ import { fileClock } from "./epoch";
 import { type DeclaredInputs, INPUT_FIELDS, REPORTED_FIELDS, type StoredFileState, StoredFileStateSchema } from "./schema";
 
 /**
- * State shaping, derived from the state schema: what a resource records is what the service
- * reports about its file (refreshed from every answer), one derived count, and the stack's own
- * bookkeeping (every other field of the schema, carried through a refresh untouched).
+ * State shaping, derived from the state schema: what the service reports, one derived count, and
+ * bookkeeping carried through a refresh untouched.
  */
 
 /** What the service reports about a file besides name/tag/metadata. */
@@ -20,9 +19,8 @@ const notBookkeeping = new Set<string>([...SERVICE_FIELDS, ...PATCH_FIELDS, ...D
 const BOOKKEEPING_FIELDS = StoredFileStateSchema.keyof().options.filter((f) => !notBookkeeping.has(f));
 
 /**
- * The bookkeeping only the provider reads (keys, what it bought, which inputs are secret): not an
- * input, not an output a program uses. It is recorded under `__<name>`, a key Pulumi's diff
- * display skips, so no preview or update a user reads shows it (a replace showed them all).
+ * Provider-only bookkeeping (keys, purchases, secret input names), recorded under `__<name>`
+ * because Pulumi's diff display skips such keys, so no preview or update shows it.
  */
 const HIDDEN_FIELDS = BOOKKEEPING_FIELDS.filter((f) => !(INPUT_FIELDS as readonly string[]).includes(f) && !(REPORTED_FIELDS as readonly string[]).includes(f));
 const hiddenKey = (field: string) => `__${field}`;
@@ -62,9 +60,8 @@ export function bookkeeping(state: StoredFileState): StoredFileState {
 }
 
 /**
- * The recorded view of a file as the service reports it. Of name/tag/metadata only the managed
- * (declared) ones are recorded: a field in the state is a field the stack manages, which lets
- * `read` hand refreshed values back as inputs, so a preview after a refresh names what drifted.
+ * The recorded view of a file. Only managed name/tag/metadata are recorded, so `read` can hand
+ * refreshed values back as inputs and the next preview names what drifted.
  */
 export function observed(file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>): Partial<StoredFileState> {
   const out: Record<string, unknown> = {};

@@ -36,9 +36,8 @@ export function shownFailure(failure: CheckFailure, news: Record<string, unknown
   return withoutSecretValues(failure, secrets, secretTexts(news, secrets));
 }
 /**
- * What a key named `__proto__` is renamed to in a program, before Pulumi's SDK serializes the
- * inputs: the SDK builds objects by assignment, which drops such a key silently (`{"__proto__": 1}`
- * would arrive as `{}` and clear the stored metadata). The check refuses it under either name.
+ * The name a `__proto__` key is renamed to before Pulumi's SDK serializes inputs, which would
+ * silently drop it and clear stored metadata. Check refuses either name.
  */
 export const PROTO_KEY_STANDIN = "tuskr:__proto__";
 
@@ -166,9 +165,8 @@ export function validateInputs(
     failures.push({ property: "source", reason: "blobId and source exclude each other: declare blobId to adopt an uploaded file, or source to upload one" });
   }
 
-  // The declared end is at most the horizon ahead of the epoch it counts from: a new declaration
-  // may not ask more than that, a raise not more than that at once (the plan checks the rest
-  // against the file's expiry at preview). Lowering it buys nothing and returns nothing.
+  // The declared end may be at most the horizon ahead of its epoch, for a new declaration or a
+  // single raise; the plan checks the rest at preview. Lowering it buys and returns nothing.
   const oldEpochs = olds?.retentionEpochs;
   const newEpochs = inputs.retentionEpochs;
   if (typeof newEpochs === "number" && Number.isInteger(newEpochs)) {

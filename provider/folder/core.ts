@@ -16,12 +16,9 @@ import { parseState } from "../file/state";
 import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 
 /**
- * StoredFolder as one resource: the folder's manifest (each kept path → its content's sha256)
- * is computed at `check`, and each content is an entry that StoredFileCore keeps exactly as it
- * keeps a StoredFile — the same checks, plan, purchases, crash safety and messages — recorded
- * inside this one resource's state. So a folder of N files costs the engine one resource, while
- * a preview still names each file added, changed or removed (the manifest is among the inputs),
- * and every path's blobId and url are outputs.
+ * StoredFolder as one resource: each content is an entry StoredFileCore keeps exactly as a
+ * StoredFile, recorded in this resource's state, so N files cost the engine one resource while
+ * previews still name each file.
  */
 
 const isFileField = (field: string): field is keyof FileValues => (FILE_FIELDS as readonly string[]).includes(field);
@@ -63,10 +60,9 @@ export class StoredFolderCore {
   ) {}
 
   /**
-   * Walks the folder its validated inputs name (never following a link) and hashes its files,
-   * then checks each content's entry as a StoredFile is checked (failures name the path's own
-   * field, `files["a.html"].tag`, or the shared one). The manifest joins the inputs. `news`:
-   * what `validatedInputs` made of the program's inputs (its failures are returned as they are).
+   * Walks the folder (never following links), hashes its files and checks each entry as a
+   * StoredFile, naming the failing path's own or shared field. `news` is what `validatedInputs`
+   * produced; its failures pass through.
    */
   check(
     olds: FolderInputs,
@@ -106,9 +102,9 @@ export class StoredFolderCore {
   }
 
   /**
-   * Each content's entry checked as a StoredFile is checked. A failure is said once per value and
-   * reason: a shared value refused for every file is the folder's (no file named); otherwise it
-   * names the files it is refused for, under the path's own field (`files["a.html"].tag`) or the shared one.
+   * Each entry checked as a StoredFile is. A shared value refused for every file is reported once
+   * as the folder's; otherwise the failure names the files, under the path's own or the shared
+   * field.
    */
   private entryFailures(olds: FolderInputs, withManifest: FolderInputs, secretInputs: readonly string[], label: string, urn?: string): CheckFailure[] {
     const own = (withManifest.files ?? {}) as Record<string, FileValues>;
@@ -148,9 +144,8 @@ export class StoredFolderCore {
   }
 
   /**
-   * What will change, file by file: each path added, changed (new content: uploaded; the old
-   * entry keeps its period) or removed (no longer managed, no request), and each entry's own
-   * changes as a StoredFile's diff finds them (refusals included: the preview fails with them).
+   * What will change, file by file: paths added, changed or removed, and each entry's own changes
+   * as a StoredFile's diff finds them (refusals fail the preview).
    */
   diff(_id: string, state: StoredFolderState, req: StoredFolderRequest, oldInputs: FolderInputs = {}): StoredFileDiff {
     const news = req.inputs;
@@ -194,12 +189,9 @@ export class StoredFolderCore {
         for (const key of Object.keys(d.detailedDiff)) {
           const field = key.split(/[.[]/)[0];
           if (field === "name") renamedEntries.add(entry.hash);
-          // A change of a declared value is said by that value's own key (below). One declared as
-          // before (a keep-alive renewal is never declared), and yet to be made, is either a value
-          // changed outside the stack, which a refresh handed back under files[path] (see
-          // `drifted`), or what an earlier `up` did not finish (its partial failure recorded the
-          // new inputs), or a secret value that moved (not handed back): then the entry changes,
-          // said under its first path with the same content.
+          // A changed declared value is reported under its own key below. One declared as before
+          // but still to be made (drift handed back by refresh, an unfinished `up`, a moved secret)
+          // changes the entry under its first path.
           if (field !== "keepAliveEpochs" && !declaredAsBefore(entry, field)) continue;
           if ((PATCH_FIELDS as readonly string[]).includes(field) && handedBack(oldInputs, rel, field, before)) {
             detailedDiff[`${at("files", rel)}.${field}`] = { kind: ownDeclared(news, rel, field) === undefined ? "delete" : "update", inputDiff: true };
@@ -269,11 +261,9 @@ export class StoredFolderCore {
   }
 
   /**
-   * The per-file values as the service has them where a file's name, tag or metadata was changed
-   * outside the stack, over the declared ones: handed back as the refreshed inputs, so that the
-   * next preview shows, under `files` and the file's path, what the `up` will set back (the
-   * engine shows a dynamic resource's changes as the difference of its inputs). A secret value
-   * stays out (the refresh said which field moved).
+   * Per-file values changed outside the stack, handed back as refreshed inputs, because the engine
+   * shows a dynamic resource's changes only as an input diff; this makes the next preview show what
+   * `up` will restore. Secrets stay out.
    */
   private drifted(fresh: Map<string, StoredFileState>, manifest: Manifest, before: StoredFolderState): Record<string, FileValues> {
     const declared = (isPlainObject(before.files) ? before.files : {}) as Record<string, FileValues>;
@@ -371,9 +361,8 @@ export class StoredFolderCore {
   }
 
   /**
-   * The recorded entries (`manifest`: the state's recorded manifest, when the caller has read it
-   * already), each with the names of its secret inputs as the folder's recorded inputs declare
-   * them: with `files` secret, an earlier release recorded every value of every entry as secret.
+   * The recorded entries with their secret input names, from the folder's recorded inputs: with
+   * `files` secret, an earlier release recorded every entry value as secret.
    */
   private recordedEntries(state: StoredFolderState, manifest = recordedManifest(state)): Map<string, StoredFileState> {
     const entries = unpackEntries(state.entries, { manifest, blobIds: state.blobIds ?? {}, urls: state.urls ?? {} });
@@ -403,9 +392,8 @@ export class StoredFolderCore {
   }
 
   /**
-   * The names of an entry's secret inputs: the shared ones declared secret and, when the per-file
-   * values are secret, each one its paths declare of their own (a shared value that is not
-   * secret stays shown: masked, a `retentionEpochs: 2` would garble every number in a message).
+   * An entry's secret input names. A non-secret shared value stays shown, since masking e.g.
+   * `retentionEpochs: 2` would garble every number in a message.
    */
   private entrySecrets(secretInputs: readonly string[], inputs: FolderInputs | StoredFolderState, entry: FolderEntry<unknown>): string[] {
     // A shared secret value is the entry's unless a path's own (plain) value took its place (a later end, an override).

@@ -3,25 +3,9 @@ import type { StoredFileState } from "../file/schema";
 import { parseState } from "../file/state";
 
 /**
- * How a folder's entries are recorded: one JSON text in its state, written small, because the
- * engine carries, logs and (at every checkpoint) writes the whole state, so at 10,000 files
- * every byte of an entry costs 10,000 times on every step. An entry records only what no other
- * part of the state says:
- *   - it is recorded under its first path, where the manifest says its content's hash
- *     (`sourceHash`; under the hash when no path names it), and its blobId and url are the
- *     folder's `blobIds` and `urls` outputs at that path;
- *   - its name, when it is that first path (the folder's rule);
- *   - a value every entry holds alike (tag, retentionEpochs, a common size or type, the start
- *     of the epoch the files were uploaded in, …) is written once, under `shared`.
- * Entries recorded by the release before these formats (each entry whole, keyed by hash) are read
- * as they are, and format 2 (keyed by hash, every name written) as it is.
- *
- * The manifest (each path → its content's sha256) is recorded among the outputs the same way, as
- * one text (`manifestText`), not as a map: the inputs hold the map the preview compares, and a
- * second map of 10,000 keys among the outputs was formatted by the engine's log at every step
- * (with it, and the component's copies of the per-path outputs, gone, an unchanged preview of
- * 10,000 files went from 7.4–8.5 s to 6.3–6.7 s, commit 5a75473). The first one-resource folders'
- * map (`manifest` among the outputs) is still read.
+ * A folder's entries and manifest are JSON texts that repeat no other state field: the engine
+ * carries, logs and checkpoints the whole state every step, so at 10,000 files each entry byte
+ * counts 10,000 times. Older formats stay readable.
  */
 
 type Props = Record<string, unknown>;
@@ -72,11 +56,8 @@ function derivedOf(outputs: EntryOutputs, firstPath: Map<string, string>, format
 const ZONED = /(?:Z|[+-]\d{2}:?\d{2})$/i;
 
 /**
- * Format 3 records an entry's retention start as a time (`retentionStartMs`) rather than as its
- * distance from the entry's createdAt: the files uploaded in one epoch share it, so it is written
- * once, under `shared`. Exact both ways (whole milliseconds), and only from a createdAt that names
- * its zone (one without is read in the local zone of each machine that reads it); otherwise left
- * as it is.
+ * Format 3 records the retention start as a time so files uploaded in one epoch share it under
+ * `shared`. Only from a zoned createdAt: an unzoned one is read in each machine's local zone.
  */
 function startAsTime(entry: Props): Props {
   const created = typeof entry.createdAt === "string" && ZONED.test(entry.createdAt) ? Date.parse(entry.createdAt) : Number.NaN;
@@ -135,9 +116,8 @@ export function recordedManifest(state: { manifestText?: unknown; manifest?: unk
 const same = (a: unknown, b: unknown) => a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));
 
 /**
- * The entries as the recorded text (without the asset, which the manifest says, and without
- * derived counts): `{format: 3, shared, byPath, byHash}`, each entry under its first path (its
- * hash is the manifest's there), or under its hash when no path names it.
+ * The entries as the recorded text, without what the manifest or derived counts already say; each
+ * entry under its first path, or its hash when no path names it.
  */
 export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outputs: EntryOutputs): string {
   const whole = [...entries].map(([hash, { source: _asset, remainingEpochs: _derived, ...entry }]) => [hash, startAsTime(entry as Props)] as const);
@@ -170,9 +150,8 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
 }
 
 /**
- * How many entries the recorded text holds, in whichever format, without reading them; undefined
- * when it is not a text of entries at all (secret in an export, malformed, absent). What reads a
- * folder for a report (the expiry alarm) compares it with what `unpackEntries` could read.
+ * How many entries the recorded text holds, without reading them (undefined if not such a text), so
+ * the expiry alarm can tell whether `unpackEntries` read them all.
  */
 export function recordedEntryCount(recorded: unknown): number | undefined {
   const parsed = recordedObject(recorded);
@@ -189,9 +168,8 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
   const parsed = recordedObject(recorded);
   if (!parsed) return new Map();
   const entries = new Map<string, StoredFileState>();
-  // An entry is recorded once its file is stored, so with its blobId: one without (the blobIds
-  // output unreadable, say) is not read, and its content is found again by its upload, rather
-  // than its requests going to a blobId made up for it.
+  // An entry without a blobId is skipped, so its content is found again by upload rather than
+  // requests going to a made-up blobId.
   const keep = (hash: string, entry: StoredFileState) => {
     if (typeof entry.blobId === "string" && entry.blobId !== "") entries.set(hash, entry);
   };
@@ -226,15 +204,9 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
 }
 
 /**
- * The dynamic resource's outputs by path, `blobIds` and `urls`, are recorded as texts rather than
- * maps: the engine hands a dynamic resource's outputs back to the program whole at every step,
- * the Node.js SDK decodes them byte by byte and prints that answer into a debug message, so at
- * 10,000 files every byte of them costs an unchanged preview (bench/FINDINGS.md). So
- * `blobIdsText` is the map of blobIds (a JSON object, one path per line), and a url that is
- * `urlBase` followed by its path's blobId (the service serves each blob under one address) is
- * not written again: `urlsText` holds only the others. The TypeScript `StoredFolder` reads them
- * back into its `blobIds` and `urls` outputs; the plugin's resource keeps the maps its schema
- * declares, for every language.
+ * The per-path outputs are recorded as texts, not maps, because the SDK decodes and logs a dynamic
+ * resource's outputs whole at every step (bench/FINDINGS.md); urls that are `urlBase` plus the
+ * blobId are left out. The plugin keeps real maps.
  */
 export const OUTPUT_TEXTS = ["blobIdsText", "urlsText", "urlBase"] as const;
 

@@ -79,10 +79,9 @@ export function folderInputsOf(props: Props | undefined): FolderInputs {
 }
 
 /**
- * Whose failure an entry's is: the path whose own value the entry took (a later path may declare
- * the latest end), else the folder's shared value, else the content itself (under `path`). The
- * folder's own value fails alike for every file (its reason may differ only by the instant it
- * was judged at), so it is keyed by field; a path's own, or a path's name, by its reason.
+ * Whose failure an entry's is: the path's own value, else the folder's shared one, else the
+ * content. Shared-value failures are keyed by field because they fail alike for every file; a
+ * path's own are keyed by reason.
  */
 export function failureOwner(failure: CheckFailure, entry: FolderEntry<unknown>, own: Record<string, FileValues>, inputs: FolderInputs) {
   const field = failureInput(failure) as keyof FileValues;

@@ -4,10 +4,8 @@ import { StoredFileInputsSchema } from "../file/schema";
 import type { FileValues } from "./walk";
 
 /**
- * StoredFolder's inputs, as one resource for the whole folder (the provider plugin's
- * `tuskr:index:StoredFolder`, and the TypeScript `StoredFolder` with `oneResource: true`). The
- * values a file may declare are StoredFile's own fields (one definition of each, its limits and
- * its documentation); the folder adds where its files are and which of them it keeps.
+ * StoredFolder's inputs as one resource. File values reuse StoredFile's field definitions so limits
+ * and docs are defined once; the folder adds only where its files are and which it keeps.
  */
 
 /** The values every file of the folder shares (each overridable per file). */
@@ -50,9 +48,8 @@ type FolderInputField = (typeof FOLDER_INPUT_FIELDS)[number];
 export type Manifest = Record<string, string>;
 
 /**
- * A folder's inputs as the core takes them: each declared field as its schema allows, or (at
- * preview) still Pulumi's unknown, and the manifest `check` adds. Front doors make them once,
- * from what they receive (folder/inputs.ts: `validatedInputs` at check, `folderInputsOf` after).
+ * A folder's inputs as the core takes them: validated fields (or unknown at preview) plus the
+ * manifest `check` adds. Front doors build them once (folder/inputs.ts).
  */
 export type FolderInputs = {
   [K in Exclude<FolderInputField, "files">]?: z.input<typeof StoredFolderInputsSchema>[K] | typeof UNKNOWN;

@@ -9,10 +9,8 @@ import { retainUntilMs } from "../file/schema";
 import { FILE_FIELDS, SHARED_FIELDS } from "./schema";
 
 /**
- * A folder's files and the rule that makes them entries: one entry per content, named by its
- * first path in sorted order, with that path's values and the latest end any of its paths
- * declares. Both StoredFolder designs (a StoredFile per content, one resource for the folder)
- * follow it, through `folderEntries`.
+ * A folder's files and the rule that makes them entries (one per content, named by first sorted
+ * path), shared by both StoredFolder designs through `folderEntries`.
  */
 
 /** The values a file of a folder may declare (shared ones, or a path's own). */
@@ -33,10 +31,8 @@ export interface FolderEntry<V> {
 }
 
 /**
- * The entries of a folder: `groups` (content → sorted paths, in order of their first path), the
- * shared values and each path's own. An entry is named by its first path unless that path's own
- * values name it, and takes the latest end any of its paths declares (a value not known yet —
- * an Output — leaves the first path's standing).
+ * A folder's entries: each is named by its first path unless that path names it, and takes the
+ * latest end any of its paths declares (an unknown Output keeps the first path's value).
  */
 export function folderEntries<V>(groups: Map<string, string[]>, shared: FileValues<V>, own: Record<string, FileValues<V> | undefined>): Array<FolderEntry<V>> {
   const entries: Array<FolderEntry<V>> = [];
@@ -159,10 +155,9 @@ export class FolderInputError extends Error {
 }
 
 /**
- * The folder's regular files matching the globs, as sorted POSIX paths relative to it. The walk
- * never follows a symbolic link, so it never leaves the folder; a link or a special file (FIFO,
- * socket, device) that the globs match is refused, naming it: uploading what a link points to
- * could upload any file of the machine that runs `pulumi up`.
+ * The folder's regular files matching the globs, as sorted relative POSIX paths. Links and special
+ * files are refused rather than followed: following a link could upload any file on the machine
+ * running `pulumi up`.
  */
 export function folderFiles(name: string, dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {
   let stat: fs.Stats;

@@ -1,10 +1,6 @@
 /**
- * The provider plugin's entry point: package.json's `main`, which is what Pulumi runs for a
- * plugin with a PulumiPlugin.yaml of runtime nodejs (its language host requires the package's
- * directory and calls the function it exports). Requiring it starts nothing: the library is
- * `require("pulumi-tuskr")`, resolved through package.json's `exports`.
- *
- * Also runnable directly: `node dist/provider/plugin/main.js <engine-address>`.
+ * The plugin's entry point (package.json `main`), which Pulumi's nodejs language host requires and
+ * calls. Requiring it starts nothing, since the library itself resolves to it through `exports`.
  */
 import { serve } from "./server";
 

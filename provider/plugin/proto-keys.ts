@@ -2,10 +2,9 @@ import { isPlainObject, ownValue } from "../../api";
 import { PROTO_KEY_STANDIN } from "../file/validate";
 
 /**
- * Where a request's inputs hold a key named `__proto__`, read from the request's bytes: the
- * protobuf library builds its maps and objects by assignment, which drops such a key before the
- * provider sees the inputs. Found here, the key is put back under its standin, so that check
- * refuses it as it refuses a TypeScript program's (a silent drop would clear stored metadata).
+ * Finds `__proto__` keys in a request's raw bytes, because the protobuf library builds objects by
+ * assignment and drops them. Restoring them under the standin lets check refuse them; a silent drop
+ * would clear stored metadata.
  */
 
 /** The fields read here: a Struct's entries, an entry's key and value, a Value's struct and list, a list's values. */

@@ -14,10 +14,9 @@ import { type StoredFolderState, folderStateOf as parsedFolderState } from "../f
 import type { TuskrClientOptions } from "../client/client";
 
 /**
- * The provider plugin's front door: the same core the dynamic resource runs (schema, planner,
- * client), with what only a plugin has to do around it — the engine's secret markers unwrapped
- * into a typed request on the way in and put back on the way out, the URN given by the engine,
- * provider config as typed inputs, property-level diffs, import. No gRPC here (server.ts).
+ * The plugin's front door to the same core the dynamic resource runs, adding only plugin duties:
+ * secret markers unwrapped and restored, engine URNs, typed config, property diffs, import. gRPC
+ * lives in server.ts.
  */
 
 type Props = Record<string, unknown>;

@@ -7,11 +7,8 @@ import { packageSchema } from "./schema";
 import { protoKeyPaths, withProtoKeysMarked } from "./proto-keys";
 
 /**
- * The `tuskr` resource provider plugin: a gRPC server speaking Pulumi's ResourceProvider
- * protocol, as the engine starts any provider plugin (it reads the port from our first line of
- * stdout). The protocol's code is the one @pulumi/pulumi ships (its generated protobuf modules,
- * and the @grpc/grpc-js it uses), loaded from the @pulumi/pulumi this package runs with: one
- * copy, the version the user already has.
+ * The `tuskr` plugin's gRPC server. It loads the protocol code from the user's @pulumi/pulumi
+ * rather than bundling its own, so there is one copy at the version the user already has.
  */
 
 const fromSdk = createRequire(require.resolve("@pulumi/pulumi/package.json"));
