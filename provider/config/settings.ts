@@ -62,7 +62,10 @@ export function settingDoc(key: keyof typeof ProviderConfigSchema.shape): Settin
  * process, never in the serialized provider or resource inputs/outputs, so never in state.
  */
 export type ProviderSettings = Partial<z.infer<typeof ProviderConfigSchema>> &
-  Required<Pick<z.infer<typeof ProviderConfigSchema>, "baseUrl" | "epochSeconds" | "expiryWarningEpochs" | "allowInsecureHttp">>;
+  Required<Pick<z.infer<typeof ProviderConfigSchema>, "baseUrl" | "epochSeconds" | "expiryWarningEpochs" | "allowInsecureHttp">> & {
+    /** Whether epochSeconds is the default, set by nobody: a count resting on it alone is said. */
+    epochSecondsAssumed?: boolean;
+  };
 
 /** The package's name in stack config: every setting is `tuskr:<name>`. */
 export const CONFIG_NAMESPACE = "tuskr";
@@ -105,6 +108,7 @@ export function settingsFrom(config: ConfigSource | undefined, env: NodeJS.Proce
     maxConcurrency: int("maxConcurrency"),
     timeoutMs: int("timeoutMs"),
     epochSeconds: int("epochSeconds") ?? DEFAULT_EPOCH_SECONDS,
+    epochSecondsAssumed: int("epochSeconds") === undefined,
     expiryWarningEpochs: int("expiryWarningEpochs") ?? DEFAULT_EXPIRY_WARNING_EPOCHS,
     allowInsecureHttp: text("allowInsecureHttp") === "true",
   };

@@ -98,6 +98,6 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
     situation: "`retentionEpochs N is counted in tuskr:epochSeconds …, which no answer has confirmed` (a warning)",
     means:
       "A file this stack did not upload (adopted, or content already stored) has enough epochs left by the setting but not in longer ones, and no answer has shown the service's epoch yet: nothing is bought on a guess. Once an answer shows the length (this file's renew, or another's in the same run), the start is counted again in it.",
-    run: "`pulumi config set tuskr:epochSeconds <the service's epoch>` (Walrus mainnet: 1209600), then `pulumi up`.",
+    run: "`pulumi config set tuskr:epochSeconds <the service's epoch>` (Walrus mainnet: 1209600), then `pulumi up`; the warning stops once it is set.",
   },
 ];

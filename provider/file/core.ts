@@ -137,8 +137,14 @@ export class StoredFileCore {
 
   /** Each call reads the time once, here, and passes this clock down. */
   private clock(): PlanClock {
-    const { epochSeconds, expiryWarningEpochs } = this.context.settings;
-    return { nowMs: Date.now(), epochMs: epochSeconds * 1000, warnWithinEpochs: expiryWarningEpochs, seenEpochMs: this.context.seenEpochMs };
+    const { epochSeconds, expiryWarningEpochs, epochSecondsAssumed } = this.context.settings;
+    return {
+      nowMs: Date.now(),
+      epochMs: epochSeconds * 1000,
+      warnWithinEpochs: expiryWarningEpochs,
+      seenEpochMs: this.context.seenEpochMs,
+      epochAssumed: epochSecondsAssumed,
+    };
   }
 
   /**

@@ -13,6 +13,8 @@ export interface PlanClock {
   seenEpochMs?: number;
   /** Warn when a file has this many epochs left or fewer. */
   warnWithinEpochs: number;
+  /** Whether epochMs is the default nobody set (then a count resting on it alone is said). */
+  epochAssumed?: boolean;
 }
 
 /** Whole epochs left, the current one included; undefined when the expiry is not known. */
@@ -229,7 +231,17 @@ function endPurchase(olds: StoredFileState, news: DeclaredInputs, setting: Clock
   const mayBeShort = epoch !== undefined && retentionIncrease === 0 && typeof declaredEpochs === "number" && mayLack(olds, declaredEpochs, epoch, longest);
   if (mayBeShort && (epoch.contradicted || settingWrong)) return { retentionIncrease: 1, lengthProbe: 1, unconfirmed: false };
   const lengthProbe = epoch !== undefined && !epoch.seen && first < retentionIncrease ? first : undefined;
-  return { retentionIncrease, lengthProbe, unconfirmed: mayBeShort };
+  // Said on every preview while the count of a file this stack did not upload rests on a default
+  // nobody set (a setting someone set is theirs to keep right).
+  const guessedStart = typeof olds.retentionStartMomentMs === "number" && setting?.epochAssumed === true;
+  const unconfirmed =
+    mayBeShort ||
+    (guessedStart &&
+      epoch !== undefined &&
+      retentionIncrease === 0 &&
+      typeof declaredEpochs === "number" &&
+      mayLack({ ...olds, retentionEpochs: 0 }, declaredEpochs, epoch, longest));
+  return { retentionIncrease, lengthProbe, unconfirmed };
 }
 
 /** Keep-alive's purchase, measured after the declared one, and what the plan says of an expired or expiring file. */

@@ -313,6 +313,14 @@ describe("two weeks' epoch, no answer showing it yet: a count the setting guesse
     const { outs } = await (await newRun(e)).create({ blobId, retentionEpochs: 6, __urn: urn("u") });
     expect(renews(e)).toEqual([]);
     expect(lines.join("\n")).toMatch(/retentionEpochs 6 is counted in tuskr:epochSeconds \(86400 s\), which no answer has confirmed/);
+    // Said again at every preview while the count rests on the default; not once the setting is someone's.
+    lines.length = 0;
+    await (await newRun(e)).diff(blobId, outs, { blobId, retentionEpochs: 6, __urn: urn("u") });
+    expect(lines.join("\n")).toMatch(/retentionEpochs 6 is counted in tuskr:epochSeconds/);
+    lines.length = 0;
+    const set = await configuredProvider(e, { "tuskr:epochSeconds": String(DAY) }, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    await set.diff(blobId, outs, { blobId, retentionEpochs: 6, __urn: urn("u") });
+    expect(lines.join("\n")).not.toMatch(/is counted in tuskr:epochSeconds/);
     // A raise buys on the guess, its answer shows the length, and the start is counted again in it.
     await up(e, blobId, outs as Props, { blobId, retentionEpochs: 30, __urn: urn("u") }, false);
     expect(ahead(e, blobId)).toBe(30);
