@@ -199,6 +199,8 @@ export class Transport {
     const limit = Math.min(this.timeoutMs + Math.ceil(maxBytes / (1024 * 1024)) * 1000, deadline - Date.now());
     if (limit <= 0) throw this.timeoutError(method, url, `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`, false);
     const axios = require("axios") as AxiosStatic;
+    // An error's body may be longer than the file; other bytes than the file's fail the hash anyway.
+    const bodyLimit = Math.max(maxBytes, 64 * 1024);
     let response: AxiosResponse;
     try {
       response = await this.gate.run(() =>
@@ -208,8 +210,7 @@ export class Transport {
               ? { "User-Agent": USER_AGENT, Authorization: `Bearer ${this.apiKey}` }
               : { "User-Agent": USER_AGENT },
           responseType: "arraybuffer",
-          // An error's body may be longer than the file; other bytes than the file's fail the hash anyway.
-          maxContentLength: Math.max(maxBytes, 64 * 1024),
+          maxContentLength: bodyLimit,
           // A CDN may redirect; a key sent to the service's origin is dropped on a redirect to another host.
           maxRedirects: 3,
           validateStatus: () => true,
@@ -217,7 +218,7 @@ export class Transport {
         }),
       );
     } catch (e) {
-      throw this.transportError(method, target.pathname, e);
+      throw this.transportError(method, target.pathname, e, bodyLimit);
     }
     if (response.status < 200 || response.status >= 300) return { status: response.status };
     return {
@@ -331,10 +332,10 @@ export class Transport {
     });
   }
 
-  private transportError(method: string, path: string, e: unknown): TuskrApiError {
+  private transportError(method: string, path: string, e: unknown, bodyLimit = RESPONSE_MAX_BYTES): TuskrApiError {
     const err = e as { code?: string; message?: string };
     if (err.code === "ERR_BAD_RESPONSE" && /maxContentLength/.test(err.message ?? "")) {
-      return this.invalidResponse(method, path, 200, `the body is larger than ${RESPONSE_MAX_BYTES} bytes, the most the client reads`, undefined);
+      return this.invalidResponse(method, path, 200, `the body is larger than ${bodyLimit} bytes, the most the client reads`, undefined);
     }
     const timeout = err.code === "ECONNABORTED" || err.code === "ETIMEDOUT";
     // Refused or unresolvable: the request never reached the server, so it was not applied.
