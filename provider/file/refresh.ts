@@ -1,4 +1,5 @@
-import { type PatchField, jsonEqual } from "../../api";
+import { createHash } from "node:crypto";
+import { type PatchField, isPlainObject, jsonEqual } from "../../api";
 import type { ReceivedFile } from "../client/client";
 import { movedSince, movedStart } from "./purchases";
 import { retentionStartEpochs, startFields } from "./epoch";
@@ -30,10 +31,27 @@ export function otherServiceProblem(before: StoredFileState, file: Partial<Recei
   return `StoredFile ${label(before, blobId)}: ${baseUrl} holds another entry of this file than ${before.serviceUrl}, which holds the stack's: nothing recorded. Set tuskr:baseUrl back`;
 }
 
+/** A value's fingerprint, the same whatever its keys' order: what `driftSeen` keeps instead of the value. */
+function fingerprint(value: unknown): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canonical)
+      : isPlainObject(v)
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, canonical(v[k])]),
+          )
+        : v;
+  return createHash("sha256")
+    .update(JSON.stringify(canonical(value ?? null)))
+    .digest("hex");
+}
+
 /**
  * Each managed field the service holds otherwise than the stack set. The service records no owner
- * of an entry: a person, a script or another stack declaring the same content look alike from
- * here, so the message names them all.
+ * of an entry: a first difference may be a hand edit or another stack; the same value found again
+ * after an `up` set it back is another declaration, and is said as one.
  */
 export function drifted(before: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, blobId: string): string[] {
   const secrets = before.secretInputs ?? [];
@@ -42,12 +60,33 @@ export function drifted(before: StoredFileState, file: Partial<ReceivedFile>, ma
     const was = before[field];
     const now = file[field] ?? undefined;
     if (jsonEqual(was, now)) continue;
-    const change = secrets.includes(field) ? " (a secret input: values not shown)" : `: ${shown(was)} → ${shown(now)}`;
+    const secret = secrets.includes(field);
+    const who = `StoredFile ${label(before, blobId)}`;
+    if (!secret && before.driftSeen?.[field] === fingerprint(now)) {
+      lines.push(
+        `${who}: ${field} is ${shown(now)} again after this stack's last up set ${shown(was)}: another stack declares it for this content, and each up undoes the other's; declare ${field} in one stack only`,
+      );
+      continue;
+    }
+    const change = secret ? " (a secret input: values not shown)" : `: ${shown(was)} → ${shown(now)}`;
     lines.push(
-      `StoredFile ${label(before, blobId)}: ${field} differs from what this stack set${change}; changed outside this stack, or another stack declares the same content; the next \`pulumi up\` sets it back`,
+      `${who}: ${field} differs from what this stack set${change}; changed outside this stack, or another stack declares the same content; the next \`pulumi up\` sets it back`,
     );
   }
   return lines;
+}
+
+/**
+ * What a refresh found set otherwise than the stack set, per field, kept until found again. Not
+ * for a secret input: a hash of a short secret in state could be guessed back.
+ */
+function driftSeen(before: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>): Record<string, string> | undefined {
+  const out: Record<string, string> = { ...before.driftSeen };
+  for (const field of managed) {
+    const now = file[field] ?? undefined;
+    if (!jsonEqual(before[field], now) && !before.secretInputs?.includes(field)) out[field] = fingerprint(now);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** The state after a refresh: the record's fields, the bookkeeping carried, the retention start kept in place. */
@@ -65,6 +104,7 @@ export function refreshedState(
     blobId: where.blobId,
     retentionEpochs: before.retentionEpochs ?? 0,
     serviceUrl: where.serviceUrl,
+    driftSeen: driftSeen(before, file, managed),
     // The retention start keeps its place: as many more epochs before the expiry as it moved.
     ...startFields(before, clock),
     ...movedStart(before, moved, clock),

@@ -299,6 +299,11 @@ export const StoredFileStateSchema = z
     secretInputs: z.array(z.string()).nullish(),
     /** The service (its base URL) that holds the file: only its NOT_FOUND drops the file from the stack. */
     serviceUrl: z.string().nullish(),
+    /**
+     * Per managed field, the SHA-256 of a value a refresh found where this stack had set its own.
+     * Found again after an `up` set it back, it is another declaration, not a passing edit.
+     */
+    driftSeen: z.record(z.string(), z.string()).nullish(),
   })
   .loose();
 export type StoredFileState = z.infer<typeof StoredFileStateSchema>;

@@ -6,6 +6,7 @@ import { DUPLICATE_UPLOAD_MODES, type Emulator, startEmulator } from "../../../e
 import { releaseArgs } from "../../../examples/gitops/release";
 import { StoredFolder } from "../../../provider/dynamic/stored-folder";
 import { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
+import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { noticeLine } from "../../../provider/engine/notice";
 import { folderRegistrations } from "../../helpers/folder-program";
 import { configureProvider } from "../../helpers/provider-fixture";
@@ -125,5 +126,45 @@ describe.each(DUPLICATE_UPLOAD_MODES)("examples/gitops: two stacks, one service,
     expect(logged.filter((l) => /changed outside|differs from/.test(l))).toEqual([]);
     // Each entry is kept until the latest end a stack declares (production's).
     for (const file of emu.files()) expect(file.endEpoch).toBeGreaterThanOrEqual(stackConfig("production").retentionEpochs);
+  });
+});
+
+describe("two stacks declaring different values for one content", () => {
+  let emu: Emulator;
+  beforeAll(async () => {
+    emu = await startEmulator({ port: 0 });
+  });
+  afterAll(async () => {
+    await emu?.close();
+  });
+
+  it("once a value comes back after an up set it back, the refresh says another stack declares it, naming the value", async () => {
+    const logged: string[] = [];
+    const text = `shared ${Math.random()}`;
+    const declaration = (tag: string) => ({ source: { [SIG_KEY]: ASSET_SIG, text }, tag, retentionEpochs: 2 });
+    const stacks = await Promise.all(
+      (["blue", "green"] as const).map(async (tag) => {
+        const provider = new StoredFileProvider({}, (notice) => logged.push(`${tag}: ${noticeLine(notice)}`));
+        await configureProvider(provider, emu, {});
+        return { tag, provider, recorded: undefined as Recorded | undefined };
+      }),
+    );
+    const up = async (s: (typeof stacks)[number]) => {
+      const news = { ...declaration(s.tag), __urn: `urn:pulumi:${s.tag}::p::pulumi-nodejs:dynamic:Resource::f` };
+      if (!s.recorded) {
+        const { id, outs } = await s.provider.create(viaWire(news));
+        s.recorded = { id, state: viaWire(outs), inputs: news };
+        return;
+      }
+      const read = await s.provider.read(s.recorded.id, viaWire(s.recorded.state));
+      const { outs } = await s.provider.update(s.recorded.id, viaWire(read.props!), viaWire(news));
+      s.recorded = { ...s.recorded, state: viaWire(outs) };
+    };
+    for (let round = 0; round < 3; round++) for (const s of stacks) await up(s);
+    const said = (stack: string) => logged.filter((l) => l.startsWith(`${stack}:`) && /another stack declares it/.test(l));
+    expect(said("blue").at(-1)).toMatch(/tag is "green" again after this stack's last up set "blue"/);
+    expect(said("green").at(-1)).toMatch(/tag is "blue" again after this stack's last up set "green"/);
+    // The first difference each stack meets is not yet another declaration: it may be a hand edit.
+    expect(logged.find((l) => /differs from what this stack set/.test(l))).toBeDefined();
   });
 });
