@@ -1,5 +1,5 @@
 import type { TuskrApiError } from "./errors";
-import { type RetryPolicy, backoffDelayMs, sleep } from "./retry";
+import { type RetryPolicy, decideRetry, sleep } from "./retry";
 
 /**
  * One purchase (upload or renew) under one Idempotency-Key. After each ambiguous failure `settle`
@@ -16,31 +16,23 @@ export async function purchase<T>(
     unknown: (lastError: TuskrApiError | undefined, why: string) => TuskrApiError;
   },
 ): Promise<T & { resent: boolean }> {
-  let lastError: TuskrApiError | undefined;
-  let why = "";
-  for (let round = 1; round <= Math.max(1, policy.maxAttempts); round++) {
+  for (let attempt = 1; ; attempt++) {
+    let error: TuskrApiError;
     try {
-      return { ...(await p.send()), resent: round > 1 };
+      return { ...(await p.send()), resent: attempt > 1 };
     } catch (e) {
-      const error = e as TuskrApiError;
-      if (!error.mayHaveBeenApplied || error.code === "INVALID_RESPONSE") throw error;
-      lastError = error;
+      error = e as TuskrApiError;
     }
-    if (Date.now() >= p.deadline) {
-      why = "the operation's time budget ran out";
-      break;
-    }
-    const next = await p.settle();
-    if ("outcome" in next) return { ...next.outcome, resent: round > 1 };
-    if ("stop" in next) {
-      why = next.stop;
-      break;
-    }
-    if (next.again === "after-backoff") {
-      await sleep(Math.min(Math.max(policy.minDelayMs, backoffDelayMs(round, policy, random)), Math.max(0, p.deadline - Date.now())));
-    }
+    const next = decideRetry(policy, { kind: "purchase", attempt, error, deadline: p.deadline }, random);
+    if ("stop" in next && next.stop === "not-retryable") throw error;
+    if ("stop" in next && next.stop === "deadline") throw p.unknown(error, "the operation's time budget ran out");
+    // Settled after the last attempt too: a read-back may still show that the purchase was made.
+    const settled = await p.settle();
+    if ("outcome" in settled) return { ...settled.outcome, resent: attempt > 1 };
+    if ("stop" in settled) throw p.unknown(error, settled.stop);
+    if ("stop" in next) throw p.unknown(error, "");
+    if (settled.again === "after-backoff") await sleep(next.wait);
   }
-  throw p.unknown(lastError, why);
 }
 
 /**

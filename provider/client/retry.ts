@@ -35,6 +35,59 @@ export function backoffDelayMs(retry: number, policy: RetryPolicy, random: () =>
   return Math.floor(random() * ceiling);
 }
 
+/** What a retry decision reads of a failure; a TuskrApiError carries all of it. */
+interface RetryFailure {
+  code: string;
+  retryable: boolean;
+  mayHaveBeenApplied: boolean;
+  status?: number;
+  retryAfterSeconds?: number;
+}
+
+/**
+ * Which loop asks: one request resent as is, a purchase resent under its Idempotency-Key once its
+ * caller settled an ambiguous failure, or a round that rereads the file and plans its purchase anew.
+ */
+type RetryQuestion =
+  | { kind: "request"; attempt: number; error: RetryFailure; deadline: number; ambiguousAllowed: boolean }
+  | { kind: "purchase"; attempt: number; error: RetryFailure; deadline: number }
+  | { kind: "round"; attempt: number };
+
+type RetryDecision = { wait: number } | { stop: "not-retryable" | "ambiguous" | "attempts" | "deadline" };
+
+/**
+ * The one place that decides whether a failed attempt (1 = the first) is followed by another, and
+ * after how long; the loops only carry it out, so their floors, caps and budgets cannot drift apart.
+ */
+export function decideRetry(policy: RetryPolicy, q: RetryQuestion, random: () => number = Math.random, now: number = Date.now()): RetryDecision {
+  switch (q.kind) {
+    case "request": {
+      const { error } = q;
+      if (!error.retryable) return { stop: "not-retryable" };
+      // Sent again as is only where the same request gives the same result (not a purchase).
+      if (error.mayHaveBeenApplied && !q.ambiguousAllowed) return { stop: "ambiguous" };
+      // A 429 is the server pacing us, not failing: allowed more attempts, so a rate-limited run
+      // slows down instead of failing after a handful; still a bounded number.
+      if (q.attempt >= (error.status === 429 ? policy.maxRateLimitedAttempts : policy.maxAttempts)) return { stop: "attempts" };
+      const serverMs = error.retryAfterSeconds !== undefined ? Math.ceil(error.retryAfterSeconds * 1000) : undefined;
+      const wait = Math.max(policy.minDelayMs, serverMs ?? backoffDelayMs(q.attempt, policy, random));
+      // A wait that ends past the deadline is not made: however long a server asks, the budget caps it.
+      return now + wait >= q.deadline ? { stop: "deadline" } : { wait };
+    }
+    case "purchase": {
+      // Only a failure that may have bought is worth settling; an answer that cannot be trusted is no ambiguity.
+      if (!q.error.mayHaveBeenApplied || q.error.code === "INVALID_RESPONSE") return { stop: "not-retryable" };
+      if (now >= q.deadline) return { stop: "deadline" };
+      if (q.attempt >= policy.maxAttempts) return { stop: "attempts" };
+      // Cut to what is left rather than refused: the resend then meets the deadline itself, and says so.
+      return { wait: Math.min(Math.max(policy.minDelayMs, backoffDelayMs(q.attempt, policy, random)), Math.max(0, q.deadline - now)) };
+    }
+    case "round":
+      // No wait of its own: each round starts with a read, and its purchase already waited between attempts.
+      return q.attempt >= policy.maxPurchaseRounds ? { stop: "attempts" } : { wait: 0 };
+  }
+}
+
 /**
  * The wait a server asked for, in seconds, from `Retry-After` (seconds or HTTP date) or
  * `X-RateLimit-Reset` (Unix time in seconds). Undefined when neither is usable.

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { ErrorEnvelopeSchema, LIMITS, errorCodeForStatus } from "../../api";
 import { TuskrApiError, redactString, redactValue } from "./errors";
 import type { MultipartBody } from "./multipart";
-import { type RetryPolicy, type Semaphore, backoffDelayMs, serverRequestedWaitSeconds, sleep } from "./retry";
+import { type RetryPolicy, type Semaphore, decideRetry, serverRequestedWaitSeconds, sleep } from "./retry";
 import { USER_AGENT } from "./version";
 
 /** The largest response body the client reads; a larger one is refused, never kept. */
@@ -119,16 +119,10 @@ export class Transport {
       } catch (e) {
         error = e instanceof TuskrApiError ? e : this.transportError(method, path, e);
       }
-      const retryable = error.retryable && (opts.retryAmbiguous || !error.mayHaveBeenApplied);
-      // A 429 is the server pacing us, not failing: allowed more attempts, so a rate-limited run
-      // slows down instead of failing after a handful; still a bounded number.
-      const outOfAttempts = attempt >= (error.status === 429 ? this.policy.maxRateLimitedAttempts : this.policy.maxAttempts);
-      if (!retryable || outOfAttempts) throw error;
-      const serverWaitMs = error.retryAfterSeconds !== undefined ? Math.ceil(error.retryAfterSeconds * 1000) : undefined;
-      const waitMs = Math.max(this.policy.minDelayMs, serverWaitMs ?? backoffDelayMs(attempt, this.policy, this.random));
-      if (Date.now() + waitMs >= opts.deadline) throw error;
-      this.onRetry?.({ method, path, attempt, waitMs, error });
-      await sleep(waitMs);
+      const next = decideRetry(this.policy, { kind: "request", attempt, error, deadline: opts.deadline, ambiguousAllowed: opts.retryAmbiguous }, this.random);
+      if ("stop" in next) throw error;
+      this.onRetry?.({ method, path, attempt, waitMs: next.wait, error });
+      await sleep(next.wait);
     }
   }
 

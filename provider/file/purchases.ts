@@ -4,6 +4,7 @@ import { LIMITS, PATHS, type PatchField } from "../../api";
 import type { ReceivedFile, TuskrClient, UploadResult } from "../client/client";
 import { filePath } from "../client/urls";
 import { isTuskrApiError, TuskrApiError } from "../client/errors";
+import { decideRetry, sleep } from "../client/retry";
 import { label } from "./messages";
 import { sameMediaType } from "./source";
 import { type PlanClock, planChange, remainingEpochs, type StoredFilePlan } from "./plan";
@@ -345,15 +346,19 @@ export async function applyPlan(
     } catch (e) {
       // Refused past the horizon on a count no answer has confirmed: the guess was the setting's.
       // One epoch shows the length; the rest is counted in it (nothing was bought by the refusal).
-      if (isTuskrApiError(e) && e.code === "VALIDATION_ERROR" && !epoch.seen && epochs > 1 && round < client.policy.maxPurchaseRounds) {
+      const probe = isTuskrApiError(e) && e.code === "VALIDATION_ERROR" && !epoch.seen && epochs > 1;
+      // Sent, perhaps made: read the file again and buy only what is still missing.
+      const reread = isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN";
+      const next = decideRetry(client.policy, { kind: "round", attempt: round });
+      if (!(probe || reread) || "stop" in next) throw e;
+      if (next.wait > 0) await sleep(next.wait);
+      if (probe) {
         plan = { ...plan, lengthProbe: 1 };
         fresh = true;
-        continue;
+      } else {
+        unknown = e;
+        fresh = false;
       }
-      // Sent, perhaps made: read the file again and buy only what is still missing, a few times at most.
-      if (!(isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN") || round >= client.policy.maxPurchaseRounds) throw e;
-      unknown = e;
-      fresh = false;
     }
   }
   // The declaration is met: what is recorded is what is declared.
