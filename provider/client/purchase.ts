@@ -31,7 +31,8 @@ export async function purchase<T>(
     if ("outcome" in settled) return { ...settled.outcome, resent: attempt > 1 };
     if ("stop" in settled) throw p.unknown(error, settled.stop);
     if ("stop" in next) throw p.unknown(error, "");
-    if (settled.again === "after-backoff") await sleep(next.wait);
+    // Resent "now" (a read-back showed nothing was made) still waits the floor: no loop runs hot.
+    await sleep(settled.again === "after-backoff" ? next.wait : Math.min(policy.minDelayMs, next.wait));
   }
 }
 

@@ -83,8 +83,8 @@ export function decideRetry(policy: RetryPolicy, q: RetryQuestion, random: () =>
       return { wait: Math.min(Math.max(policy.minDelayMs, backoffDelayMs(q.attempt, policy, random)), Math.max(0, q.deadline - now)) };
     }
     case "round":
-      // No wait of its own: each round starts with a read, and its purchase already waited between attempts.
-      return q.attempt >= policy.maxPurchaseRounds ? { stop: "attempts" } : { wait: 0 };
+      // The floor only: each round starts with a read, and its purchase already backed off between attempts.
+      return q.attempt >= policy.maxPurchaseRounds ? { stop: "attempts" } : { wait: policy.minDelayMs };
   }
 }
 

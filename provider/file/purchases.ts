@@ -351,7 +351,7 @@ export async function applyPlan(
       const reread = isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN";
       const next = decideRetry(client.policy, { kind: "round", attempt: round });
       if (!(probe || reread) || "stop" in next) throw e;
-      if (next.wait > 0) await sleep(next.wait);
+      await sleep(next.wait);
       if (probe) {
         plan = { ...plan, lengthProbe: 1 };
         fresh = true;

@@ -98,10 +98,10 @@ describe("decideRetry: a purchase resent under its key", () => {
 });
 
 describe("decideRetry: a round of read → buy", () => {
-  it("allows maxPurchaseRounds rounds, with no wait between them", () => {
+  it("allows maxPurchaseRounds rounds, with the floor between them", () => {
     expect([1, 2, 3].map((attempt) => decideRetry(policy, { kind: "round", attempt }, noJitter, now))).toEqual([
-      { wait: 0 },
-      { wait: 0 },
+      { wait: 100 },
+      { wait: 100 },
       { stop: "attempts" },
     ]);
     expect(decideRetry({ ...policy, maxPurchaseRounds: 1 }, { kind: "round", attempt: 1 }, noJitter, now)).toEqual({ stop: "attempts" });
