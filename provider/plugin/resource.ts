@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../engine/urns";
-import type { StoredFileArgs } from "../dynamic/stored-file";
-import type { StoredFolderArgs } from "../dynamic/stored-folder";
+import type { StoredFileArgs } from "../file/args";
+import type { StoredFolderArgs } from "../folder/args";
 import { PACKAGE_VERSION } from "../client/version";
 
 /**
