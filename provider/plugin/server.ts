@@ -1,6 +1,6 @@
 import { type Notice, inertError, inertFailure, noticeLine, noticeText } from "../engine/notice";
 import { createRequire } from "node:module";
-import { PACKAGE_VERSION } from "../client/version";
+import { PACKAGE_VERSION } from "../engine/identity";
 import type { PropertyDiff } from "../file/plan";
 import { StoredFilePlugin } from "./provider";
 import { parseUrn, resourceUrnOf, STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../engine/urns";
