@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run docs`: rewrites the generated sections of docs/ (inputs, outputs, configuration,
-// troubleshooting) and provider/dynamic/documented-args.ts from the schemas, through the built
+// troubleshooting) and provider/file/documented-args.ts from the schemas, through the built
 // package (run `npm run build` first). `--check` only says whether they are current (exit 1 if not).
 import * as fs from "node:fs";
 import * as path from "node:path";

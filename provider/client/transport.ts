@@ -5,7 +5,7 @@ import { ErrorEnvelopeSchema, LIMITS, errorCodeForStatus } from "../../api";
 import { TuskrApiError, redactString, redactValue } from "./errors";
 import type { MultipartBody } from "./multipart";
 import { type RetryPolicy, type Semaphore, decideRetry, serverRequestedWaitSeconds, sleep } from "./retry";
-import { USER_AGENT } from "./version";
+import { USER_AGENT } from "../engine/identity";
 
 /** The largest response body the client reads; a larger one is refused, never kept. */
 const RESPONSE_MAX_BYTES = 256 * 1024;

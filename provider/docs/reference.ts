@@ -77,10 +77,10 @@ export const GENERATED_PAGES: Readonly<Record<string, Readonly<Record<string, ()
 };
 
 /** The file that carries each input's documentation to TypeScript (hover, completion). */
-export const DOCUMENTED_ARGS_FILE = "provider/dynamic/documented-args.ts";
+export const DOCUMENTED_ARGS_FILE = "provider/file/documented-args.ts";
 
 /**
- * Source of `provider/dynamic/documented-args.ts`, which carries the schema's docs as JSDoc so
+ * Source of `provider/file/documented-args.ts`, which carries the schema's docs as JSDoc so
  * StoredFileArgs shows them on hover, matching docs/ and the package schema.
  */
 export function documentedArgsSource(): string {

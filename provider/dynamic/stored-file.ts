@@ -1,18 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { StoredFileInputDocs } from "./documented-args";
+import type { StoredFileArgs } from "../file/args";
 import { STORED_FILE_TYPES, formatUrn } from "../engine/urns";
 import { INPUT_FIELDS, REPORTED_FIELDS, type StoredFileInputs, type StoredFileState } from "../file/schema";
 import { withProtoKeysNamed } from "../file/validate";
 import { assetProblem, sourceProblemMarker } from "../file/source";
 import storedFileProviderStub from "../stored-file-stub";
 
-/**
- * Arguments of a StoredFile: one `pulumi.Input` per field of the input schema
- * (`StoredFileInputsSchema`), mapped over the generated `StoredFileInputDocs` so that each field
- * carries its documentation to the editor. Exactly one of `source` and `blobId`; any other
- * omitted field is unmanaged.
- */
-export type StoredFileArgs = { [K in keyof StoredFileInputDocs]: pulumi.Input<StoredFileInputs[K & keyof StoredFileInputs]> };
+export type { StoredFileArgs } from "../file/args";
 
 type ReportedField = (typeof REPORTED_FIELDS)[number];
 /**

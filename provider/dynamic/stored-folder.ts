@@ -3,31 +3,17 @@ import * as pulumi from "@pulumi/pulumi";
 import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "../folder/entries";
 import { byContent, folderEntries, folderFiles, noFileWarning } from "../folder/walk";
 import { STORED_FOLDER_TYPES, contentResourceName } from "../engine/urns";
-import { StoredFile, type StoredFileArgs, identityOf, protoKeysNamed, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
+import type { StoredFolderArgs } from "../folder/args";
+import { StoredFile, identityOf, protoKeysNamed, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
 import { validateInputs } from "../file/validate";
 import storedFolderProviderStub from "../stored-folder-stub";
 import { inert } from "../engine/inert";
 import { inertError, noticeText } from "../engine/notice";
 
-/** What every file of a folder shares, and what a file may set for itself. */
-type FileValues = Omit<StoredFileArgs, "blobId" | "source">;
+export type { StoredFolderArgs } from "../folder/args";
 
-export interface StoredFolderArgs extends Omit<FileValues, "name"> {
-  /** The directory whose files are kept, relative to the program's directory. */
-  path: string;
-  /** Globs of the files to keep, relative to `path` (default every file; dot files only if named). */
-  include?: string[];
-  /** Globs of files to leave out. */
-  exclude?: string[];
-  /** Per-file values over the shared ones (name, tag, metadata, contentType, retentionEpochs, retainUntil, keepAlive), by relative path. */
-  files?: Record<string, FileValues>;
-  /**
-   * Keep the whole folder as one resource, so the engine's cost stays that of one resource even at
-   * 10,000 files. Default false (one StoredFile per content); switching a stack re-uploads every
-   * content, see the README.
-   */
-  oneResource?: boolean;
-}
+/** What one file of a folder declares (shared values and its own). */
+type FileValues = NonNullable<StoredFolderArgs["files"]>[string];
 
 /**
  * The folder's one resource (`oneResource: true`): its outputs by path, recorded as texts

@@ -352,27 +352,40 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?
 /** How one property changes, in the engine's terms (a provider plugin's detailed diff). */
 type PropertyDiffKind = "add" | "add-replace" | "delete" | "delete-replace" | "update" | "update-replace";
 export interface PropertyDiff {
+  /** The top-level property the change is under (`metadata` for `metadata.team`): what a reader decides by, not the key. */
+  field: string;
   kind: PropertyDiffKind;
   /** Between the old and the new inputs (true), or between the old outputs and the new inputs. */
   inputDiff: boolean;
 }
 
-/** A property path as the engine writes it: `metadata.team`, `metadata["a.b"]`. */
-function pathOf(parent: string, key: string): string {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`;
+/** A key below a field: written `.key` when it is an identifier, else `["key"]`; `{ quoted }` is always written `["key"]`. */
+export type PathStep = string | { quoted: string };
+
+const stepped = (parent: string, step: PathStep): string =>
+  typeof step === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(step)
+    ? `${parent}.${step}`
+    : `${parent}[${JSON.stringify(typeof step === "string" ? step : step.quoted)}]`;
+
+/**
+ * Records `change` under the property path the engine shows (`metadata.team`, `files["a.html"].name`),
+ * written from its field and the keys below: the one place a key is made, so a key always agrees with its field.
+ */
+export function putChange(out: Record<string, PropertyDiff>, change: PropertyDiff, below: readonly PathStep[] = []): void {
+  out[below.reduce(stepped, change.field)] = change;
 }
 
-/** The paths a merge patch changes, against the object it applies to. */
-function patchPaths(at: string, before: unknown, patch: Record<string, unknown>, out: Record<string, PropertyDiff>): void {
+/** The keys a merge patch of metadata changes (each below `metadata`), against the object it applies to. */
+function patchPaths(below: readonly string[], before: unknown, patch: Record<string, unknown>, out: Record<string, PropertyDiff>): void {
   const old = isPlainObject(before) ? (before as Record<string, unknown>) : {};
   for (const [key, value] of Object.entries(patch)) {
-    const path = pathOf(at, key);
+    const path = [...below, key];
     const had = Object.hasOwn(old, key);
     // A merge patch may repeat a value unchanged (inside a nested object it rewrites).
     if (had && jsonEqual(old[key], value)) continue;
-    if (value === null) out[path] = { kind: "delete", inputDiff: true };
+    if (value === null) putChange(out, { field: "metadata", kind: "delete", inputDiff: true }, path);
     else if (had && isPlainObject(value) && isPlainObject(old[key])) patchPaths(path, old[key], value as Record<string, unknown>, out);
-    else out[path] = { kind: had ? "update" : "add", inputDiff: true };
+    else putChange(out, { field: "metadata", kind: had ? "update" : "add", inputDiff: true }, path);
   }
 }
 
@@ -385,20 +398,20 @@ export function propertyDiffs(olds: StoredFileState, news: DeclaredInputs, plan:
   const out: Record<string, PropertyDiff> = {};
   for (const field of plan.replaceFields) {
     const had = field === "source" ? Boolean(olds.sourceHash) : olds.blobId !== undefined && !olds.sourceHash;
-    out[field] = { kind: had ? "update-replace" : "add-replace", inputDiff: true };
+    putChange(out, { field, kind: had ? "update-replace" : "add-replace", inputDiff: true });
   }
   for (const field of plan.changedFields) {
     if (plan.replaceFields.includes(field)) continue;
     if (field === "metadata" && plan.patch?.metadata && !isUnknown(news.metadata)) {
-      if (olds.metadata === undefined || olds.metadata === null) out.metadata = { kind: "add", inputDiff: true };
-      else patchPaths("metadata", olds.metadata, plan.patch.metadata as Record<string, unknown>, out);
+      if (olds.metadata === undefined || olds.metadata === null) putChange(out, { field: "metadata", kind: "add", inputDiff: true });
+      else patchPaths([], olds.metadata, plan.patch.metadata as Record<string, unknown>, out);
       continue;
     }
     const had = olds[field as keyof StoredFileState] !== undefined && olds[field as keyof StoredFileState] !== null;
     const has = news[field as keyof DeclaredInputs] !== undefined && news[field as keyof DeclaredInputs] !== null;
-    out[field] = { kind: !had ? "add" : has ? "update" : "delete", inputDiff: true };
+    putChange(out, { field, kind: !had ? "add" : has ? "update" : "delete", inputDiff: true });
   }
   // Keep-alive due changes no input: said on the output it moves.
-  if (plan.keepAliveEpochs > 0) out.keepAliveEpochs = { kind: "update", inputDiff: false };
+  if (plan.keepAliveEpochs > 0) putChange(out, { field: "keepAliveEpochs", kind: "update", inputDiff: false });
   return out;
 }

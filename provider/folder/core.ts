@@ -1,14 +1,14 @@
 import * as path from "node:path";
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
-import { at, declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
+import { declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
 import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { folderEntryUrn, urnName } from "../engine/urns";
 import type { StoredFileCore, StoredFileDiff } from "../file/core";
 import { type Notice, type ProviderLog, info, warning } from "../engine/notice";
-import type { PropertyDiff } from "../file/plan";
+import { type PropertyDiff, putChange } from "../file/plan";
 import { type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
 import type { CheckFailure } from "../file/validate";
 import { walkedSource } from "../file/source";
@@ -186,17 +186,17 @@ export class StoredFolderCore {
       if (d.changes) {
         entriesChange = true;
         const rel = entry.paths[0];
-        for (const key of Object.keys(d.detailedDiff)) {
-          const field = key.split(/[.[]/)[0];
+        for (const { field } of Object.values(d.detailedDiff)) {
           if (field === "name") renamedEntries.add(entry.hash);
           // A changed declared value is reported under its own key below. One declared as before
           // but still to be made (drift handed back by refresh, an unfinished `up`, a moved secret)
           // changes the entry under its first path.
           if (field !== "keepAliveEpochs" && !declaredAsBefore(entry, field)) continue;
           if ((PATCH_FIELDS as readonly string[]).includes(field) && handedBack(oldInputs, rel, field, before)) {
-            detailedDiff[`${at("files", rel)}.${field}`] = { kind: ownDeclared(news, rel, field) === undefined ? "delete" : "update", inputDiff: true };
+            const kind = ownDeclared(news, rel, field) === undefined ? "delete" : "update";
+            putChange(detailedDiff, { field: "files", kind, inputDiff: true }, [{ quoted: rel }, field]);
           } else {
-            detailedDiff[at("manifest", rel)] = { kind: "update", inputDiff: true };
+            putChange(detailedDiff, { field: "manifest", kind: "update", inputDiff: true }, [{ quoted: rel }]);
             entryOnly.set(rel, [...(entryOnly.get(rel) ?? []), field === "keepAliveEpochs" ? "keep-alive renewal due" : `${field} to make as declared`]);
           }
         }
@@ -205,14 +205,14 @@ export class StoredFolderCore {
     const lines: string[] = [];
     for (const [rel, what] of entryOnly) lines.push(`~ ${rel} (same content; its entry: ${[...new Set(what)].join(", ")})`);
     for (const change of manifestChanges(oldManifest, newManifest, (hash) => recorded.has(hash))) {
-      detailedDiff[at("manifest", change.path)] = { kind: change.kind, inputDiff: true };
+      putChange(detailedDiff, { field: "manifest", kind: change.kind, inputDiff: true }, [{ quoted: change.path }]);
       // A path's old content may stay, under another path: its entry is still kept (renamed when its name was this path's).
       const staysUnder = change.was !== undefined ? firstPath.get(change.was) : undefined;
       const stored = change.now !== undefined && recorded.has(change.now);
       lines.push(changeLine(change, { stored, staysUnder, renamed: staysUnder !== undefined && renamedEntries.has(String(change.was)) }));
     }
     for (const field of declaredChanges) {
-      detailedDiff[field] = { kind: state[field] === undefined ? "add" : news[field] === undefined ? "delete" : "update", inputDiff: true };
+      putChange(detailedDiff, { field, kind: state[field] === undefined ? "add" : news[field] === undefined ? "delete" : "update", inputDiff: true });
     }
     const label = folderName(req.urn, news);
     for (const line of lines.slice(0, LISTED_FILES)) this.log(info(`StoredFolder ${label}: ${line}`), req.urn);

@@ -11,7 +11,7 @@ type Props = Record<string, unknown>;
 const PARTIAL_INPUTS = StoredFolderInputsSchema.partial();
 
 /** The key of a path in a property path (`manifest["docs/a.html"]`). */
-export const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
+const at = (field: string, rel: string) => `${field}[${JSON.stringify(rel)}]`;
 
 /** The value an entry declares for `field` (shared or its paths' own), if any. */
 export const declaredValue = (entry: FolderEntry<unknown> | undefined, field: string): unknown => (entry ? ownValue<unknown>(entry.values, field) : undefined);

@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../engine/urns";
-import type { StoredFileArgs } from "../dynamic/stored-file";
-import type { StoredFolderArgs } from "../dynamic/stored-folder";
-import { PACKAGE_VERSION } from "../client/version";
+import type { StoredFileArgs } from "../file/args";
+import type { StoredFolderArgs } from "../folder/args";
+import { PACKAGE_VERSION } from "../engine/identity";
 
 /**
  * The plugin's StoredFile, declared as a `pulumi package add` SDK would, so the engine runs the

@@ -4,7 +4,7 @@ import { KeepAliveSchema, REPLACE_FIELDS, REPORTED_SCHEMAS, StoredFileInputsSche
 import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../engine/urns";
 import { FILE_FIELDS, FOLDER_OUTPUT_SCHEMAS, SHARED_FIELDS, StoredFolderInputsSchema } from "../folder/schema";
 import { GetFileResultSchema } from "../file/get-file";
-import { PACKAGE_VERSION } from "../client/version";
+import { PACKAGE_VERSION } from "../engine/identity";
 
 /**
  * The Pulumi package schema of the `tuskr` provider plugin, derived from the same zod schemas

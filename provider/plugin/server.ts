@@ -1,6 +1,7 @@
 import { type Notice, inertError, inertFailure, noticeLine, noticeText } from "../engine/notice";
 import { createRequire } from "node:module";
-import { PACKAGE_VERSION } from "../client/version";
+import { PACKAGE_VERSION } from "../engine/identity";
+import type { PropertyDiff } from "../file/plan";
 import { StoredFilePlugin } from "./provider";
 import { parseUrn, resourceUrnOf, STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../engine/urns";
 import { packageSchema } from "./schema";
@@ -116,11 +117,12 @@ function engineLogger(engineAddress: string | undefined) {
 }
 
 /** A diff's answer in the engine's terms, property paths and all. */
-function diffResponse(result: { changes: boolean; replaces: string[]; detailedDiff: Record<string, { kind: keyof typeof DIFF_KINDS; inputDiff: boolean }> }) {
+function diffResponse(result: { changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }) {
   const resp = new provproto.DiffResponse();
   resp.setChanges(result.changes ? provproto.DiffResponse.DiffChanges.DIFF_SOME : provproto.DiffResponse.DiffChanges.DIFF_NONE);
   resp.setReplacesList(result.replaces);
-  resp.setDiffsList(Object.keys(result.detailedDiff).map((path) => path.split(/[.[]/)[0]));
+  // Each change carries its field; its key was written from it (putChange) and is never read back.
+  resp.setDiffsList(Object.values(result.detailedDiff).map((d) => d.field));
   const detailed = resp.getDetaileddiffMap();
   for (const [path, d] of Object.entries(result.detailedDiff)) {
     const diff = new provproto.PropertyDiff();

@@ -137,10 +137,10 @@ describe("StoredFile provider ↔ emulator", () => {
       deleteBeforeReplace: false,
       // Per property, for the plugin's previews (the engine drops it for dynamic resources).
       detailedDiff: {
-        tag: { kind: "update", inputDiff: true },
-        "metadata.add": { kind: "add", inputDiff: true },
-        "metadata.drop": { kind: "delete", inputDiff: true },
-        retentionEpochs: { kind: "update", inputDiff: true },
+        tag: { field: "tag", kind: "update", inputDiff: true },
+        "metadata.add": { field: "metadata", kind: "add", inputDiff: true },
+        "metadata.drop": { field: "metadata", kind: "delete", inputDiff: true },
+        retentionEpochs: { field: "retentionEpochs", kind: "update", inputDiff: true },
       },
     });
     const { outs: after } = await provider.update(blobId, outs, news);

@@ -12,6 +12,7 @@ import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
 import { FILE_FIELDS } from "../../../provider/folder/schema";
 import { hideBookkeeping } from "../../../provider/file/state";
 import { summarizePreview } from "../../../provider/cli/summary";
+import { expectKeysAgree } from "../../helpers/property-paths";
 
 /**
  * `tuskr:index:StoredFolder`, the folder as one resource, through the plugin's front door (the
@@ -77,6 +78,7 @@ async function up(olds: Record<string, unknown> | undefined, program: Record<str
   expect(checked.failures).toEqual([]);
   if (!olds) return { diff: undefined, ...(await plugin.folder.create(URN, checked.inputs)) };
   const diff = await plugin.folder.diff(String(olds.path), URN, olds, checked.inputs, oldInputs);
+  expectKeysAgree(diff.detailedDiff);
   if (!diff.changes) return { diff, outs: olds };
   return { diff, ...(await plugin.folder.update(String(olds.path), URN, olds, checked.inputs)) };
 }
@@ -108,9 +110,9 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(again.diff?.changes).toBe(true);
     // The plugin's preview names each of them (the engine shows a provider plugin's detailed diff).
     expect(again.diff?.detailedDiff).toEqual({
-      'files["w1.html"].name': { kind: "delete", inputDiff: true },
-      'files["w3.html"].tag': { kind: "delete", inputDiff: true },
-      'files["w3.html"].metadata': { kind: "update", inputDiff: true },
+      'files["w1.html"].name': { field: "files", kind: "delete", inputDiff: true },
+      'files["w3.html"].tag': { field: "files", kind: "delete", inputDiff: true },
+      'files["w3.html"].metadata': { field: "files", kind: "update", inputDiff: true },
     });
     expect(emu.files().find((f) => f.blobId === blobIds["w1.html"])?.name).toBe("w1.html");
     expect(emu.files().find((f) => f.blobId === blobIds["w3.html"])).toMatchObject({ tag: "site", metadata: { team: "web" } });
@@ -148,8 +150,9 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     // The engine records the new inputs with the partial state: the value is declared as before, and w2's entry still lacks it.
     const news = (await plugin.folder.check(URN, failed.properties!, program)).inputs;
     const diff = await plugin.folder.diff(String(outs.path), URN, failed.properties!, news, checked.inputs);
+    expectKeysAgree(diff.detailedDiff);
     expect(diff.changes).toBe(true);
-    expect(diff.detailedDiff).toEqual({ 'manifest["w2.html"]': { kind: "update", inputDiff: true } });
+    expect(diff.detailedDiff).toEqual({ 'manifest["w2.html"]': { field: "manifest", kind: "update", inputDiff: true } });
     expect(logged).toContain(`StoredFolder "site": ~ w2.html (same content; its entry: ${field} to make as declared)`);
     emu.clearRequests();
     await up(failed.properties, program, checked.inputs);
@@ -252,11 +255,11 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     logged = [];
     const changed = await up(created.outs, program);
     expect(changed.diff?.detailedDiff).toEqual({
-      'manifest["new.svg"]': { kind: "add", inputDiff: true },
-      'manifest["css/site.css"]': { kind: "update", inputDiff: true },
-      'manifest["old.txt"]': { kind: "delete", inputDiff: true },
-      'manifest["index.html"]': { kind: "delete", inputDiff: true },
-      'manifest["home/index.html"]': { kind: "add", inputDiff: true },
+      'manifest["new.svg"]': { field: "manifest", kind: "add", inputDiff: true },
+      'manifest["css/site.css"]': { field: "manifest", kind: "update", inputDiff: true },
+      'manifest["old.txt"]': { field: "manifest", kind: "delete", inputDiff: true },
+      'manifest["index.html"]': { field: "manifest", kind: "delete", inputDiff: true },
+      'manifest["home/index.html"]': { field: "manifest", kind: "add", inputDiff: true },
     });
     expect(logged.join("\n")).toMatch(/\+ home\/index\.html \(its content is stored already: no upload\)/);
     expect(logged.join("\n")).toMatch(/~ css\/site\.css \(new content, uploaded; the old entry keeps its period\)/);
@@ -422,7 +425,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(Object.keys(read.inputs!.manifest as object)).toEqual(["a.txt"]);
     emu.clearRequests();
     const again = await up(read.props, { path: dir, files: { "a.txt": { retentionEpochs: 4 } } });
-    expect(again.diff?.detailedDiff).toEqual({ 'manifest["b.txt"]': { kind: "add", inputDiff: true } });
+    expect(again.diff?.detailedDiff).toEqual({ 'manifest["b.txt"]': { field: "manifest", kind: "add", inputDiff: true } });
     // The same upload as the first (same key): the service replays its answer, the entry it names
     // is read and found expired, and the content is uploaded anew under another key.
     expect(requests()).toEqual(["upload", "get", "upload", "get"]);

@@ -131,3 +131,26 @@ describe("a metadata key named __proto__ sent by another language's program", ()
     expect(await reasons({ blobId: "b1", metadata: { a: "1" } })).toEqual([]);
   });
 });
+
+describe("a diff's answer", () => {
+  it("names each change by its property path, and lists the field each is under", async () => {
+    const news = { blobId: "b1", name, tag: "new", metadata: { "team\u200B": "ops", "a.b": 1, owner: "me" } };
+    type Change = { getKind(): number; getInputdiff(): boolean };
+    type Diff = { getDiffsList(): string[]; getDetaileddiffMap(): { forEach(each: (value: Change, key: string) => void): void } };
+    const diff = await call<Diff>("diff", diffRequest(stateOf(30), news));
+    const detailed: Array<[string, number, boolean]> = [];
+    diff.getDetaileddiffMap().forEach((value, key) => {
+      detailed.push([key, value.getKind(), value.getInputdiff()]);
+    });
+    const { ADD, UPDATE } = provproto.PropertyDiff.Kind;
+    // The map comes back sorted by key.
+    expect(detailed).toEqual([
+      ["metadata.owner", ADD, true],
+      ['metadata["a.b"]', ADD, true],
+      ['metadata["team\u200B"]', UPDATE, true],
+      ["tag", ADD, true],
+    ]);
+    // One entry per change, as the engine has always been sent.
+    expect(diff.getDiffsList()).toEqual(["tag", "metadata", "metadata", "metadata"]);
+  });
+});

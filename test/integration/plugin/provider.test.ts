@@ -69,7 +69,10 @@ describe("resources", () => {
     expect(diff).toEqual({
       changes: true,
       replaces: [],
-      detailedDiff: { "metadata.team": { kind: "update", inputDiff: true }, "metadata.tier": { kind: "add", inputDiff: true } },
+      detailedDiff: {
+        "metadata.team": { field: "metadata", kind: "update", inputDiff: true },
+        "metadata.tier": { field: "metadata", kind: "add", inputDiff: true },
+      },
     });
     expect((await plugin.diff(blobId, URN, created.outs, { ...news, blobId: "other" })).replaces).toEqual(["blobId"]);
     emu.clearRequests();

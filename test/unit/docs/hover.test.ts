@@ -54,7 +54,7 @@ describe("per-field documentation on hover", { timeout: 60_000 }, () => {
     expect(hover(program, "metadata:")).toMatch(/^Free-form JSON metadata/);
   });
 
-  it("provider/dynamic/documented-args.ts is what the schemas generate (npm run docs)", () => {
+  it("provider/file/documented-args.ts is what the schemas generate (npm run docs)", () => {
     expect(fs.readFileSync(path.join(root, DOCUMENTED_ARGS_FILE), "utf8")).toBe(documentedArgsSource());
   });
 });
