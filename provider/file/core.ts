@@ -9,7 +9,7 @@ import { describe, label, masked, redactor } from "./messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, type StoredFilePlan, uploadFormEpochs } from "./plan";
 import { horizonClock, startFields } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
-import { type CheckFailure, shownFailure, validateInputs } from "./validate";
+import { type CheckFailure, checkFailure, validateInputs } from "./validate";
 import { ContentClaims } from "./claims";
 import { EARLIER_START_FIELDS, drifted, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
@@ -180,7 +180,7 @@ export class StoredFileCore {
     // preview if its end cannot be reached (a stack whose date an earlier release took stays valid).
     const declaredBefore = olds?.retainUntil !== undefined && olds.retainUntil === checked.inputs.retainUntil;
     const pastHorizon = declaredBefore ? undefined : retainUntilProblem(checked.inputs.retainUntil, this.clock());
-    if (pastHorizon) checked.failures.push(shownFailure({ property: "retainUntil", reason: pastHorizon }, news, secretInputs));
+    if (pastHorizon) checked.failures.push(checkFailure("retainUntil", pastHorizon, secretInputs.includes("retainUntil")));
     const shared = checked.failures.length === 0 && urn ? this.claims.claim(urn, checked.inputs) : undefined;
     return shared ? { ...checked, failures: [shared] } : checked;
   }
