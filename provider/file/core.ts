@@ -6,10 +6,10 @@ import { type GetFileResult, readFile } from "./get-file";
 import { adopt, applyPlan, checkRecord, observe, retentionStartOf, type Start, upload } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor } from "./messages";
-import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, type StoredFilePlan, uploadFormEpochs } from "./plan";
+import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan, uploadFormEpochs } from "./plan";
 import { horizonClock, startFields } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
-import { type CheckFailure, checkFailure, validateInputs } from "./validate";
+import { type CheckedInputs, changeFailures } from "./validate";
 import { ContentClaims } from "./claims";
 import { EARLIER_START_FIELDS, drifted, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
 import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
@@ -162,27 +162,17 @@ export class StoredFileCore {
   private readonly claims = new ContentClaims();
 
   /**
-   * Validates what a program declared (the one place untyped inputs become typed ones). Two
-   * resources declaring one content (the same bytes, or the same adopted blobId) are refused,
-   * naming both: the service keeps one entry per content.
+   * Judges a declaration its front door has typed (`validateInputs`, `declaredInputsOf`) against
+   * the one before it. Two resources declaring one content (the same bytes, or the same adopted
+   * blobId) are refused, naming both: the service keeps one entry per content.
    */
-  check(
-    olds: Record<string, unknown>,
-    news: Record<string, unknown>,
-    secretInputs: readonly string[],
-    urn?: string,
-  ): { inputs: DeclaredInputs; failures: CheckFailure[] } {
+  check(olds: DeclaredInputs, news: CheckedInputs, secretInputs: readonly string[], urn?: string): CheckedInputs {
     // Bad configuration fails the preview, before any request.
     const problem = settingsProblem(this.context.settings);
     if (problem) throw new Error(problem.message);
-    const checked = validateInputs(olds, news, secretInputs);
-    // A date declared before is not judged again: the plan knows the file's epochs and says at
-    // preview if its end cannot be reached (a stack whose date an earlier release took stays valid).
-    const declaredBefore = olds?.retainUntil !== undefined && olds.retainUntil === checked.inputs.retainUntil;
-    const pastHorizon = declaredBefore ? undefined : retainUntilProblem(checked.inputs.retainUntil, this.clock());
-    if (pastHorizon) checked.failures.push(checkFailure("retainUntil", pastHorizon, secretInputs.includes("retainUntil")));
-    const shared = checked.failures.length === 0 && urn ? this.claims.claim(urn, checked.inputs) : undefined;
-    return shared ? { ...checked, failures: [shared] } : checked;
+    const failures = [...news.failures, ...changeFailures(olds, news.inputs, secretInputs, this.clock())];
+    const shared = failures.length === 0 && urn ? this.claims.claim(urn, news.inputs) : undefined;
+    return { inputs: news.inputs, failures: shared ? [shared] : failures };
   }
 
   /**

@@ -1,5 +1,6 @@
 import { LIMITS, isPlainObject, tooDeepAt } from "../../api";
 import { type Reason, issueReason, limitReason, reasonText, shows } from "./reason";
+import { type PlanClock, retainUntilProblem } from "./plan";
 import { type DeclaredInputs, INPUT_FIELDS, StoredFileInputsSchema, isUnknown } from "./schema";
 
 /**
@@ -88,18 +89,18 @@ export interface CheckFailure {
 /** The inputs schema with every field optional, built once (zod compiles a schema on its first use: a folder checks thousands of entries). */
 const PARTIAL_INPUTS = StoredFileInputsSchema.partial();
 
-/**
- * Validates declared inputs. Never throws: returns the cleaned inputs (unknown preview values
- * passed through untouched) or one failure per bad field, each naming the field and the limit.
- */
-export function validateInputs(
-  olds: Record<string, unknown> | undefined,
-  news: Record<string, unknown>,
-  secretNames: readonly string[] = [],
-): {
+/** Declared inputs as check judged them: its failures beside them. */
+export interface CheckedInputs {
   inputs: DeclaredInputs;
   failures: CheckFailure[];
-} {
+}
+
+/**
+ * What a front door received at check, as the declared inputs (the one place a property bag
+ * becomes them). Never throws: returns the cleaned inputs (unknown preview values passed through
+ * untouched) and one failure per bad field, each naming the field and the limit.
+ */
+export function validateInputs(news: Record<string, unknown>, secretNames: readonly string[] = []): CheckedInputs {
   const refused: Array<{ input: string; reason: Reason }> = [];
   const refuse = (input: string, reason: Reason) => void refused.push({ input, reason });
   const inputs: Record<string, unknown> = {};
@@ -145,20 +146,45 @@ export function validateInputs(
   } else if (given("blobId") && given("source")) {
     refuse("source", ["blobId and source exclude each other: declare blobId to adopt an uploaded file, or source to upload one"]);
   }
-
-  // The declared end may be at most the horizon ahead of its epoch, for a new declaration or a
-  // single raise; the plan checks the rest at preview. Lowering it buys and returns nothing.
-  const oldEpochs = olds?.retentionEpochs;
-  const newEpochs = inputs.retentionEpochs;
-  if (typeof newEpochs === "number" && Number.isInteger(newEpochs)) {
-    const increase = newEpochs - (typeof oldEpochs === "number" ? oldEpochs : 0);
-    if (increase > LIMITS.maxEpochsAhead) {
-      refuse("retentionEpochs", [
-        `retentionEpochs can rise by at most ${LIMITS.maxEpochsAhead} epochs in one update (storage is bought at most ${LIMITS.maxEpochsAhead} epochs ahead)`,
-        shows(`; got an increase of ${increase}`),
-      ]);
-    }
-  }
   const secrets = new Set(secretNames);
   return { inputs: inputs as DeclaredInputs, failures: refused.map(({ input, reason }) => checkFailure(input, reason, secrets.has(input))) };
+}
+
+/**
+ * Inputs a check has returned already (as the engine hands them back to check, diff, create and
+ * update), as the declared inputs: the input fields, as they are (nothing judged again).
+ */
+export function declaredInputsOf(props: Record<string, unknown> | undefined): DeclaredInputs {
+  const inputs: Record<string, unknown> = {};
+  for (const field of INPUT_FIELDS) if (props?.[field] !== undefined) inputs[field] = props[field];
+  return inputs as DeclaredInputs;
+}
+
+/**
+ * What a declaration may not be, given the one before it: a rise of retentionEpochs past the
+ * horizon, or a retainUntil the service may not reach.
+ */
+export function changeFailures(
+  olds: DeclaredInputs,
+  news: DeclaredInputs,
+  secretNames: readonly string[],
+  clock: Pick<PlanClock, "nowMs" | "epochMs">,
+): CheckFailure[] {
+  const failures: CheckFailure[] = [];
+  // The declared end may be at most the horizon ahead of its epoch, for a new declaration or a
+  // single raise; the plan checks the rest at preview. Lowering it buys and returns nothing.
+  const newEpochs = news.retentionEpochs;
+  if (typeof newEpochs === "number" && Number.isInteger(newEpochs)) {
+    const increase = newEpochs - (typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0);
+    if (increase > LIMITS.maxEpochsAhead) {
+      const rule = `retentionEpochs can rise by at most ${LIMITS.maxEpochsAhead} epochs in one update (storage is bought at most ${LIMITS.maxEpochsAhead} epochs ahead)`;
+      failures.push(checkFailure("retentionEpochs", [rule, shows(`; got an increase of ${increase}`)], secretNames.includes("retentionEpochs")));
+    }
+  }
+  // A date declared before is not judged again: the plan knows the file's epochs and says at
+  // preview if its end cannot be reached (a stack whose date an earlier release took stays valid).
+  const declaredBefore = olds.retainUntil !== undefined && olds.retainUntil === news.retainUntil;
+  const pastHorizon = declaredBefore ? undefined : retainUntilProblem(news.retainUntil, clock);
+  if (pastHorizon) failures.push(checkFailure("retainUntil", pastHorizon, secretNames.includes("retainUntil")));
+  return failures;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../../api";
 import { StoredFileCore } from "../../../provider/file/core";
-import { validateInputs } from "../../../provider/file/validate";
+import { changeFailures, validateInputs } from "../../../provider/file/validate";
 
 /**
  * A secret input's check failure names the field and the limit, never the value: its reason is
@@ -9,8 +9,7 @@ import { validateInputs } from "../../../provider/file/validate";
  * and the wording and the limit are never mangled by masking text that happens to match it.
  */
 
-const secretFailures = (news: Record<string, unknown>, field: string, olds?: Record<string, unknown>) =>
-  validateInputs(olds, { blobId: "b1", ...news }, [field]).failures;
+const secretFailures = (news: Record<string, unknown>, field: string) => validateInputs({ blobId: "b1", ...news }, [field]).failures;
 
 /** The one failure of a secret `field`: no property, the reason as given. */
 const secretFailure = (field: string, reason: string) => [{ property: "", reason: `${field} (a secret input): ${reason}`, input: field, secret: true }];
@@ -19,11 +18,11 @@ describe("a secret input's check failure is made without its value", () => {
   it("says no part of a long text the schema quotes when it is not secret", () => {
     const date = `SECRET-DATE-${"q".repeat(80)}`;
     const iso = "retainUntil must be an ISO 8601 date (2027-01-31, read as midnight UTC) or a time with its zone (2027-01-31T12:00:00Z)";
-    expect(validateInputs(undefined, { blobId: "b1", retainUntil: date }).failures[0].reason).toBe(`${iso}; got ${JSON.stringify(date.slice(0, 64))}`);
+    expect(validateInputs({ blobId: "b1", retainUntil: date }).failures[0].reason).toBe(`${iso}; got ${JSON.stringify(date.slice(0, 64))}`);
     expect(secretFailures({ retainUntil: date }, "retainUntil")).toEqual(secretFailure("retainUntil", iso));
     const type = `SECRET-TYPE-${"t".repeat(80)}`;
     const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", text: "x" };
-    expect(validateInputs(undefined, { source, contentType: type }, ["contentType"]).failures).toEqual(
+    expect(validateInputs({ source, contentType: type }, ["contentType"]).failures).toEqual(
       secretFailure("contentType", "contentType must be a media type, type/subtype with optional parameters (text/html, text/plain; charset=utf-8)"),
     );
   });
@@ -38,7 +37,7 @@ describe("a secret input's check failure is made without its value", () => {
   });
 
   it("says where in metadata a bad value is only when metadata is not secret", () => {
-    expect(validateInputs(undefined, { blobId: "b1", metadata: { owner: { team: null } } }).failures[0].reason).toMatch(/^metadata\.owner\.team is null:/);
+    expect(validateInputs({ blobId: "b1", metadata: { owner: { team: null } } }).failures[0].reason).toMatch(/^metadata\.owner\.team is null:/);
     expect(secretFailures({ metadata: { owner: { team: null } } }, "metadata")).toEqual(
       secretFailure("metadata", 'a value in metadata is null: under merge-patch semantics null means "remove", so it cannot be stored; omit the key instead'),
     );
@@ -52,15 +51,16 @@ describe("a secret input's check failure is made without its value", () => {
 
   it("says neither the increase nor the path of a secret source", () => {
     const rise = `retentionEpochs can rise by at most ${LIMITS.maxEpochsAhead} epochs in one update (storage is bought at most ${LIMITS.maxEpochsAhead} epochs ahead)`;
-    expect(validateInputs({ retentionEpochs: 10 }, { blobId: "b1", retentionEpochs: 70 }).failures[0].reason).toBe(`${rise}; got an increase of 60`);
-    expect(secretFailures({ retentionEpochs: 70 }, "retentionEpochs", { retentionEpochs: 10 })).toEqual(secretFailure("retentionEpochs", rise));
+    const clock = { nowMs: Date.now(), epochMs: 86_400_000 };
+    expect(changeFailures({ retentionEpochs: 10 }, { retentionEpochs: 70 }, [], clock)[0].reason).toBe(`${rise}; got an increase of 60`);
+    expect(changeFailures({ retentionEpochs: 10 }, { retentionEpochs: 70 }, ["retentionEpochs"], clock)).toEqual(secretFailure("retentionEpochs", rise));
     const source = { "4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", path: "/nonexistent/SECRET-PATH.txt" };
-    const [failure] = validateInputs(undefined, { source }, ["source"]).failures;
+    const [failure] = validateInputs({ source }, ["source"]).failures;
     expect(failure.reason).toMatch(/^source \(a secret input\): source file does not exist \(paths are relative to the program's directory, /);
     expect(failure.reason).not.toContain("SECRET-PATH");
     // What the program's own check found (its words name the path) is left out whole.
     const marked = { tuskrSourceProblem: "StoredFile x: source file /nonexistent/SECRET-PATH.txt does not exist" };
-    expect(validateInputs(undefined, { source: marked }, ["source"]).failures).toEqual(
+    expect(validateInputs({ source: marked }, ["source"]).failures).toEqual(
       secretFailure("source", "source cannot be uploaded (the program's check refused it)"),
     );
   });
@@ -69,14 +69,15 @@ describe("a secret input's check failure is made without its value", () => {
     const core = new StoredFileCore({}, () => undefined);
     core.configure({ get: (key: string) => ({ "tuskr:apiKey": "k", "tuskr:baseUrl": "http://127.0.0.1:1" })[key] });
     const until = "2099-01-01";
-    const shown = core.check({}, { blobId: "b1", retainUntil: until }, []).failures;
+    const check = (secrets: string[]) => core.check({}, validateInputs({ blobId: "b1", retainUntil: until }, secrets), secrets).failures;
+    const shown = check([]);
     expect(shown).toEqual([
       {
         property: "retainUntil",
         reason: expect.stringMatching(/^retainUntil must be at most 52 epochs from now \(got 2099-01-01, [\d.]+ epochs from now\): /),
       },
     ]);
-    const [secret] = core.check({}, { blobId: "b1", retainUntil: until }, ["retainUntil"]).failures;
+    const [secret] = check(["retainUntil"]);
     expect(secret.reason).toMatch(
       /^retainUntil \(a secret input\): retainUntil must be at most 52 epochs from now: the service sells at most 53 epochs ahead\. Declare \S+ or earlier$/,
     );
