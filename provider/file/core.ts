@@ -3,21 +3,23 @@ import { PATCH_FIELDS, type PatchField, isPlainObject } from "../../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, checkRecord, observe, retentionStartOf, type Start, upload } from "./purchases";
+import { adopt, applyPlan, checkRecord, observe, retentionStartOf, type Start } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor } from "./messages";
-import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan, uploadFormEpochs } from "./plan";
+import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan } from "./plan";
 import { horizonClock, startFields } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { type CheckedInputs, changeFailures } from "./validate";
 import { ContentClaims } from "./claims";
 import { EARLIER_START_FIELDS, drifted, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
-import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
+import { sourceFilename, wireAsset } from "./source";
 import { compact, declaredFields, observed, recorded } from "./state";
+import { uploadSource } from "./upload";
 
 /**
  * StoredFile's one implementation, shared by the dynamic and plugin front doors: typed requests in,
- * typed state out. Purchases, messages and state shaping live in their own modules.
+ * typed state out. Purchases, a source's upload, messages and state shaping live in their own
+ * modules.
  */
 
 /** A resource operation's request, as a front door hands it over. */
@@ -216,7 +218,9 @@ export class StoredFileCore {
     const asset = wireAsset(inputs.source);
     let start: Start;
     try {
-      start = asset ? await this.uploaded(req, asset, client, clock, log) : await adopt(client, String(inputs.blobId), clock);
+      start = asset
+        ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent }, clock, log)
+        : await adopt(client, String(inputs.blobId), clock);
     } catch (e) {
       throw masked(
         describe(
@@ -258,54 +262,6 @@ export class StoredFileCore {
       throw masked(partialFailure(describe(e, blobId, asset ? "uploading the file" : "adopting the file"), blobId, state, clock), redact);
     }
     return { id: blobId, state: recorded(this.remember(state), clock) };
-  }
-
-  /** Uploads the content as it is now; one the engine did not hash is refused when only what was previewed may be sent. */
-  private async uploaded(
-    req: StoredFileRequest,
-    asset: NonNullable<ReturnType<typeof wireAsset>>,
-    client: TuskrClient,
-    clock: PlanClock,
-    log: (n: Notice) => void,
-  ): Promise<Start> {
-    const { inputs } = req;
-    let start: Start;
-    const changedAfterPreview = (now: string) =>
-      new Error(
-        `${asset.path ?? "the content"} changed after the preview (sha256 ${asset.hash?.slice(0, 12)}… → ${now}): not uploaded; run \`pulumi up\` again to keep what it holds now`,
-      );
-    const send = (content: ContentSnapshot) => {
-      if (asset.hash && asset.hash !== content.hash && req.onlyPreviewedContent) throw changedAfterPreview(`${content.hash.slice(0, 12)}…`);
-      if (asset.hash && asset.hash !== content.hash) {
-        log(
-          warning(
-            `StoredFile (upload of ${asset.path ?? "text"}): the content changed after the engine read it (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): the bytes read now are uploaded and recorded; the next preview compares against them`,
-          ),
-        );
-      }
-      const filename = sourceFilename(asset, inputs.name ?? undefined);
-      const declaredEpochs = uploadFormEpochs(inputs, clock);
-      const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
-      const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
-      return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);
-    };
-    let content = await snapshotContent(asset);
-    try {
-      try {
-        start = await send(content);
-      } catch (e) {
-        // Sent from the file itself, which turned out not to be the content the engine hashed:
-        // the upload stopped before its end (nothing stored). The file as it is now is copied and sent.
-        if (!(content.unverified && isTuskrApiError(e) && e.code === "CONTENT_CHANGED")) throw e;
-        if (req.onlyPreviewedContent) throw changedAfterPreview("other bytes");
-        await content.release();
-        content = await snapshotContent(asset, { copy: true });
-        start = await send(content);
-      }
-    } finally {
-      await content.release();
-    }
-    return start;
   }
 
   /**
