@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { LIMITS, textLength } from "./limits";
+import { LIMITS, limitText, textLimitProblem } from "./limits";
 
 /**
  * The wire shapes of the file routes, named once. Types derive from these schemas; the emulator
@@ -11,13 +11,12 @@ const JsonObjectSchema = z.record(z.string(), z.json());
 
 /**
  * A string of at most `max`, counted as the service counts (`textLength`), with a message that
- * names the field and the limit. Used for request bodies here and for the provider's inputs.
+ * names the field and the limit. Used for request bodies here and for the service's answers.
  */
 export function boundedText(field: string, max: number) {
   return z.string({ error: `${field} must be a string` }).check((ctx) => {
-    const length = textLength(ctx.value);
-    if (length > max)
-      ctx.issues.push({ code: "custom", input: ctx.value, params: { max }, message: `${field} must be at most ${max} characters (got ${length})` });
+    const problem = textLimitProblem(field, ctx.value, max);
+    if (problem) ctx.issues.push({ code: "custom", input: ctx.value, params: { max }, message: limitText(problem) });
   });
 }
 

@@ -3,9 +3,19 @@
  * error codes, paths and the blobId rule, wire shapes, JSON Merge Patch. The provider and the
  * emulator both import this folder; it imports neither.
  */
-export { DEFAULT_EPOCH_SECONDS, LIMITS, jsonBytes, metadataLimitProblem, textLength, tooDeepAt } from "./limits";
+export {
+  DEFAULT_EPOCH_SECONDS,
+  LIMITS,
+  jsonBytes,
+  limitText,
+  metadataLimitProblem,
+  textLength,
+  textLimitProblem,
+  tooDeepAt,
+  type LimitProblem,
+} from "./limits";
 export { ERROR_CODES, ErrorEnvelopeSchema, errorCodeForStatus, type ErrorCode, type ErrorEnvelope } from "./errors";
-export { API_PREFIX, PATHS, blobIdProblem, filePath } from "./paths";
+export { API_PREFIX, PATHS, blobIdLimitProblem, blobIdProblem, filePath } from "./paths";
 export {
   FileRecordSchema,
   boundedText,

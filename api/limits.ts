@@ -65,17 +65,35 @@ export function tooDeepAt(root: unknown, max: number, rootName = "metadata"): st
 }
 
 /**
+ * A limit a value breaks: the rule, and apart from it what the value showed (a length, a count, a
+ * path inside it), so a message about a secret value can say the rule alone.
+ */
+export interface LimitProblem {
+  rule: string;
+  found?: string;
+}
+
+/** The problem as one sentence: the rule, then what was found in parentheses. */
+export const limitText = ({ rule, found }: LimitProblem): string => (found === undefined ? rule : `${rule} (${found})`);
+
+/** What is wrong with a text longer than `max` (counted by `textLength`), naming the field and the limit. */
+export function textLimitProblem(field: string, text: string, max: number): LimitProblem | undefined {
+  const length = textLength(text);
+  return length > max ? { rule: `${field} must be at most ${max} characters`, found: `got ${length}` } : undefined;
+}
+
+/**
  * What is wrong with a metadata object against the limits (keys, size, depth), naming the limit
  * and the value found; undefined when it is within them. The provider checks declared metadata
  * and metadata the service answers with this; the emulator states the same limits in its own
  * catalogue's words.
  */
-export function metadataLimitProblem(metadata: Record<string, unknown>): string | undefined {
+export function metadataLimitProblem(metadata: Record<string, unknown>): LimitProblem | undefined {
   const deep = tooDeepAt(metadata, LIMITS.metadataMaxDepth);
-  if (deep !== undefined) return `metadata must be nested at most ${LIMITS.metadataMaxDepth} levels deep (${deep} is deeper)`;
+  if (deep !== undefined) return { rule: `metadata must be nested at most ${LIMITS.metadataMaxDepth} levels deep`, found: `${deep} is deeper` };
   const keys = Object.keys(metadata).length;
-  if (keys > LIMITS.metadataMaxKeys) return `metadata must have at most ${LIMITS.metadataMaxKeys} keys (got ${keys})`;
+  if (keys > LIMITS.metadataMaxKeys) return { rule: `metadata must have at most ${LIMITS.metadataMaxKeys} keys`, found: `got ${keys}` };
   const bytes = jsonBytes(metadata);
-  if (bytes > LIMITS.metadataMaxBytes) return `metadata must be at most ${LIMITS.metadataMaxBytes} bytes as JSON (got ${bytes})`;
+  if (bytes > LIMITS.metadataMaxBytes) return { rule: `metadata must be at most ${LIMITS.metadataMaxBytes} bytes as JSON`, found: `got ${bytes}` };
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { LIMITS, textLength } from "./limits";
+import { LIMITS, type LimitProblem, limitText, textLength } from "./limits";
 
 /** Both operations, and the upload, live under this version prefix. */
 export const API_PREFIX = "/v1";
@@ -19,15 +19,21 @@ export const PATHS = {
  * one path segment safely: empty, `.` and `..` (dot segments survive percent-encoding, URL
  * parsers treat `%2E%2E` as `..`), and control characters.
  */
-export function blobIdProblem(blobId: unknown): string | undefined {
-  if (typeof blobId !== "string") return "must be a string";
-  if (blobId.length === 0) return "must not be empty";
+export function blobIdLimitProblem(blobId: unknown): LimitProblem | undefined {
+  if (typeof blobId !== "string") return { rule: "must be a string" };
+  if (blobId.length === 0) return { rule: "must not be empty" };
   const length = textLength(blobId);
-  if (length > LIMITS.blobIdMaxLength) return `must be at most ${LIMITS.blobIdMaxLength} characters (got ${length})`;
-  if (blobId === "." || blobId === "..") return "must not be '.' or '..'";
+  if (length > LIMITS.blobIdMaxLength) return { rule: `must be at most ${LIMITS.blobIdMaxLength} characters`, found: `got ${length}` };
+  if (blobId === "." || blobId === "..") return { rule: "must not be '.' or '..'" };
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused here.
-  if (/[\u0000-\u001f\u007f]/.test(blobId)) return "must not contain control characters";
+  if (/[\u0000-\u001f\u007f]/.test(blobId)) return { rule: "must not contain control characters" };
   return undefined;
+}
+
+/** The same problem as one text. */
+export function blobIdProblem(blobId: unknown): string | undefined {
+  const problem = blobIdLimitProblem(blobId);
+  return problem && limitText(problem);
 }
 
 /** A file's path: the pattern with the blobId as one percent-encoded segment. */

@@ -3,7 +3,7 @@
  * calls' request and result types.
  */
 import { z } from "zod";
-import { FileRecordSchema, LIMITS, UploadRecordSchema, boundedText, metadataLimitProblem } from "../../api";
+import { FileRecordSchema, LIMITS, UploadRecordSchema, boundedText, limitText, metadataLimitProblem } from "../../api";
 import { TuskrApiError, isTuskrApiError } from "./errors";
 
 // ---------------------------------------------------------------------------------------------
@@ -44,7 +44,7 @@ export const ReceivedFileSchema = z.object({
   metadata: asReceived(
     z.record(z.string(), z.unknown()).superRefine((value, ctx) => {
       const problem = metadataLimitProblem(value);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
+      if (problem) ctx.addIssue({ code: "custom", message: limitText(problem) });
     }),
   ).nullish(),
   size: FileRecordSchema.shape.size.nullish(),

@@ -4,6 +4,7 @@ import type { ConfigSource } from "../config/settings";
 import { StoredFileCore, type StoredFileDiff, type StoredFileRequest } from "../file/core";
 import { type ProviderLog, inertError, inertFailure } from "../engine/notice";
 import { hideBookkeeping, parseState } from "../file/state";
+import { declaredInputsOf, validateInputs } from "../file/validate";
 
 /**
  * The dynamic resource's front door. A dynamic provider is told neither the URN nor which inputs
@@ -18,8 +19,8 @@ const URN_KEY = "__urn";
 const SECRETS_KEY = "__secretInputs";
 const PROVIDER_KEY = "__provider";
 
-/** The resource's own inputs and the request they make: the URN and secret names split off (StoredFolder's front door too). */
-export function requestOf(news: Props): StoredFileRequest & { carried: Props } {
+/** The resource's own inputs, the URN and secret names split off (StoredFolder's front door too). */
+export function requestOf(news: Props): { inputs: Props; urn?: string; secretInputs: string[]; carried: Props } {
   const { [URN_KEY]: urn, [SECRETS_KEY]: secrets, [PROVIDER_KEY]: _provider, ...inputs } = news ?? {};
   const secretInputs = Array.isArray(secrets) ? secrets.filter((s): s is string => typeof s === "string") : [];
   const carried: Props = {};
@@ -27,6 +28,12 @@ export function requestOf(news: Props): StoredFileRequest & { carried: Props } {
   if (Array.isArray(secrets)) carried[SECRETS_KEY] = secrets;
   return { inputs, urn: typeof urn === "string" ? urn : undefined, secretInputs, carried };
 }
+
+/** A request for the core: the inputs as `check` returned them, typed (the URN and secret names split off). */
+const fileRequestOf = (news: Props): StoredFileRequest => {
+  const { inputs, urn, secretInputs } = requestOf(news);
+  return { inputs: declaredInputsOf(inputs), urn, secretInputs };
+};
 
 /** A partial failure records what the engine stores with a dynamic resource's state (`shape`d as recorded): its provider. Its message is made inert. */
 export function withProvider(news: Props, shape: (properties: Props) => Props = hideBookkeeping): (error: unknown) => never {
@@ -77,17 +84,17 @@ export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
 
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
-    const checked = await toldOnce("check", () => this.core.check(olds, inputs, secretInputs, urn));
+    const checked = await toldOnce("check", () => this.core.check(declaredInputsOf(olds), validateInputs(inputs, secretInputs), secretInputs, urn));
     // The URN and the secret names stay among the inputs: the engine hands them to diff, create and update.
     return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => inertFailure({ property, reason })) };
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<StoredFileDiff> {
-    return toldOnce("diff", () => this.core.diff(id, parseState(olds), requestOf(news)));
+    return toldOnce("diff", () => this.core.diff(id, parseState(olds), fileRequestOf(news)));
   }
 
   async create(news: Props): Promise<pulumi.dynamic.CreateResult> {
-    const { id, state } = await this.core.create(requestOf(news)).catch(withProvider(news));
+    const { id, state } = await this.core.create(fileRequestOf(news)).catch(withProvider(news));
     return { id, outs: hideBookkeeping(state) };
   }
 
@@ -97,7 +104,7 @@ export class StoredFileProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-    const outs = await this.core.update(id, parseState(olds), requestOf(news)).catch(withProvider(news));
+    const outs = await this.core.update(id, parseState(olds), fileRequestOf(news)).catch(withProvider(news));
     return { outs: hideBookkeeping(outs) };
   }
 

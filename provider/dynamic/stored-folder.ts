@@ -153,8 +153,8 @@ function known(v: unknown): boolean {
  */
 function entryProblems(values: Record<string, unknown>): string[] {
   const plain = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && known(v)));
-  // As an update from the same retentionEpochs: how far it may rise at once depends on what the state holds, which the StoredFile's check knows.
-  return validateInputs({ retentionEpochs: plain.retentionEpochs }, plain)
+  // Not how far retentionEpochs may rise at once: that depends on what the state holds, which the StoredFile's check knows.
+  return validateInputs(plain)
     .failures.filter((f) => f.property !== "blobId" && f.property !== "source")
     .map((f) => f.reason);
 }

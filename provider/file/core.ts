@@ -3,21 +3,23 @@ import { PATCH_FIELDS, type PatchField, isPlainObject } from "../../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, applyPlan, checkRecord, observe, retentionStartOf, type Start, upload } from "./purchases";
+import { adopt, applyPlan, checkRecord, observe, retentionStartOf, type Start } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor } from "./messages";
-import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, retainUntilProblem, type StoredFilePlan, uploadFormEpochs } from "./plan";
+import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan } from "./plan";
 import { horizonClock, startFields } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
-import { type CheckFailure, shownFailure, validateInputs } from "./validate";
+import { type CheckedInputs, changeFailures } from "./validate";
 import { ContentClaims } from "./claims";
 import { EARLIER_START_FIELDS, drifted, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
-import { type ContentSnapshot, snapshotContent, sourceFilename, uploadContentType, wireAsset } from "./source";
+import { sourceFilename, wireAsset } from "./source";
 import { compact, declaredFields, observed, recorded } from "./state";
+import { uploadSource } from "./upload";
 
 /**
  * StoredFile's one implementation, shared by the dynamic and plugin front doors: typed requests in,
- * typed state out. Purchases, messages and state shaping live in their own modules.
+ * typed state out. Purchases, a source's upload, messages and state shaping live in their own
+ * modules.
  */
 
 /** A resource operation's request, as a front door hands it over. */
@@ -162,27 +164,17 @@ export class StoredFileCore {
   private readonly claims = new ContentClaims();
 
   /**
-   * Validates what a program declared (the one place untyped inputs become typed ones). Two
-   * resources declaring one content (the same bytes, or the same adopted blobId) are refused,
-   * naming both: the service keeps one entry per content.
+   * Judges a declaration its front door has typed (`validateInputs`, `declaredInputsOf`) against
+   * the one before it. Two resources declaring one content (the same bytes, or the same adopted
+   * blobId) are refused, naming both: the service keeps one entry per content.
    */
-  check(
-    olds: Record<string, unknown>,
-    news: Record<string, unknown>,
-    secretInputs: readonly string[],
-    urn?: string,
-  ): { inputs: DeclaredInputs; failures: CheckFailure[] } {
+  check(olds: DeclaredInputs, news: CheckedInputs, secretInputs: readonly string[], urn?: string): CheckedInputs {
     // Bad configuration fails the preview, before any request.
     const problem = settingsProblem(this.context.settings);
     if (problem) throw new Error(problem.message);
-    const checked = validateInputs(olds, news, secretInputs);
-    // A date declared before is not judged again: the plan knows the file's epochs and says at
-    // preview if its end cannot be reached (a stack whose date an earlier release took stays valid).
-    const declaredBefore = olds?.retainUntil !== undefined && olds.retainUntil === checked.inputs.retainUntil;
-    const pastHorizon = declaredBefore ? undefined : retainUntilProblem(checked.inputs.retainUntil, this.clock());
-    if (pastHorizon) checked.failures.push(shownFailure({ property: "retainUntil", reason: pastHorizon }, news, secretInputs));
-    const shared = checked.failures.length === 0 && urn ? this.claims.claim(urn, checked.inputs) : undefined;
-    return shared ? { ...checked, failures: [shared] } : checked;
+    const failures = [...news.failures, ...changeFailures(olds, news.inputs, secretInputs, this.clock())];
+    const shared = failures.length === 0 && urn ? this.claims.claim(urn, news.inputs) : undefined;
+    return { inputs: news.inputs, failures: shared ? [shared] : failures };
   }
 
   /**
@@ -226,7 +218,9 @@ export class StoredFileCore {
     const asset = wireAsset(inputs.source);
     let start: Start;
     try {
-      start = asset ? await this.uploaded(req, asset, client, clock, log) : await adopt(client, String(inputs.blobId), clock);
+      start = asset
+        ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent }, clock, log)
+        : await adopt(client, String(inputs.blobId), clock);
     } catch (e) {
       throw masked(
         describe(
@@ -268,54 +262,6 @@ export class StoredFileCore {
       throw masked(partialFailure(describe(e, blobId, asset ? "uploading the file" : "adopting the file"), blobId, state, clock), redact);
     }
     return { id: blobId, state: recorded(this.remember(state), clock) };
-  }
-
-  /** Uploads the content as it is now; one the engine did not hash is refused when only what was previewed may be sent. */
-  private async uploaded(
-    req: StoredFileRequest,
-    asset: NonNullable<ReturnType<typeof wireAsset>>,
-    client: TuskrClient,
-    clock: PlanClock,
-    log: (n: Notice) => void,
-  ): Promise<Start> {
-    const { inputs } = req;
-    let start: Start;
-    const changedAfterPreview = (now: string) =>
-      new Error(
-        `${asset.path ?? "the content"} changed after the preview (sha256 ${asset.hash?.slice(0, 12)}… → ${now}): not uploaded; run \`pulumi up\` again to keep what it holds now`,
-      );
-    const send = (content: ContentSnapshot) => {
-      if (asset.hash && asset.hash !== content.hash && req.onlyPreviewedContent) throw changedAfterPreview(`${content.hash.slice(0, 12)}…`);
-      if (asset.hash && asset.hash !== content.hash) {
-        log(
-          warning(
-            `StoredFile (upload of ${asset.path ?? "text"}): the content changed after the engine read it (sha256 ${asset.hash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…): the bytes read now are uploaded and recorded; the next preview compares against them`,
-          ),
-        );
-      }
-      const filename = sourceFilename(asset, inputs.name ?? undefined);
-      const declaredEpochs = uploadFormEpochs(inputs, clock);
-      const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
-      const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
-      return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);
-    };
-    let content = await snapshotContent(asset);
-    try {
-      try {
-        start = await send(content);
-      } catch (e) {
-        // Sent from the file itself, which turned out not to be the content the engine hashed:
-        // the upload stopped before its end (nothing stored). The file as it is now is copied and sent.
-        if (!(content.unverified && isTuskrApiError(e) && e.code === "CONTENT_CHANGED")) throw e;
-        if (req.onlyPreviewedContent) throw changedAfterPreview("other bytes");
-        await content.release();
-        content = await snapshotContent(asset, { copy: true });
-        start = await send(content);
-      }
-    } finally {
-      await content.release();
-    }
-    return start;
   }
 
   /**

@@ -1,12 +1,27 @@
 import { jsonEqual } from "../../api";
 import { TuskrApiError, isTuskrApiError, redactString } from "../client/errors";
 import type { StoredFileState } from "./schema";
-import { secretTexts } from "./validate";
 
 /**
  * What a user reads when a StoredFile step fails or warns: the file named, what went wrong, what
  * to run next; and never the value of an input declared secret.
  */
+
+/** Every string inside the named inputs' values: what must never appear in a message. */
+function secretTexts(values: Record<string, unknown> | undefined, secretNames: Iterable<string>): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === "string") out.push(v);
+    else if (typeof v === "number") out.push(String(v));
+    else if (v && typeof v === "object")
+      for (const [k, x] of Object.entries(v)) {
+        out.push(k);
+        walk(x);
+      }
+  };
+  for (const field of secretNames) walk(values?.[field]);
+  return out;
+}
 
 /** How a file is named in messages: its managed name if any, else its blobId. */
 export const label = (state: Pick<StoredFileState, "name">, blobId: string): string =>

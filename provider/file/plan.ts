@@ -1,6 +1,7 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../../api";
 import { UNKNOWN } from "../engine/markers";
 import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./schema";
+import { type Reason, shows } from "./reason";
 import { sameMediaType, wireAsset } from "./source";
 import { LONGEST_EPOCH_MS, type EpochLength, epochLength, horizonClock, mayLack, retentionStartEpochs } from "./epoch";
 
@@ -29,17 +30,18 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
  * start of its current epoch, unknown before a read, so only a date one epoch inside that is safe.
  * Checked at preview, before any request.
  */
-export function retainUntilProblem(until: unknown, clock: Pick<PlanClock, "nowMs" | "epochMs">): string | undefined {
+export function retainUntilProblem(until: unknown, clock: Pick<PlanClock, "nowMs" | "epochMs">): Reason | undefined {
   const ms = retainUntilMs(until);
   if (ms === undefined) return undefined;
   const sure = LIMITS.maxEpochsAhead - 1;
   const latestMs = clock.nowMs + sure * clock.epochMs;
   if (ms <= latestMs) return undefined;
   const ahead = (ms - clock.nowMs) / clock.epochMs;
-  return (
-    `retainUntil must be at most ${sure} epochs from now (got ${String(until)}, ${ahead.toFixed(2)} epochs from now): the service ` +
-    `sells at most ${LIMITS.maxEpochsAhead} epochs ahead. Declare ${new Date(latestMs).toISOString()} or earlier`
-  );
+  return [
+    `retainUntil must be at most ${sure} epochs from now`,
+    shows(` (got ${String(until)}, ${ahead.toFixed(2)} epochs from now)`),
+    `: the service sells at most ${LIMITS.maxEpochsAhead} epochs ahead. Declare ${new Date(latestMs).toISOString()} or earlier`,
+  ];
 }
 
 /** Epochs an upload buys to store its file until `untilMs` (counted from now; the plan renews a rounding short). */

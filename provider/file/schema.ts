@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { LIMITS, blobIdProblem, boundedText, metadataLimitProblem } from "../../api";
+import { LIMITS, blobIdLimitProblem, metadataLimitProblem, textLimitProblem } from "../../api";
 import type * as pulumi from "@pulumi/pulumi";
 import { asReceived } from "../client/wire";
 import { UNKNOWN } from "../engine/markers";
+import { limitReason, refusal, shows } from "./reason";
 import { sourceProblem } from "./source";
 
 /**
@@ -41,31 +42,58 @@ function nullPaths(value: unknown, at: string): string[] {
   return [];
 }
 
+/*
+ * Each check that shows the value it refused says so in a part of its own (reason.ts): a secret
+ * input's failure is then made without it.
+ */
+
 /** The contract's blobId rule (api/paths.ts), as a schema. */
 const blobId = z.string({ error: "blobId is required and must be a string" }).check((ctx) => {
-  const problem = blobIdProblem(ctx.value);
-  if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: `blobId ${problem}` });
+  const problem = blobIdLimitProblem(ctx.value);
+  if (problem) ctx.issues.push(refusal(ctx.value, limitReason(problem, "blobId ")));
 });
+
+/** A text within the contract's limit, as api's `boundedText` checks it, with the length found said apart. */
+const inputText = (field: string, max: number) =>
+  z.string({ error: `${field} must be a string` }).check((ctx) => {
+    const problem = textLimitProblem(field, ctx.value, max);
+    if (problem) ctx.issues.push(refusal(ctx.value, limitReason(problem)));
+  });
 
 const metadata = z
   .record(z.string(), z.json(), { error: "metadata must be a JSON object (key → JSON value), not an array or a scalar" })
   .superRefine((value, ctx) => {
     const problem = metadataLimitProblem(value);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
+    if (problem) ctx.addIssue(refusal(value, limitReason(problem)));
     const nulls = nullPaths(value, "metadata");
     if (nulls.length > 0) {
-      ctx.addIssue({
-        code: "custom",
-        message: `${nulls[0]} is null: under merge-patch semantics null means "remove", so it cannot be stored; omit the key instead`,
-      });
+      const where = shows(nulls[0], "a value in metadata");
+      ctx.addIssue(refusal(value, [where, ` is null: under merge-patch semantics null means "remove", so it cannot be stored; omit the key instead`]));
     }
   });
 
-const retentionEpochs = z
-  .number({ error: "retentionEpochs must be a number" })
-  .int({ error: (i) => `retentionEpochs must be a whole number of epochs (got ${String(i.input)})` })
-  .min(0, { error: (i) => `retentionEpochs must be >= 0 (got ${String(i.input)})` })
-  .max(Number.MAX_SAFE_INTEGER);
+/**
+ * A whole number of epochs, at least `min` and at most `max` when given; each refusal names the
+ * limit, the number found said apart.
+ */
+const epochNumber = (field: string, min: number, max?: number) =>
+  z
+    .number({ error: `${field} must be a number` })
+    .check((ctx) => {
+      const v = ctx.value;
+      const rule = !Number.isSafeInteger(v)
+        ? `${field} must be a whole number of epochs`
+        : v < min
+          ? `${field} must be >= ${min}`
+          : max !== undefined && v > max
+            ? `${field} must be at most ${max}, the service's horizon`
+            : undefined;
+      if (rule) ctx.issues.push(refusal(v, [rule, shows(` (got ${String(v)})`)]));
+    })
+    // Refuses nothing the check above lets through: it makes the package schema's type an integer.
+    .int();
+
+const retentionEpochs = epochNumber("retentionEpochs", 0);
 
 /** An ISO 8601 date (`2027-01-31`, midnight UTC) or a time with its zone (`2027-01-31T12:00:00Z`, `…+02:00`). */
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
@@ -84,15 +112,15 @@ export function retainUntilMs(value: unknown): number | undefined {
   return Number.isNaN(ms) ? undefined : ms;
 }
 
+/** What a refused text was, as a reason's value part: its start, quoted. */
+const gotText = (text: string) => shows(`; got ${JSON.stringify(text.slice(0, 64))}`);
+
 const retainUntil = z
   .string({ error: "retainUntil must be a string: an ISO 8601 date (2027-01-31) or a time with its zone (2027-01-31T12:00:00Z)" })
   .check((ctx) => {
     if (retainUntilMs(ctx.value) === undefined) {
-      ctx.issues.push({
-        code: "custom",
-        input: ctx.value,
-        message: `retainUntil must be an ISO 8601 date (2027-01-31, read as midnight UTC) or a time with its zone (2027-01-31T12:00:00Z); got ${JSON.stringify(ctx.value.slice(0, 64))}`,
-      });
+      const rule = "retainUntil must be an ISO 8601 date (2027-01-31, read as midnight UTC) or a time with its zone (2027-01-31T12:00:00Z)";
+      ctx.issues.push(refusal(ctx.value, [rule, gotText(ctx.value)]));
     }
   });
 
@@ -102,27 +130,16 @@ const TOKEN = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*";
 /** `type/subtype`, optionally with parameters (`text/html; charset=utf-8`), as RFC 6838/9110 write it. */
 // Visible ASCII, spaces and tabs only (a line break would end the upload part's header there).
 const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"[ \\t!#-~]*"))*$`);
-const contentType = z
-  .string({ error: "contentType must be a string: a media type such as text/html" })
-  .max(CONTENT_TYPE_MAX_LENGTH, {
-    error: (i) => `contentType must be at most ${CONTENT_TYPE_MAX_LENGTH} characters (got ${String((i.input as string).length)})`,
-  })
-  .check((ctx) => {
-    if (!CONTENT_TYPE.test(ctx.value)) {
-      ctx.issues.push({
-        code: "custom",
-        input: ctx.value,
-        message: `contentType must be a media type, type/subtype with optional parameters (text/html, text/plain; charset=utf-8); got ${JSON.stringify(ctx.value.slice(0, 64))}`,
-      });
-    }
-  });
+const contentType = z.string({ error: "contentType must be a string: a media type such as text/html" }).check((ctx) => {
+  const v = ctx.value;
+  if (v.length > CONTENT_TYPE_MAX_LENGTH) {
+    ctx.issues.push(refusal(v, [`contentType must be at most ${CONTENT_TYPE_MAX_LENGTH} characters`, shows(` (got ${v.length})`)]));
+  } else if (!CONTENT_TYPE.test(v)) {
+    ctx.issues.push(refusal(v, ["contentType must be a media type, type/subtype with optional parameters (text/html, text/plain; charset=utf-8)", gotText(v)]));
+  }
+});
 
-const epochCount = (field: string) =>
-  z
-    .number({ error: `${field} must be a number` })
-    .int({ error: (i) => `${field} must be a whole number of epochs (got ${String(i.input)})` })
-    .min(1, { error: (i) => `${field} must be >= 1 (got ${String(i.input)})` })
-    .max(LIMITS.maxEpochsAhead, { error: (i) => `${field} must be at most ${LIMITS.maxEpochsAhead}, the service's horizon (got ${String(i.input)})` });
+const epochCount = (field: string) => epochNumber(field, 1, LIMITS.maxEpochsAhead);
 
 /**
  * Keep-alive: whenever an `up` finds fewer than `minRemainingEpochs` left, buy `renewEpochs`
@@ -143,7 +160,7 @@ export type KeepAlive = z.infer<typeof KeepAliveSchema>;
 /** The content to upload: a file or a text, as a Pulumi asset (the provider sees its wire form). */
 const source = z.custom<pulumi.asset.FileAsset | pulumi.asset.StringAsset>().check((ctx) => {
   const problem = sourceProblem(ctx.value);
-  if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
+  if (problem) ctx.issues.push(refusal(ctx.value, problem));
 });
 
 const MiB = 1024 * 1024;
@@ -168,13 +185,13 @@ export const StoredFileInputsSchema = z.object({
     omitted: "an output, with `source`",
     replaces: true,
   }),
-  name: documented(boundedText("name", LIMITS.nameMaxLength).optional(), {
+  name: documented(inputText("name", LIMITS.nameMaxLength).optional(), {
     description: "The file's display name (with `source`, also the uploaded file's name).",
     limit: `string, ≤ ${LIMITS.nameMaxLength} chars`,
     change: "one `PATCH` (all changed fields in one request)",
     omitted: "unmanaged",
   }),
-  tag: documented(boundedText("tag", LIMITS.tagMaxLength).optional(), {
+  tag: documented(inputText("tag", LIMITS.tagMaxLength).optional(), {
     description: "A label used for filtering.",
     limit: `string, ≤ ${LIMITS.tagMaxLength} chars`,
     change: "one `PATCH`",

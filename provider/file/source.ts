@@ -7,6 +7,7 @@ import { pipeline } from "node:stream/promises";
 import { lookup } from "mime-types";
 import { LIMITS } from "../../api";
 import { ARCHIVE_SIG, ASSET_SIG, SIG_KEY } from "../engine/markers";
+import { type Reason, reasonText, shows } from "./reason";
 
 /**
  * `source`: a Pulumi asset as it arrives on the wire, with the `hash` the engine computed, so a
@@ -48,34 +49,37 @@ export function walkedSource<T extends object>(source: T): T {
 }
 
 /** What is wrong with a `source` value, naming the path and the limit; undefined when it can be uploaded. */
-export function sourceProblem(value: unknown): string | undefined {
+export function sourceProblem(value: unknown): Reason | undefined {
   if (typeof value === "object" && value !== null && walkedSources.has(value)) return undefined;
   const found = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[SOURCE_PROBLEM_KEY] : undefined;
-  if (typeof found === "string") return found;
+  // The program's own check, in its words: they name the path.
+  if (typeof found === "string") return [shows(found, "source cannot be uploaded (the program's check refused it)")];
   if (typeof value === "object" && value !== null && (value as Record<string, unknown>)[SIG_KEY] === ARCHIVE_SIG) {
-    return "source must be a single file (pulumi.asset.FileAsset or StringAsset), not an archive: use StoredFolder for a directory";
+    return ["source must be a single file (pulumi.asset.FileAsset or StringAsset), not an archive: use StoredFolder for a directory"];
   }
   const asset = wireAsset(value);
-  if (!asset) return "source must be a pulumi.asset.FileAsset or pulumi.asset.StringAsset";
-  if (asset.uri !== undefined) return `source must be a local file or text, not a remote asset (${asset.uri})`;
+  if (!asset) return ["source must be a pulumi.asset.FileAsset or pulumi.asset.StringAsset"];
+  if (asset.uri !== undefined) return ["source must be a local file or text, not a remote asset", shows(` (${asset.uri})`)];
+  const tooLarge = `; an upload is at most ${LIMITS.uploadMaxBytes} bytes`;
   if (asset.text !== undefined) {
     const bytes = Buffer.byteLength(asset.text, "utf8");
-    return bytes > LIMITS.uploadMaxBytes ? `source text is ${bytes} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes` : undefined;
+    return bytes > LIMITS.uploadMaxBytes ? [shows(`source text is ${bytes} bytes`, "source text is too large"), tooLarge] : undefined;
   }
-  if (asset.path === undefined) return "source has neither a path nor text";
+  if (asset.path === undefined) return ["source has neither a path nor text"];
+  const file = shows(` ${asset.path}`);
   let stat: fs.Stats;
   try {
     stat = fs.statSync(asset.path);
   } catch {
-    return `source file ${asset.path} does not exist (paths are relative to the program's directory, ${process.cwd()})`;
+    return ["source file", file, ` does not exist (paths are relative to the program's directory, ${process.cwd()})`];
   }
-  if (stat.isDirectory()) return `source ${asset.path} is a directory, not a file: use StoredFolder for a directory`;
-  if (!stat.isFile()) return `source ${asset.path} is not a regular file`;
-  if (stat.size > LIMITS.uploadMaxBytes) return `source file ${asset.path} is ${stat.size} bytes; an upload is at most ${LIMITS.uploadMaxBytes} bytes`;
+  if (stat.isDirectory()) return ["source", file, " is a directory, not a file: use StoredFolder for a directory"];
+  if (!stat.isFile()) return ["source", file, " is not a regular file"];
+  if (stat.size > LIMITS.uploadMaxBytes) return ["source file", file, " is ", shows(`${stat.size} bytes`, "too large"), tooLarge];
   try {
     fs.accessSync(asset.path, fs.constants.R_OK);
   } catch {
-    return `source file ${asset.path} cannot be read`;
+    return ["source file", file, " cannot be read"];
   }
   return undefined;
 }
@@ -88,9 +92,13 @@ export async function assetProblem(
   asset: { path?: Promise<string> | string; text?: Promise<string> | string; uri?: Promise<string> | string },
   isArchive: boolean,
 ): Promise<string | undefined> {
-  if (isArchive) return sourceProblem({ [SIG_KEY]: ARCHIVE_SIG });
-  const [path, text, uri] = await Promise.all([asset.path, asset.text, asset.uri]);
-  return sourceProblem({ [SIG_KEY]: ASSET_SIG, path, text, uri });
+  const wire = async () => {
+    const [path, text, uri] = await Promise.all([asset.path, asset.text, asset.uri]);
+    return { [SIG_KEY]: ASSET_SIG, path, text, uri };
+  };
+  const problem = sourceProblem(isArchive ? { [SIG_KEY]: ARCHIVE_SIG } : await wire());
+  // The program holds the value anyway: its message shows it.
+  return problem && reasonText(problem, false);
 }
 
 /**

@@ -1,40 +1,26 @@
 import { LIMITS, isPlainObject, tooDeepAt } from "../../api";
-import { redactString } from "../client/errors";
+import { type Reason, issueReason, limitReason, reasonText, shows } from "./reason";
+import { type PlanClock, retainUntilProblem } from "./plan";
 import { type DeclaredInputs, INPUT_FIELDS, StoredFileInputsSchema, isUnknown } from "./schema";
 
 /**
  * What a program declared, checked: one failure per bad field, naming the field and its limit,
  * a secret input's value in none of them. The schemas these checks run are in schema.ts.
  */
-/** Every string inside the named inputs' values: what must never appear in a message. */
-export function secretTexts(values: Record<string, unknown> | undefined, secretNames: Iterable<string>): string[] {
-  const out: string[] = [];
-  const walk = (v: unknown): void => {
-    if (typeof v === "string") out.push(v);
-    else if (typeof v === "number") out.push(String(v));
-    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) out.push(k), walk(x);
-  };
-  for (const field of secretNames) walk(values?.[field]);
-  return out;
-}
 
 /**
- * A check failure for a secret input, made safe to print: no property (the engine prints the
- * named property's value next to the reason, secret or not) and no values in the reason.
+ * A failure of `input` as the engine is told it. A secret input's names no property (the engine
+ * prints the named property's value next to the reason, secret or not), and its reason leaves out
+ * the parts that show the value.
  */
-function withoutSecretValues(failure: CheckFailure, secrets: ReadonlySet<string>, texts: string[]): CheckFailure {
-  if (!secrets.has(failure.property)) return failure;
-  const reason = failure.reason.replace(/\s*\(got [^)]*\)/g, "").replace(/ from \S+ to \S+:/, ":");
-  return { property: "", reason: redactString(`${failure.property} (a secret input): ${reason}`, texts), input: failure.property, secret: true };
+export function checkFailure(input: string, reason: Reason, secret: boolean): CheckFailure {
+  if (!secret) return { property: input, reason: reasonText(reason, false) };
+  return { property: "", reason: `${input} (a secret input): ${reasonText(reason, true)}`, input, secret: true };
 }
 
 /** The input a failure is about: carried as data, never read back from its reason. */
 export const failureInput = (failure: CheckFailure): string => failure.input ?? failure.property;
-/** A failure found outside `validateInputs` (which makes its own so), made safe to print in the same way. */
-export function shownFailure(failure: CheckFailure, news: Record<string, unknown>, secretNames: readonly string[]): CheckFailure {
-  const secrets = new Set(secretNames);
-  return withoutSecretValues(failure, secrets, secretTexts(news, secrets));
-}
+
 /**
  * The name a `__proto__` key is renamed to before Pulumi's SDK serializes inputs, which would
  * silently drop it and clear stored metadata. Check refuses either name.
@@ -71,18 +57,19 @@ export function withProtoKeysNamed<T>(value: T, other: (v: object) => unknown = 
  * (deep recursion would overflow the stack before a size check ran) and keys named __proto__
  * (an object built from them loses them silently).
  */
-function metadataShapeProblem(metadata: Record<string, unknown>): string | undefined {
+function metadataShapeProblem(metadata: Record<string, unknown>): Reason | undefined {
   const deep = tooDeepAt(metadata, LIMITS.metadataMaxDepth);
-  if (deep !== undefined) return `metadata must be nested at most ${LIMITS.metadataMaxDepth} levels deep (${deep} is deeper)`;
+  if (deep !== undefined) return limitReason({ rule: `metadata must be nested at most ${LIMITS.metadataMaxDepth} levels deep`, found: `${deep} is deeper` });
   const stack: Array<[unknown, string]> = [[metadata, "metadata"]];
   while (stack.length > 0) {
     const [value, at] = stack.pop()!;
     // JSON has no such number (the schema's own message would name neither the key nor the value).
-    if (typeof value === "number" && !Number.isFinite(value)) return `${at} is ${value}, not a JSON value: numbers must be finite`;
+    if (typeof value === "number" && !Number.isFinite(value))
+      return [shows(`${at} is ${value}`, "a number in metadata is not finite"), ", not a JSON value: numbers must be finite"];
     if (typeof value !== "object" || value === null) continue;
     for (const key of Object.keys(value)) {
       if (key === "__proto__" || key === PROTO_KEY_STANDIN)
-        return `${at}.__proto__: a key named __proto__ cannot be stored safely (Pulumi's SDKs drop it without a word); rename it`;
+        return [shows(`${at}.__proto__`, "metadata"), ": a key named __proto__ cannot be stored safely (Pulumi's SDKs drop it without a word); rename it"];
       stack.push([(value as Record<string, unknown>)[key], Array.isArray(value) ? `${at}[${key}]` : `${at}.${key}`]);
     }
   }
@@ -102,19 +89,20 @@ export interface CheckFailure {
 /** The inputs schema with every field optional, built once (zod compiles a schema on its first use: a folder checks thousands of entries). */
 const PARTIAL_INPUTS = StoredFileInputsSchema.partial();
 
-/**
- * Validates declared inputs. Never throws: returns the cleaned inputs (unknown preview values
- * passed through untouched) or one failure per bad field, each naming the field and the limit.
- */
-export function validateInputs(
-  olds: Record<string, unknown> | undefined,
-  news: Record<string, unknown>,
-  secretNames: readonly string[] = [],
-): {
+/** Declared inputs as check judged them: its failures beside them. */
+export interface CheckedInputs {
   inputs: DeclaredInputs;
   failures: CheckFailure[];
-} {
-  const failures: CheckFailure[] = [];
+}
+
+/**
+ * What a front door received at check, as the declared inputs (the one place a property bag
+ * becomes them). Never throws: returns the cleaned inputs (unknown preview values passed through
+ * untouched) and one failure per bad field, each naming the field and the limit.
+ */
+export function validateInputs(news: Record<string, unknown>, secretNames: readonly string[] = []): CheckedInputs {
+  const refused: Array<{ input: string; reason: Reason }> = [];
+  const refuse = (input: string, reason: Reason) => void refused.push({ input, reason });
   const inputs: Record<string, unknown> = {};
   const candidate: Record<string, unknown> = {};
   for (const field of INPUT_FIELDS) {
@@ -126,7 +114,7 @@ export function validateInputs(
   // Shapes the schema cannot be trusted with are refused first.
   const shapeProblem = isPlainObject(candidate.metadata) ? metadataShapeProblem(candidate.metadata) : undefined;
   if (shapeProblem) {
-    failures.push({ property: "metadata", reason: shapeProblem });
+    refuse("metadata", shapeProblem);
     delete candidate.metadata;
   }
   // Unknown values are validated once known (at apply time, check runs again).
@@ -139,7 +127,7 @@ export function validateInputs(
       const property = String(issue.path[0] ?? "");
       if (seen.has(property)) continue;
       seen.add(property);
-      failures.push({ property, reason: issue.message });
+      refuse(property, issueReason(issue));
     }
     for (const field of INPUT_FIELDS) {
       if (!seen.has(field) && candidate[field] !== undefined) inputs[field] = candidate[field];
@@ -147,38 +135,56 @@ export function validateInputs(
   }
   for (const key of Object.keys(news ?? {})) {
     if ((INPUT_FIELDS as readonly string[]).includes(key) || news[key] === undefined) continue;
-    failures.push({
-      property: key,
-      reason: `${key} is not an input of StoredFile (inputs: ${INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
-    });
+    refuse(key, [`${key} is not an input of StoredFile (inputs: ${INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`]);
   }
   const given = (k: string) => news?.[k] !== undefined && news?.[k] !== null;
   if (given("contentType") && given("blobId")) {
-    failures.push({
-      property: "contentType",
-      reason: "contentType goes with source: it is what an upload records; an adopted file (blobId) keeps the type it was uploaded with",
-    });
+    refuse("contentType", ["contentType goes with source: it is what an upload records; an adopted file (blobId) keeps the type it was uploaded with"]);
   }
   if (!given("blobId") && !given("source")) {
-    failures.push({ property: "blobId", reason: "blobId or source is required: the id of a file already uploaded to the service, or the content to upload" });
+    refuse("blobId", ["blobId or source is required: the id of a file already uploaded to the service, or the content to upload"]);
   } else if (given("blobId") && given("source")) {
-    failures.push({ property: "source", reason: "blobId and source exclude each other: declare blobId to adopt an uploaded file, or source to upload one" });
-  }
-
-  // The declared end may be at most the horizon ahead of its epoch, for a new declaration or a
-  // single raise; the plan checks the rest at preview. Lowering it buys and returns nothing.
-  const oldEpochs = olds?.retentionEpochs;
-  const newEpochs = inputs.retentionEpochs;
-  if (typeof newEpochs === "number" && Number.isInteger(newEpochs)) {
-    const increase = newEpochs - (typeof oldEpochs === "number" ? oldEpochs : 0);
-    if (increase > LIMITS.maxEpochsAhead) {
-      failures.push({
-        property: "retentionEpochs",
-        reason: `retentionEpochs can rise by at most ${LIMITS.maxEpochsAhead} epochs in one update (storage is bought at most ${LIMITS.maxEpochsAhead} epochs ahead); got an increase of ${increase}`,
-      });
-    }
+    refuse("source", ["blobId and source exclude each other: declare blobId to adopt an uploaded file, or source to upload one"]);
   }
   const secrets = new Set(secretNames);
-  const texts = secretTexts(news, secrets);
-  return { inputs: inputs as DeclaredInputs, failures: failures.map((f) => withoutSecretValues(f, secrets, texts)) };
+  return { inputs: inputs as DeclaredInputs, failures: refused.map(({ input, reason }) => checkFailure(input, reason, secrets.has(input))) };
+}
+
+/**
+ * Inputs a check has returned already (as the engine hands them back to check, diff, create and
+ * update), as the declared inputs: the input fields, as they are (nothing judged again).
+ */
+export function declaredInputsOf(props: Record<string, unknown> | undefined): DeclaredInputs {
+  const inputs: Record<string, unknown> = {};
+  for (const field of INPUT_FIELDS) if (props?.[field] !== undefined) inputs[field] = props[field];
+  return inputs as DeclaredInputs;
+}
+
+/**
+ * What a declaration may not be, given the one before it: a rise of retentionEpochs past the
+ * horizon, or a retainUntil the service may not reach.
+ */
+export function changeFailures(
+  olds: DeclaredInputs,
+  news: DeclaredInputs,
+  secretNames: readonly string[],
+  clock: Pick<PlanClock, "nowMs" | "epochMs">,
+): CheckFailure[] {
+  const failures: CheckFailure[] = [];
+  // The declared end may be at most the horizon ahead of its epoch, for a new declaration or a
+  // single raise; the plan checks the rest at preview. Lowering it buys and returns nothing.
+  const newEpochs = news.retentionEpochs;
+  if (typeof newEpochs === "number" && Number.isInteger(newEpochs)) {
+    const increase = newEpochs - (typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0);
+    if (increase > LIMITS.maxEpochsAhead) {
+      const rule = `retentionEpochs can rise by at most ${LIMITS.maxEpochsAhead} epochs in one update (storage is bought at most ${LIMITS.maxEpochsAhead} epochs ahead)`;
+      failures.push(checkFailure("retentionEpochs", [rule, shows(`; got an increase of ${increase}`)], secretNames.includes("retentionEpochs")));
+    }
+  }
+  // A date declared before is not judged again: the plan knows the file's epochs and says at
+  // preview if its end cannot be reached (a stack whose date an earlier release took stays valid).
+  const declaredBefore = olds.retainUntil !== undefined && olds.retainUntil === news.retainUntil;
+  const pastHorizon = declaredBefore ? undefined : retainUntilProblem(news.retainUntil, clock);
+  if (pastHorizon) failures.push(checkFailure("retainUntil", pastHorizon, secretNames.includes("retainUntil")));
+  return failures;
 }

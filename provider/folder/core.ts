@@ -10,7 +10,7 @@ import type { StoredFileCore, StoredFileDiff } from "../file/core";
 import { type Notice, type ProviderLog, info, warning } from "../engine/notice";
 import { type PropertyDiff, putChange } from "../file/plan";
 import { type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
-import type { CheckFailure } from "../file/validate";
+import { type CheckFailure, validateInputs } from "../file/validate";
 import { walkedSource } from "../file/source";
 import { parseState } from "../file/state";
 import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
@@ -128,9 +128,10 @@ export class StoredFolderCore {
       }
       // The walk has just found each file regular, inside the folder, readable and within the limit: not looked at again.
       const entryInputs = this.entryInputs(withManifest, entry, true);
-      // Dates declared as before are not judged again (see StoredFileCore.check).
+      // Dates declared as before are not judged again (see changeFailures, file/validate.ts).
       const asBefore = dateAsBefore(entry.hash, entryInputs.retainUntil) ? { retainUntil: entryInputs.retainUntil } : {};
-      const checked = this.files.check(asBefore, entryInputs, this.entrySecrets(secretInputs, withManifest, entry), this.entryUrn(urn, entry));
+      const secrets = this.entrySecrets(secretInputs, withManifest, entry);
+      const checked = this.files.check(asBefore, validateInputs(entryInputs, secrets), secrets, this.entryUrn(urn, entry));
       for (const failure of checked.failures) {
         const owned = failureOwner(failure, entry, own, withManifest);
         const previous = refused.get(owned.key);

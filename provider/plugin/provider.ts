@@ -5,7 +5,7 @@ import { StoredFileCore, type StoredFileRequest } from "../file/core";
 import type { ProviderLog } from "../engine/notice";
 import type { PropertyDiff } from "../file/plan";
 import type { StoredFileState } from "../file/schema";
-import type { CheckFailure } from "../file/validate";
+import { type CheckFailure, declaredInputsOf, validateInputs } from "../file/validate";
 import { hideBookkeeping, parseState } from "../file/state";
 import { GET_FILE_TOKEN } from "./schema";
 import { StoredFolderCore, type StoredFolderRequest } from "../folder/core";
@@ -65,9 +65,15 @@ function conceal(props: Props, names: Iterable<string>): Props {
 }
 
 /** A resource operation's request: the inputs revealed, the URN from the engine, the secret inputs from their markers. */
-function requestOf(urn: string, props: Props | undefined): StoredFileRequest {
+function requestOf(urn: string, props: Props | undefined): { inputs: Props; urn: string; secretInputs: string[] } {
   const { plain, secrets } = revealAll(props);
   return { inputs: plain, urn, secretInputs: secrets };
+}
+
+/** A StoredFile request: its inputs as `check` returned them, revealed and typed. */
+function fileRequestOf(urn: string, props: Props | undefined): StoredFileRequest {
+  const { inputs, secretInputs } = requestOf(urn, props);
+  return { inputs: declaredInputsOf(inputs), urn, secretInputs };
 }
 
 /** Recorded state, revealed (it names its secret inputs itself). */
@@ -132,17 +138,17 @@ export class StoredFilePlugin {
 
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
     const { inputs, secretInputs } = requestOf(urn, news);
-    const checked = this.core.check(revealAll(olds).plain, inputs, secretInputs, urn);
+    const checked = this.core.check(declaredInputsOf(revealAll(olds).plain), validateInputs(inputs, secretInputs), secretInputs, urn);
     return { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
   }
 
   async diff(id: string, urn: string, olds: Props, news: Props): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
-    const { changes, replaces, detailedDiff } = this.core.diff(id, stateOf(olds), requestOf(urn, news));
+    const { changes, replaces, detailedDiff } = this.core.diff(id, stateOf(olds), fileRequestOf(urn, news));
     return { changes, replaces, detailedDiff };
   }
 
   async create(urn: string, news: Props): Promise<{ id: string; outs: Props }> {
-    const { id, state } = await this.core.create(requestOf(urn, news)).catch(rethrowPartial);
+    const { id, state } = await this.core.create(fileRequestOf(urn, news)).catch(rethrowPartial);
     return { id, outs: recordedOutputs(state) };
   }
 
@@ -154,7 +160,7 @@ export class StoredFilePlugin {
   }
 
   async update(id: string, urn: string, olds: Props, news: Props): Promise<{ outs: Props }> {
-    const state = await this.core.update(id, stateOf(olds), requestOf(urn, news)).catch(rethrowPartial);
+    const state = await this.core.update(id, stateOf(olds), fileRequestOf(urn, news)).catch(rethrowPartial);
     return { outs: recordedOutputs(state) };
   }
 

@@ -29,10 +29,10 @@ describe("one way to count length, the service's", () => {
     const blobId = await upload();
     const over = "😀".repeat(129);
     const under = "😀".repeat(128);
-    const refused = validateInputs(undefined, { blobId, name: over }).failures;
+    const refused = validateInputs({ blobId, name: over }).failures;
     expect(refused.map((f) => [f.property, f.reason])).toEqual([["name", "name must be at most 256 characters (got 258)"]]);
     expect((await patchFile(emu, blobId, { name: over })).status).toBe(422);
-    expect(validateInputs(undefined, { blobId, name: under }).failures).toEqual([]);
+    expect(validateInputs({ blobId, name: under }).failures).toEqual([]);
     expect((await patchFile(emu, blobId, { name: under })).status).toBe(200);
   });
 });
@@ -95,7 +95,7 @@ describe("a file recorded as expired", () => {
 describe("secret inputs never appear in a message", () => {
   const SECRET_TAG = "SECRET-TAG-VALUE-".repeat(20);
   it("check failures on a secret input name the field and the limit, not the value, and name no property (the engine prints that property's value)", () => {
-    const { failures } = validateInputs(undefined, { blobId: "b1", tag: SECRET_TAG, retentionEpochs: 4.5 }, ["tag", "retentionEpochs"]);
+    const { failures } = validateInputs({ blobId: "b1", tag: SECRET_TAG, retentionEpochs: 4.5 }, ["tag", "retentionEpochs"]);
     expect(failures).toEqual([
       { property: "", reason: "tag (a secret input): tag must be at most 256 characters", input: "tag", secret: true },
       { property: "", reason: "retentionEpochs (a secret input): retentionEpochs must be a whole number of epochs", input: "retentionEpochs", secret: true },

@@ -53,7 +53,7 @@ describe("a key named __proto__", () => {
     expect(named.metadata.nested[0]).toEqual({ [PROTO_KEY_STANDIN]: { owner: "me" } });
     const plain = { tag: "t", metadata: { team: "web" } };
     expect(withProtoKeysNamed(plain)).toBe(plain);
-    const { failures } = validateInputs(undefined, { blobId: "a", ...named });
+    const { failures } = validateInputs({ blobId: "a", ...named });
     expect(failures).toEqual([
       { property: "metadata", reason: expect.stringMatching(/^metadata\.nested\[0\]\.__proto__: a key named __proto__ cannot be stored safely/) },
     ]);
@@ -74,7 +74,7 @@ describe("a key named __proto__", () => {
       // The mocks hand a secret over in its wire form (the engine unwraps it for the provider).
       const wire = sent.metadata as Record<string, unknown>;
       const metadata = wire[SIG_KEY] === SECRET_SIG ? wire.value : wire;
-      const { failures } = validateInputs(undefined, { blobId: sent.blobId, metadata });
+      const { failures } = validateInputs({ blobId: sent.blobId, metadata });
       expect({ name, failures }).toEqual({
         name,
         failures: [{ property: "metadata", reason: expect.stringMatching(/^metadata\.__proto__: a key named __proto__ cannot be stored/) }],
@@ -102,7 +102,7 @@ describe("a key named __proto__", () => {
     ]);
     const decoded = provproto.CheckRequest.deserializeBinary(message).getNews().toJavaScript();
     const marked = withProtoKeysMarked(decoded, paths) as { metadata: { value: Record<string, unknown> } };
-    expect(validateInputs(undefined, { blobId: "b1", metadata: marked.metadata.value }).failures).toEqual([
+    expect(validateInputs({ blobId: "b1", metadata: marked.metadata.value }).failures).toEqual([
       { property: "metadata", reason: expect.stringMatching(/^metadata\.__proto__: a key named __proto__/) },
     ]);
     expect(protoKeyPaths(Buffer.from([0x1a, 0x05, 0xff]), 3)).toEqual([]);

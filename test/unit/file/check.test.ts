@@ -1,16 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../../api";
 import { UNKNOWN } from "../../../provider/engine/markers";
-import { validateInputs } from "../../../provider/file/validate";
+import { changeFailures, declaredInputsOf, validateInputs } from "../../../provider/file/validate";
 
-const reasonsFor = (news: Record<string, unknown>, olds?: Record<string, unknown>) =>
-  validateInputs(olds, news).failures.map((f) => `${f.property}: ${f.reason}`);
+/** What check refuses of `news` declared over `olds`: the declaration's own failures, then those of the change. */
+const failuresFor = (news: Record<string, unknown>, olds?: Record<string, unknown>) => {
+  const checked = validateInputs(news);
+  const clock = { nowMs: Date.now(), epochMs: 86_400_000 };
+  return [...checked.failures, ...changeFailures(declaredInputsOf(olds), checked.inputs, [], clock)];
+};
+const reasonsFor = (news: Record<string, unknown>, olds?: Record<string, unknown>) => failuresFor(news, olds).map((f) => `${f.property}: ${f.reason}`);
 
 describe("check: validation before any request", () => {
   it("accepts a minimal and a full declaration unchanged", () => {
-    expect(validateInputs(undefined, { blobId: "abc" })).toEqual({ inputs: { blobId: "abc" }, failures: [] });
+    expect(validateInputs({ blobId: "abc" })).toEqual({ inputs: { blobId: "abc" }, failures: [] });
     const full = { blobId: "abc", name: "a.png", tag: "avatar", metadata: { a: 1, b: { c: [1, null] } }, retentionEpochs: 5 };
-    expect(validateInputs(undefined, full)).toEqual({ inputs: full, failures: [] });
+    expect(validateInputs(full)).toEqual({ inputs: full, failures: [] });
   });
 
   it.each([
@@ -40,7 +45,7 @@ describe("check: validation before any request", () => {
     [{ blobId: "a", retentionEpochs: "5" }, "retentionEpochs", /must be a number/],
     [{ blobId: "a", retentionEpochs: 54 }, "retentionEpochs", /at most 53 epochs in one update.*increase of 54/],
   ])("rejects %j naming %s and the limit", (news, property, reason) => {
-    const { failures } = validateInputs(undefined, news as Record<string, unknown>);
+    const failures = failuresFor(news as Record<string, unknown>);
     expect(failures).toHaveLength(1);
     expect(failures[0].property).toBe(property);
     expect(failures[0].reason).toMatch(reason);
@@ -54,17 +59,18 @@ describe("check: validation before any request", () => {
   });
 
   it("reports every bad field at once", () => {
-    const failures = validateInputs(undefined, { blobId: "a", name: 1, tag: 2, retentionEpochs: -2 }).failures;
+    const failures = validateInputs({ blobId: "a", name: 1, tag: 2, retentionEpochs: -2 }).failures;
     expect(failures.map((f) => f.property).sort()).toEqual(["name", "retentionEpochs", "tag"]);
   });
 
   it("tolerates preview's unknown sentinel in any field and passes it through", () => {
     const news = { blobId: UNKNOWN, name: UNKNOWN, tag: "ok", metadata: UNKNOWN, retentionEpochs: UNKNOWN };
-    expect(validateInputs({ blobId: "a", retentionEpochs: 9 }, news)).toEqual({ inputs: news, failures: [] });
+    expect(validateInputs(news)).toEqual({ inputs: news, failures: [] });
+    expect(reasonsFor(news, { blobId: "a", retentionEpochs: 9 })).toEqual([]);
   });
 
   it("refuses fields that are not inputs (outputs, typos) instead of ignoring them", () => {
-    const { inputs, failures } = validateInputs(undefined, { blobId: "a", url: "http://x", nmae: "typo" });
+    const { inputs, failures } = validateInputs({ blobId: "a", url: "http://x", nmae: "typo" });
     expect(inputs).toEqual({ blobId: "a" });
     expect(failures.map((f) => f.property)).toEqual(["url", "nmae"]);
     expect(failures[1].reason).toMatch(
@@ -75,8 +81,8 @@ describe("check: validation before any request", () => {
 
 describe("check: keepAlive", () => {
   it("accepts a policy and names each bad field with its limit", () => {
-    expect(validateInputs(undefined, { blobId: "a", keepAlive: { minRemainingEpochs: 7, renewEpochs: 30 } }).failures).toEqual([]);
-    const reasons = (keepAlive: unknown) => validateInputs(undefined, { blobId: "a", keepAlive }).failures.map((f) => `${f.property}: ${f.reason}`);
+    expect(validateInputs({ blobId: "a", keepAlive: { minRemainingEpochs: 7, renewEpochs: 30 } }).failures).toEqual([]);
+    const reasons = (keepAlive: unknown) => validateInputs({ blobId: "a", keepAlive }).failures.map((f) => `${f.property}: ${f.reason}`);
     expect(reasons({ minRemainingEpochs: 0, renewEpochs: 30 })[0]).toMatch(/keepAlive: keepAlive\.minRemainingEpochs must be >= 1 \(got 0\)/);
     expect(reasons({ minRemainingEpochs: 7, renewEpochs: 60 })[0]).toMatch(/keepAlive\.renewEpochs must be at most 53/);
     expect(reasons({ minRemainingEpochs: 7, renewEpochs: 2.5 })[0]).toMatch(/whole number of epochs \(got 2\.5\)/);

@@ -18,7 +18,7 @@ const file = (name: string, content = "x") => {
   fs.writeFileSync(p, content);
   return p;
 };
-const failuresFor = (news: Record<string, unknown>) => validateInputs(undefined, news).failures.map((f) => `${f.property}: ${f.reason}`);
+const failuresFor = (news: Record<string, unknown>) => validateInputs(news).failures.map((f) => `${f.property}: ${f.reason}`);
 
 describe("check of source", () => {
   it("accepts a readable file within the limit, or a text", () => {

@@ -4,7 +4,7 @@ import { applyMergePatch, LIMITS } from "../../../api";
 import { planChange } from "../../../provider/file/plan";
 import { UNKNOWN } from "../../../provider/engine/markers";
 import { INPUT_FIELDS, StoredFileInputsSchema } from "../../../provider/file/schema";
-import { validateInputs } from "../../../provider/file/validate";
+import { changeFailures, declaredInputsOf, validateInputs } from "../../../provider/file/validate";
 import { recordResult, sized } from "../../helpers/reliability-results";
 
 /**
@@ -142,7 +142,10 @@ describe("check (validateInputs): any JSON in, valid inputs or named failures ou
     await run(
       "check: any JSON",
       fc.property(anyOlds, anyNews, (olds, news) => {
-        const { inputs, failures } = validateInputs(olds as Record<string, unknown> | undefined, news as Record<string, unknown>);
+        const checked = validateInputs(news as Record<string, unknown>);
+        const clock = { nowMs: Date.now(), epochMs: 86_400_000 };
+        const { inputs } = checked;
+        const failures = [...checked.failures, ...changeFailures(declaredInputsOf(olds as Record<string, unknown> | undefined), inputs, [], clock)];
         expect(Array.isArray(failures)).toBe(true);
         for (const f of failures) {
           expect(typeof f.property).toBe("string");
@@ -167,9 +170,9 @@ describe("check (validateInputs): any JSON in, valid inputs or named failures ou
     await run(
       "check: idempotent",
       fc.property(declaredInputs(plainKey), (news) => {
-        const first = validateInputs(undefined, news);
+        const first = validateInputs(news);
         fc.pre(first.failures.length === 0);
-        const second = validateInputs(first.inputs, first.inputs);
+        const second = validateInputs(first.inputs);
         expect(second.failures).toEqual([]);
         expect(sameJson(second.inputs, first.inputs)).toBe(true);
       }),
@@ -178,7 +181,7 @@ describe("check (validateInputs): any JSON in, valid inputs or named failures ou
 
   it("never throws on hostile shapes: huge numbers, prototype-named keys, too many keys", () => {
     // A metadata key named "__proto__" pollutes nothing, and is refused by name (see below).
-    const proto = validateInputs(undefined, { blobId: "a", metadata: JSON.parse('{"__proto__": {"polluted": true}}') });
+    const proto = validateInputs({ blobId: "a", metadata: JSON.parse('{"__proto__": {"polluted": true}}') });
     expect(proto.failures.map((f) => f.reason)).toEqual([expect.stringMatching(/metadata\.__proto__/)]);
     // Each of these is refused with a failure, never a throw.
     const hostile: Record<string, unknown>[] = [
@@ -189,8 +192,8 @@ describe("check (validateInputs): any JSON in, valid inputs or named failures ou
       { blobId: { toString: () => "x" } as unknown as string },
     ];
     for (const news of hostile) {
-      expect(() => validateInputs(undefined, news)).not.toThrow();
-      expect(validateInputs(undefined, news).failures.length).toBeGreaterThan(0);
+      expect(() => validateInputs(news)).not.toThrow();
+      expect(validateInputs(news).failures.length).toBeGreaterThan(0);
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     counts["check: hostile shapes"] = hostile.length + 1;
@@ -199,7 +202,7 @@ describe("check (validateInputs): any JSON in, valid inputs or named failures ou
 
   // zod builds a parsed record by assignment: a key "__proto__" would become its prototype.
   it('a metadata key named "__proto__" is kept or refused by check, not silently dropped', () => {
-    const { inputs, failures } = validateInputs(undefined, { blobId: "a", metadata: JSON.parse('{"__proto__": {"x": 1}, "k": 2}') });
+    const { inputs, failures } = validateInputs({ blobId: "a", metadata: JSON.parse('{"__proto__": {"x": 1}, "k": 2}') });
     const kept = Object.keys((inputs.metadata as object | undefined) ?? {});
     expect(failures.length > 0 || kept.includes("__proto__")).toBe(true);
   });
@@ -211,7 +214,7 @@ describe("check (validateInputs): any JSON in, valid inputs or named failures ou
       let deep: unknown = 1;
       for (let i = 0; i < depth; i++) deep = { d: deep };
       try {
-        const { failures } = validateInputs(undefined, { blobId: "a", metadata: deep });
+        const { failures } = validateInputs({ blobId: "a", metadata: deep });
         outcomes[depth] = failures.length ? `failure: ${failures[0].reason.slice(0, 120)}` : "accepted";
       } catch (e) {
         outcomes[depth] = `threw ${String(e)}`;
