@@ -1,6 +1,6 @@
 import { isStoredFolderType, parseUrn, resourceUrnOf } from "../engine/urns";
 import type { DeclaredInputs } from "./schema";
-import type { CheckFailure } from "./validate";
+import { type CheckFailure, checkFailure } from "./validate";
 import { wireAsset } from "./source";
 
 /**
@@ -11,8 +11,11 @@ export class ContentClaims {
   private readonly claims = new Map<string, string>();
   private readonly claimOf = new Map<string, string>();
 
-  /** Records `urn` as the declarer of its content; the failure when another resource declared it first. */
-  claim(urn: string, inputs: DeclaredInputs): CheckFailure | undefined {
+  /**
+   * Records `urn` as the declarer of its content; the failure when another resource declared it
+   * first, naming no property when that input is secret (the engine would print its value).
+   */
+  claim(urn: string, inputs: DeclaredInputs, secretInputs: readonly string[] = []): CheckFailure | undefined {
     const hash = wireAsset(inputs.source)?.hash;
     const field = hash ? "source" : typeof inputs.blobId === "string" ? "blobId" : undefined;
     if (!field) return undefined;
@@ -28,12 +31,10 @@ export class ContentClaims {
           ? `StoredFolder ${JSON.stringify(last)} (one of its files)`
           : `StoredFile ${JSON.stringify(last)}`;
       };
-      return {
-        property: field,
-        reason:
-          `${name(urn)} declares the same ${hash ? "content" : "blobId"} as ${name(other)}: the service keeps one entry per ` +
-          "content, so both would buy for it and set its name, tag and metadata. Declare it once",
-      };
+      const reason =
+        `${name(urn)} declares the same ${hash ? "content" : "blobId"} as ${name(other)}: the service keeps one entry per ` +
+        "content, so both would buy for it and set its name, tag and metadata. Declare it once";
+      return checkFailure(field, [reason], secretInputs.includes(field));
     }
     const before = this.claimOf.get(urn);
     if (before !== undefined && before !== content) this.claims.delete(before);

@@ -173,7 +173,7 @@ export class StoredFileCore {
     const problem = settingsProblem(this.context.settings);
     if (problem) throw new Error(problem.message);
     const failures = [...news.failures, ...changeFailures(olds, news.inputs, secretInputs, this.clock())];
-    const shared = failures.length === 0 && urn ? this.claims.claim(urn, news.inputs) : undefined;
+    const shared = failures.length === 0 && urn ? this.claims.claim(urn, news.inputs, secretInputs) : undefined;
     return { inputs: news.inputs, failures: shared ? [shared] : failures };
   }
 

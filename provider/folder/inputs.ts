@@ -1,7 +1,8 @@
 import { isPlainObject, jsonEqual, ownValue } from "../../api";
 import type { StoredFileState } from "../file/schema";
 import { isUnknown } from "../file/schema";
-import { type CheckFailure, failureInput } from "../file/validate";
+import { issueReason } from "../file/reason";
+import { type CheckFailure, checkFailure, failureInput } from "../file/validate";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, StoredFolderInputsSchema } from "./schema";
 import type { FileValues, FolderEntry } from "./walk";
 
@@ -38,7 +39,7 @@ export const handedBack = (inputs: FolderInputs, rel: string, field: string, rec
  * What a front door received at check, as the folder's inputs: known fields only, each as its
  * schema allows (or still unknown); `path` required. Each refusal is a failure.
  */
-export function validatedInputs(news: Props): { inputs: FolderInputs; failures: CheckFailure[] } {
+export function validatedInputs(news: Props, secretInputs: readonly string[] = []): { inputs: FolderInputs; failures: CheckFailure[] } {
   const failures: CheckFailure[] = [];
   const inputs: Props = {};
   const candidate: Props = {};
@@ -60,7 +61,8 @@ export function validatedInputs(news: Props): { inputs: FolderInputs; failures: 
     for (const issue of parsed.error.issues) {
       const [field, rel, sub] = issue.path.map(String);
       const property = field === "files" && rel !== undefined ? `${at("files", rel)}${sub ? `.${sub}` : ""}` : (field ?? "");
-      if (!failures.some((f) => f.property === property)) failures.push({ property, reason: issue.message });
+      // A secret input's failure is made without its value: the secrecy is the field's, read from the list.
+      if (!failures.some((f) => failureInput(f) === property)) failures.push(checkFailure(property, issueReason(issue), secretInputs.includes(field ?? "")));
     }
   }
   if (news?.path === undefined || news.path === null)

@@ -212,7 +212,7 @@ export class StoredFolderPlugin {
 
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
     const { inputs, secretInputs } = requestOf(urn, news);
-    const checked = this.core.check(folderInputsOf(revealAll(olds).plain), validatedInputs(inputs), secretInputs, urn);
+    const checked = this.core.check(folderInputsOf(revealAll(olds).plain), validatedInputs(inputs, secretInputs), secretInputs, urn);
     return { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
   }
 

@@ -42,6 +42,14 @@ describe("two StoredFiles declaring one content", () => {
     expect(twice.failures![0].reason).toMatch(/StoredFile "two" declares the same blobId as StoredFile "one"/);
   });
 
+  it("a secret blobId adopted twice: refused naming no property (the engine would print its value)", async () => {
+    const p = await provider();
+    expect((await p.check({}, { blobId: "s3cret-blob", __urn: urn("one"), __secretInputs: ["blobId"] })).failures).toEqual([]);
+    const twice = await p.check({}, { blobId: "s3cret-blob", __urn: urn("two"), __secretInputs: ["blobId"] });
+    expect(twice.failures).toEqual([{ property: "", reason: expect.stringMatching(/^blobId \(a secret input\): StoredFile "two" declares the same blobId/) }]);
+    expect(JSON.stringify(twice.failures)).not.toContain("s3cret");
+  });
+
   it("a resource that moves to other content frees the one it had", async () => {
     const p = await provider();
     await p.check({}, { source: textAsset("v1", "h1"), __urn: urn("doc") });
