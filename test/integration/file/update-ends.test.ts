@@ -150,52 +150,37 @@ describe("a record is checked before anything is bought on it", () => {
     expect(svc.s.renews).toEqual([]);
   });
 
-  it("an 'already stored' answer naming another entry of the same size: INVALID_RESPONSE (it serves other bytes), nothing PATCHed or renewed", async () => {
-    const emu = await startEmulator({ port: 0 });
-    closers.push(() => emu.close());
-    const other = await emu.uploadFile({ content: "world", filename: "w.txt", epochs: 1 });
-    // In front of the emulator: every upload is answered 409 naming that entry (5 bytes, as "hello").
-    const proxy = await rewritingProxy(emu.url, {
-      answer: (method, path) =>
-        method === "POST" && path === "/v1/files"
-          ? [409, { error: { code: "ALREADY_STORED", message: "stored", details: { blobId: other.blobId } } }]
-          : undefined,
+  // An "already stored" answer naming another entry of the same size (5 bytes, as "hello"): its
+  // content is read where its url serves it, and what is served there decides.
+  const servedCases: Array<[string, [number, unknown] | undefined, RegExp]> = [
+    ["the entry's own bytes, other than these (it serves other bytes)", undefined, /serves other bytes/],
+    ["a body far over the file's size (refused naming the 64 KiB limit that read used)", [200, { padding: "x".repeat(100 * 1024) }], /larger than 65536 bytes/],
+  ];
+  for (const [served, cdnAnswer, said] of servedCases) {
+    it(`an 'already stored' answer naming another entry whose url serves ${served}: INVALID_RESPONSE, nothing PATCHed or renewed`, async () => {
+      const emu = await startEmulator({ port: 0 });
+      closers.push(() => emu.close());
+      const other = await emu.uploadFile({ content: "world", filename: "w.txt", epochs: 1 });
+      const proxy = await rewritingProxy(emu.url, {
+        answer: (method, path) =>
+          method === "POST" && path === "/v1/files"
+            ? [409, { error: { code: "ALREADY_STORED", message: "stored", details: { blobId: other.blobId } } }]
+            : method === "GET" && path.startsWith("/cdn/")
+              ? cdnAnswer
+              : undefined,
+      });
+      closers.push(() => proxy.close());
+      vi.spyOn(console, "log").mockImplementation(() => undefined);
+      const provider = await configuredProvider(proxy, {}, fast);
+      const failed = await provider.create({ source: { [SIG_KEY]: ASSET_SIG, text: "hello" }, tag: "mine", retentionEpochs: 3, __urn: URN }).then(
+        () => undefined,
+        (e: Error & { code?: string }) => e,
+      );
+      expect(failed?.code).toBe("INVALID_RESPONSE");
+      expect(failed?.message).toMatch(said);
+      expect(emu.requests().filter((r) => r.route === "patch" || r.route === "renew")).toEqual([]);
     });
-    closers.push(() => proxy.close());
-    vi.spyOn(console, "log").mockImplementation(() => undefined);
-    const provider = await configuredProvider(proxy, {}, fast);
-    const failed = await provider.create({ source: { [SIG_KEY]: ASSET_SIG, text: "hello" }, tag: "mine", retentionEpochs: 3, __urn: URN }).then(
-      () => undefined,
-      (e: Error & { code?: string }) => e,
-    );
-    expect(failed?.code).toBe("INVALID_RESPONSE");
-    expect(failed?.message).toMatch(/serves other bytes/);
-    expect(emu.requests().filter((r) => r.route === "patch" || r.route === "renew")).toEqual([]);
-  });
-
-  it("an entry whose url answers a body far over the file's size: refused naming the limit that read used (64 KiB here)", async () => {
-    const emu = await startEmulator({ port: 0 });
-    closers.push(() => emu.close());
-    const other = await emu.uploadFile({ content: "world", filename: "w.txt", epochs: 1 });
-    const proxy = await rewritingProxy(emu.url, {
-      answer: (method, path) =>
-        method === "POST" && path === "/v1/files"
-          ? [409, { error: { code: "ALREADY_STORED", message: "stored", details: { blobId: other.blobId } } }]
-          : method === "GET" && path.startsWith("/cdn/")
-            ? [200, { padding: "x".repeat(100 * 1024) }]
-            : undefined,
-    });
-    closers.push(() => proxy.close());
-    vi.spyOn(console, "log").mockImplementation(() => undefined);
-    const provider = await configuredProvider(proxy, {}, fast);
-    const failed = await provider.create({ source: { [SIG_KEY]: ASSET_SIG, text: "hello" }, retentionEpochs: 3, __urn: URN }).then(
-      () => undefined,
-      (e: Error & { code?: string }) => e,
-    );
-    expect(failed?.code).toBe("INVALID_RESPONSE");
-    expect(failed?.message).toMatch(/larger than 65536 bytes/);
-    expect(emu.requests().filter((r) => r.route === "patch" || r.route === "renew")).toEqual([]);
-  });
+  }
 
   for (const idempotency of ["honour", "ignore"] as const) {
     it(`a service that sells a second upload of stored bytes (201 on yesterday's entry): that entry, once its bytes check out; nothing bought again (keys ${idempotency === "honour" ? "honoured" : "ignored"})`, async () => {
