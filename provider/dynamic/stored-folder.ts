@@ -57,39 +57,45 @@ export class StoredFolder extends pulumi.ComponentResource {
   constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("tuskr:index:StoredFolder", name, {}, opts);
     const named = protoKeysNamed(args);
-    const { path: dir, include, exclude, files: overrides = {}, oneResource, ...shared } = named;
-    if (oneResource) {
-      refusePlaintextApiKey();
-      const declared = { path: dir, include, exclude, ...shared, files: named.files };
-      // The folder is walked and hashed by the provider's check (bad input reported there, with the file it is about).
-      const folder = new StoredFolderResource(
-        storedFolderProviderStub,
-        name,
-        {
-          ...declared,
-          manifest: undefined,
-          ...Object.fromEntries(OUTPUT_TEXTS.map((name) => [name, undefined])),
-          blobIds: undefined,
-          urls: undefined,
-          earliestExpiresAt: undefined,
-          __urn: identityOf(name, this, STORED_FOLDER_TYPES.dynamic),
-          __secretInputs: secretFieldsOf(declared),
-        },
-        // Each entry's state holds its values (tag, metadata, …): kept encrypted, as a secret input's are.
-        { parent: this, additionalSecretOutputs: ["entries"] },
-        "tuskr",
-        "StoredFolder",
-      );
-      this.files = {};
-      const byPath = folder.byPath();
-      this.blobIds = byPath.blobIds;
-      this.urls = byPath.urls;
-      this.earliestExpiresAt = folder.earliestExpiresAt;
-      // The outputs are the folder resource's: recorded on the component too, its per-path maps
-      // would be two more maps of every path for the engine to carry, log and write at each step.
-      this.registerOutputs({});
-      return;
-    }
+    const outputs = named.oneResource ? this.oneResource(name, named) : this.perContent(name, named);
+    this.files = outputs.files;
+    this.blobIds = outputs.blobIds;
+    this.urls = outputs.urls;
+    this.earliestExpiresAt = outputs.earliestExpiresAt;
+    // With one resource the outputs are its own: recorded on the component too, its per-path maps
+    // would be two more maps of every path for the engine to carry, log and write at each step.
+    this.registerOutputs(named.oneResource ? {} : { blobIds: this.blobIds });
+  }
+
+  /** The folder as one resource: walked and hashed by the provider's check (bad input reported there, with the file it is about). */
+  private oneResource(name: string, named: StoredFolderArgs): FolderOutputs {
+    refusePlaintextApiKey();
+    const { oneResource: _, ...declared } = named;
+    const folder = new StoredFolderResource(
+      storedFolderProviderStub,
+      name,
+      {
+        ...declared,
+        manifest: undefined,
+        ...Object.fromEntries(OUTPUT_TEXTS.map((name) => [name, undefined])),
+        blobIds: undefined,
+        urls: undefined,
+        earliestExpiresAt: undefined,
+        __urn: identityOf(name, this, STORED_FOLDER_TYPES.dynamic),
+        __secretInputs: secretFieldsOf(declared),
+      },
+      // Each entry's state holds its values (tag, metadata, …): kept encrypted, as a secret input's are.
+      { parent: this, additionalSecretOutputs: ["entries"] },
+      "tuskr",
+      "StoredFolder",
+    );
+    const byPath = folder.byPath();
+    return { files: {}, blobIds: byPath.blobIds, urls: byPath.urls, earliestExpiresAt: folder.earliestExpiresAt };
+  }
+
+  /** One StoredFile per content, walked here; each problem said once with the paths it is about. */
+  private perContent(name: string, named: StoredFolderArgs): FolderOutputs {
+    const { path: dir, include, exclude, files: overrides = {}, oneResource: _, ...shared } = named;
     // What the program says quotes paths from the disk: inert, as the provider's messages are.
     let relatives: string[];
     let contents: ReturnType<typeof byContent>;
@@ -127,15 +133,24 @@ export class StoredFolder extends pulumi.ComponentResource {
       for (const rel of entry.paths) files[rel] = file;
     }
     for (const [reason, paths] of problems) {
-      const named = paths.slice(0, 3).map((rel) => JSON.stringify(rel));
-      pulumi.log.error(inert(`StoredFolder ${name}: ${named.join(", ")}${paths.length > 3 ? ` and ${paths.length - 3} more file(s)` : ""}: ${reason}`), this);
+      const quoted = paths.slice(0, 3).map((rel) => JSON.stringify(rel));
+      pulumi.log.error(inert(`StoredFolder ${name}: ${quoted.join(", ")}${paths.length > 3 ? ` and ${paths.length - 3} more file(s)` : ""}: ${reason}`), this);
     }
-    this.files = files;
-    this.blobIds = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.blobId])));
-    this.urls = pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.url]))) as pulumi.Output<Record<string, string>>;
-    this.earliestExpiresAt = pulumi.all([...new Set(Object.values(files))].map((f) => f.expiresAt)).apply(earliestOf);
-    this.registerOutputs({ blobIds: this.blobIds });
+    return {
+      files,
+      blobIds: pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.blobId]))),
+      urls: pulumi.output(Object.fromEntries(Object.entries(files).map(([rel, f]) => [rel, f.url]))) as pulumi.Output<Record<string, string>>,
+      earliestExpiresAt: pulumi.all([...new Set(Object.values(files))].map((f) => f.expiresAt)).apply(earliestOf),
+    };
   }
+}
+
+/** What a StoredFolder gives its program, however it is declared. */
+interface FolderOutputs {
+  files: Readonly<Record<string, StoredFile>>;
+  blobIds: pulumi.Output<Record<string, string>>;
+  urls: pulumi.Output<Record<string, string>>;
+  earliestExpiresAt: pulumi.Output<string | undefined>;
 }
 
 /** A value known now, as JSON holds it: no output, promise or other object inside (a plain object's prototype is Object's). */

@@ -277,6 +277,31 @@ async function takeRenewAnswer(
   Object.assign(state, observed(after, renew.managed), { retentionStartEpochs: retentionStartEpochs(state, clock) + moved });
 }
 
+/** Sends the plan's PATCH and records what the service then holds of the managed fields. */
+async function applyPatch(
+  client: TuskrClient,
+  blobId: string,
+  state: StoredFileState,
+  news: DeclaredInputs,
+  patch: NonNullable<StoredFilePlan["patch"]>,
+  managed: ReadonlySet<PatchField>,
+): Promise<void> {
+  const updated = await client.updateFile(blobId, patch);
+  if (updated && updated.blobId !== undefined) {
+    Object.assign(state, observed(updated, managed));
+    return;
+  }
+  // 204 or empty body (tolerated): the merge patch makes the declared fields exact.
+  for (const field of managed) if (patch[field] !== undefined) (state as Record<string, unknown>)[field] = news[field];
+}
+
+/** The plan remade on what the state now knows; a purchase past the horizon fails here, before it is sent. */
+function replanned(state: StoredFileState, news: DeclaredInputs, clock: PlanClock, blobId: string): StoredFilePlan {
+  const plan = planChange({ ...state, keepAlive: state.keepAlive }, news, clock);
+  if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
+  return plan;
+}
+
 /**
  * Carries out a plan, updating `state` after each confirmed step so a later failure records exactly
  * what was done. The expiry is reread and the plan remade before buying, so nothing bought earlier
@@ -293,23 +318,14 @@ export async function applyPlan(
   log: Log,
 ): Promise<void> {
   const managed = declaredFields(news);
-  if (plan.patch) {
-    const updated = await client.updateFile(blobId, plan.patch);
-    if (updated && updated.blobId !== undefined) {
-      Object.assign(state, observed(updated, managed));
-    } else {
-      // 204 or empty body (tolerated): the merge patch makes the declared fields exact.
-      for (const field of managed) if (plan.patch[field] !== undefined) (state as Record<string, unknown>)[field] = news[field];
-    }
-  }
+  if (plan.patch) await applyPatch(client, blobId, state, news, plan.patch, managed);
   let unknown: unknown;
   for (let round = 1; plan.renewEpochs > 0; round++) {
     if (!fresh) {
       // After a purchase whose outcome is unknown, a file that cannot be read leaves it unknown: said as such.
       const file = await client.getFile(blobId).catch((e: unknown) => Promise.reject(unknown ?? e));
       observe(state, file, managed, clock, blobId);
-      plan = planChange({ ...state, keepAlive: state.keepAlive }, news, clock);
-      if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
+      plan = replanned(state, news, clock, blobId);
       if (plan.renewEpochs === 0) break;
     }
     const from = state.expiresAt ?? "";
@@ -340,8 +356,7 @@ export async function applyPlan(
       if (epoch.seen || !epochLength(state, clock).seen) break;
       // Keep-alive buys once an `up`: not again when this renew carried its epochs.
       const keptAlive = plan.lengthProbe === undefined && plan.keepAliveEpochs > 0;
-      plan = planChange({ ...state, keepAlive: state.keepAlive }, keptAlive ? { ...news, keepAlive: undefined } : news, clock);
-      if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
+      plan = replanned(state, keptAlive ? { ...news, keepAlive: undefined } : news, clock, blobId);
       fresh = true;
     } catch (e) {
       // Refused past the horizon on a count no answer has confirmed: the guess was the setting's.
