@@ -27,12 +27,22 @@ interface DynamicProvider {
   delete(id: string, props: Props): Promise<void>;
 }
 
-type StackProvider = Source<DynamicProvider>;
+/** A provider plugin's resource (StoredFolderPlugin's shape): the engine sends the URN with each call, and diff the inputs it recorded. */
+interface PluginResource {
+  check(urn: string, olds: Props, news: Props): Promise<CheckAnswer>;
+  diff(id: string, urn: string, olds: Props, news: Props, oldInputs: Props): Promise<DiffAnswer>;
+  create(urn: string, news: Props): Promise<{ id: string; outs?: Props }>;
+  update(id: string, urn: string, olds: Props, news: Props): Promise<{ outs?: Props }>;
+  read(id: string, urn: string, props: Props): Promise<ReadAnswer>;
+}
 
-/** The engine's calls, as the host it reaches the provider through passes them on. */
+/** A stack's provider: a dynamic one, or a plugin's resource at `urn` (`{ plugin, urn }`). */
+type StackProvider = Source<DynamicProvider> | { plugin: Source<PluginResource>; urn: string };
+
+/** The engine's calls, whichever way it reaches the provider. */
 interface Port {
   check(olds: Props, news: Props): Promise<CheckAnswer>;
-  diff(id: string, olds: Props, news: Props): Promise<DiffAnswer>;
+  diff(id: string, olds: Props, news: Props, oldInputs: Props): Promise<DiffAnswer>;
   create(news: Props): Promise<{ id: string; outs?: Props }>;
   update(id: string, olds: Props, news: Props): Promise<{ outs?: Props }>;
   read(id: string, props: Props): Promise<ReadAnswer>;
@@ -110,6 +120,18 @@ function dynamicPort(provider: DynamicProvider): Port {
       return { ...read, props: withoutProvider(read.props), inputs: withoutProvider(read.inputs) };
     },
     delete: (id, props) => provider.delete(id, props),
+  };
+}
+
+/** A plugin's resource: the URN with each call. Deleting one sends nothing (the plugin's delete is a no-op for every resource). */
+function pluginPort(resource: PluginResource, urn: string): Port {
+  return {
+    check: (olds, news) => resource.check(urn, olds, news),
+    diff: (id, olds, news, oldInputs) => resource.diff(id, urn, olds, news, oldInputs),
+    create: (news) => resource.create(urn, news),
+    update: (id, olds, news) => resource.update(id, urn, olds, news),
+    read: (id, props) => resource.read(id, urn, props),
+    delete: async () => {},
   };
 }
 
@@ -192,7 +214,9 @@ export class EngineStack {
   }
 
   private async port(): Promise<Port> {
-    return dynamicPort(await started(this.provider));
+    const p = this.provider;
+    if (typeof p === "object" && "plugin" in p) return pluginPort(await started(p.plugin), p.urn);
+    return dynamicPort(await started(p));
   }
 
   /** A read that finds the resource takes its state, and the inputs it hands back, and clears init errors (as the engine's refresh does); a gone one drops out. */
@@ -243,7 +267,7 @@ export class EngineStack {
         return failed("create", e);
       }
     }
-    const diff = viaWire(await port.diff(before.id, viaWire(before.state), viaWire(inputs)));
+    const diff = viaWire(await port.diff(before.id, viaWire(before.state), viaWire(inputs), viaWire(before.inputs)));
     if (diff.replaces && diff.replaces.length > 0) {
       // Created before the old one is deleted (the engine's default), so a failed create leaves the old one recorded.
       try {
