@@ -13,6 +13,7 @@ import { FILE_FIELDS } from "../../../provider/folder/schema";
 import { hideBookkeeping } from "../../../provider/file/state";
 import { summarizePreview } from "../../../provider/cli/summary";
 import { expectKeysAgree } from "../../helpers/property-paths";
+import { EngineStack } from "../../helpers/provider-driver";
 
 /**
  * `tuskr:index:StoredFolder`, the folder as one resource, through the plugin's front door (the
@@ -71,23 +72,24 @@ function withManifestMap(outs: Record<string, unknown>): Record<string, unknown>
   return { ...rest, manifest: recordedManifest(outs) };
 }
 
-/** check → diff → update (or create), as the engine calls them; what the diff said, and the new outputs. */
-async function up(olds: Record<string, unknown> | undefined, program: Record<string, unknown>, oldInputs?: Record<string, unknown>) {
-  const plugin = await newPlugin();
-  const checked = await plugin.folder.check(URN, olds ?? {}, program);
-  expect(checked.failures).toEqual([]);
-  if (!olds) return { diff: undefined, ...(await plugin.folder.create(URN, checked.inputs)) };
-  const diff = await plugin.folder.diff(String(olds.path), URN, olds, checked.inputs, oldInputs);
-  expectKeysAgree(diff.detailedDiff);
-  if (!diff.changes) return { diff, outs: olds };
-  return { diff, ...(await plugin.folder.update(String(olds.path), URN, olds, checked.inputs)) };
+/** A stack holding the folder `site`, each command a new plugin process: test/helpers/provider-driver.ts drives it. */
+const siteStack = () => new EngineStack({ plugin: async () => (await newPlugin()).folder, urn: URN });
+
+/** One `pulumi up` of `program` as `site`, which must go through (its check passing): what the diff said (none for a create), and the outputs after. */
+async function up(stack: EngineStack, program: Record<string, unknown>) {
+  const { steps } = await stack.up({ site: program });
+  expect(steps.flatMap((s) => s.failures ?? [])).toEqual([]);
+  expect(steps.filter((s) => s.outcome === "failed" || s.outcome === "partial")).toEqual([]);
+  expectKeysAgree((steps[0].diff?.detailedDiff ?? {}) as Record<string, { field: string }>);
+  return { diff: steps[0].diff, outs: stack.get("site")!.state };
 }
 
 describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)", () => {
   it("a refresh that finds a file's name, tag or metadata changed outside the stack hands it back under files[path], so the next preview shows it; a secret value stays out", async () => {
     write({ "w1.html": "<p>1</p>", "w2.html": "<p>2</p>", "w3.html": "<p>3</p>" });
     const program = { path: dir, tag: "site", files: { "w3.html": { metadata: { team: "web" } } } };
-    const { outs } = (await up(undefined, program)) as { outs: Record<string, unknown> };
+    const stack = siteStack();
+    const { outs } = await up(stack, program);
     const blobIds = outs.blobIds as Record<string, string>;
     const patch = (rel: string, body: unknown) =>
       fetch(`${emu.url}/v1/files/${blobIds[rel]}`, {
@@ -105,8 +107,9 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     // A second refresh finds the same (it compares with what is declared, not with what the first recorded).
     expect((await plugin.folder.read(String(outs.path), URN, read.props!)).inputs?.files).toEqual(read.inputs?.files);
     expect(logged.filter((l) => /differs from what this stack set/.test(l))).toHaveLength(3);
-    // The next up sets them back (what the preview shows as the difference of the inputs).
-    const again = await up(read.props!, program, read.inputs);
+    // The next up sets them back (what the preview shows as the difference of the inputs), from what the refresh recorded.
+    stack.record("site", { id: stack.get("site")!.id, state: read.props!, inputs: read.inputs! });
+    const again = await up(stack, program);
     expect(again.diff?.changes).toBe(true);
     // The plugin's preview names each of them (the engine shows a provider plugin's detailed diff).
     expect(again.diff?.detailedDiff).toEqual({
@@ -118,7 +121,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(emu.files().find((f) => f.blobId === blobIds["w3.html"])).toMatchObject({ tag: "site", metadata: { team: "web" } });
 
     // A secret tag moved: the refresh says the field, the inputs keep no value of it.
-    const hidden = (await up(again.outs as Record<string, unknown>, { ...program, tag: secret("hidden-tag") })) as { outs: Record<string, unknown> };
+    const hidden = await up(stack, { ...program, tag: secret("hidden-tag") });
     await patch("w2.html", { tag: "moved-by-someone" });
     logged = [];
     const secretRead = await plugin.folder.read(String(outs.path), URN, hidden.outs);
@@ -132,30 +135,29 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     ["renew", { retentionEpochs: 2 }, { retentionEpochs: 6 }, "retentionEpochs", { epochs: 4 }],
   ] as const)("the retry of a %s that failed for one file names that file's entry, not a change made outside the stack; the next up sends only it", async (request, first, then, field, body) => {
     write({ "w1.html": "<p>1</p>", "w2.html": "<p>2</p>" });
-    const { outs } = (await up(undefined, { path: dir, ...first })) as { outs: Record<string, unknown> };
+    const stack = siteStack();
+    const { outs } = await up(stack, { path: dir, ...first });
     const w2 = (outs.blobIds as Record<string, string>)["w2.html"];
     const route = request === "PATCH" ? "patch" : "renew";
     // w2's request fails every time (the retries included).
     emu.setFaults({ script: [{ route, blobId: w2, fault: "5xx", times: 100 }] });
-    const plugin = await newPlugin();
     const program = { path: dir, ...then };
-    const checked = await plugin.folder.check(URN, outs, program);
-    const failed = (await plugin.folder.update(String(outs.path), URN, outs, checked.inputs).then(
-      () => undefined,
-      (e) => e,
-    )) as Error & { properties?: Record<string, unknown> };
-    expect(failed?.message).toMatch(/1 of 2 file\(s\) failed: w2\.html/);
+    const [failed] = (await stack.up({ site: program })).steps;
+    expect(failed).toMatchObject({ op: "update", outcome: "partial", failures: [] });
+    expect(failed.error).toMatch(/1 of 2 file\(s\) failed: w2\.html/);
     emu.setFaults({});
     logged = [];
     // The engine records the new inputs with the partial state: the value is declared as before, and w2's entry still lacks it.
-    const news = (await plugin.folder.check(URN, failed.properties!, program)).inputs;
-    const diff = await plugin.folder.diff(String(outs.path), URN, failed.properties!, news, checked.inputs);
+    const recorded = stack.get("site")!;
+    const plugin = await newPlugin();
+    const news = (await plugin.folder.check(URN, recorded.inputs, program)).inputs;
+    const diff = await plugin.folder.diff(recorded.id, URN, recorded.state, news, recorded.inputs);
     expectKeysAgree(diff.detailedDiff);
     expect(diff.changes).toBe(true);
     expect(diff.detailedDiff).toEqual({ 'manifest["w2.html"]': { field: "manifest", kind: "update", inputDiff: true } });
     expect(logged).toContain(`StoredFolder "site": ~ w2.html (same content; its entry: ${field} to make as declared)`);
     emu.clearRequests();
-    await up(failed.properties, program, checked.inputs);
+    await up(stack, program);
     // (A renew reads the file's expiry first.)
     expect(
       emu
@@ -168,7 +170,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
   it("secret per-file values are masked in messages, and only they: a plain shared value, blobIds and dates stay readable", async () => {
     write({ "a.txt": "a", "b.txt": "b" });
     const program = (code: unknown) => ({ path: dir, retentionEpochs: 2, files: secret({ "b.txt": { metadata: { code } } }) });
-    const created = (await up(undefined, program("SECRET-B1"))) as { outs: Record<string, unknown> };
+    const created = await up(siteStack(), program("SECRET-B1"));
     const plugin = await newPlugin();
     logged = [];
     // Two epochs stored, three the warning window: every preview warns, naming each file by its blobId and expiry.
@@ -195,7 +197,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
 
   it("the pull-request summary counts the epochs and requests the folder's up then makes", async () => {
     write({ "a.txt": "a", "b.txt": "b", "copy.txt": "a" });
-    const created = (await up(undefined, { path: dir, tag: "site", retentionEpochs: 3 })) as { outs: Record<string, unknown> };
+    const created = await up(siteStack(), { path: dir, tag: "site", retentionEpochs: 3 });
     await emu.advanceEpochs(1);
     write({ "d.txt": "d" });
     const program = { path: dir, tag: "site", retentionEpochs: 8, files: { "b.txt": { tag: "b" } } };
@@ -232,7 +234,8 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
   it("create, no-op, then add / edit / remove / move: each file named in the diff, only the uploads and the rename sent", async () => {
     write({ "index.html": "<p>home</p>", "css/site.css": "p{}", "a/LICENSE": "MIT", "b/LICENSE": "MIT", "old.txt": "old" });
     const program = { path: dir, tag: "site", retentionEpochs: 3 };
-    const created = await up(undefined, program);
+    const stack = siteStack();
+    const created = await up(stack, program);
     // Five paths, four contents: four uploads, each read back, no renew (the upload buys the declared epochs).
     expect(requests().sort()).toEqual(["get", "get", "get", "get", "upload", "upload", "upload", "upload"]);
     const outs = created.outs as Record<string, Record<string, string>>;
@@ -245,7 +248,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
 
     // Unchanged: no change, nothing sent.
     emu.clearRequests();
-    const same = await up(created.outs, program);
+    const same = await up(stack, program);
     expect(same.diff?.changes).toBe(false);
     expect(requests()).toEqual([]);
 
@@ -253,7 +256,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     write({ "new.svg": "<svg/>", "css/site.css": "p{color:red}", "old.txt": null, "index.html": null, "home/index.html": "<p>home</p>" });
     emu.clearRequests();
     logged = [];
-    const changed = await up(created.outs, program);
+    const changed = await up(stack, program);
     expect(changed.diff?.detailedDiff).toEqual({
       'manifest["new.svg"]': { field: "manifest", kind: "add", inputDiff: true },
       'manifest["css/site.css"]': { field: "manifest", kind: "update", inputDiff: true },
@@ -281,7 +284,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     write({ "a/LICENSE": "MIT, edited" });
     emu.clearRequests();
     logged = [];
-    await up(changed.outs, program);
+    await up(stack, program);
     expect(logged).toContain(
       `StoredFolder "site": ~ a/LICENSE (new content, uploaded; the old content stays, under b/LICENSE; its entry is renamed: one PATCH)`,
     );
@@ -317,20 +320,22 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
   it("a state the previous release wrote (each entry whole, keyed by hash; the manifest a map) upgrades in place: no change, nothing sent; the next write records each entry once", async () => {
     write({ "index.html": "<p>home</p>", "a/LICENSE": "MIT", "b/LICENSE": "MIT" });
     const program = { path: dir, tag: "site", retentionEpochs: 3 };
-    const created = (await up(undefined, program)).outs as Record<string, unknown>;
+    const stack = siteStack();
+    const created = (await up(stack, program)).outs;
     const outputs = { ...created, manifest: recordedManifest(created) } as unknown as EntryOutputs;
     // The previous release's text: every entry whole (its bookkeeping under hidden keys), keyed by its content's hash.
     const previous = {
       ...withManifestMap(created),
       entries: JSON.stringify(Object.fromEntries([...unpackEntries(created.entries, outputs)].map(([hash, e]) => [hash, hideBookkeeping(e)]))),
     };
+    stack.record("site", { ...stack.get("site")!, state: previous });
     emu.clearRequests();
-    const same = await up(previous, program);
+    const same = await up(stack, program);
     expect(same.diff?.changes).toBe(false);
     expect(requests()).toEqual([]);
     // The next write (one file added) keeps each entry as it was, written once.
     write({ "new.txt": "new" });
-    const next = (await up(previous, program)).outs as Record<string, unknown>;
+    const next = (await up(stack, program)).outs;
     expect(requests()).toEqual(["upload", "get"]);
     const text = String(next.entries);
     for (const blobId of Object.values(next.blobIds as Record<string, string>)) expect(text).not.toContain(blobId);
@@ -343,15 +348,16 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
   it("a state the first one-resource folders wrote (the manifest a map among the outputs) upgrades in place: no change, nothing sent, a move still a rename", async () => {
     write({ "index.html": "<p>home</p>", "a/LICENSE": "MIT", "b/LICENSE": "MIT" });
     const program = { path: dir, tag: "site" };
-    const created = (await up(undefined, program)).outs as Record<string, unknown>;
-    const previous = withManifestMap(created);
+    const stack = siteStack();
+    const created = (await up(stack, program)).outs;
+    stack.record("site", { ...stack.get("site")!, state: withManifestMap(created) });
     emu.clearRequests();
-    const same = await up(previous, program);
+    const same = await up(stack, program);
     expect(same.diff?.changes).toBe(false);
     expect(requests()).toEqual([]);
     // A file moved: its entry is known from the map (a rename, no upload), and the manifest is then recorded as text.
     write({ "index.html": null, "home.html": "<p>home</p>" });
-    const moved = (await up(previous, program)).outs as Record<string, unknown>;
+    const moved = (await up(stack, program)).outs;
     expect(requests()).toEqual(["patch"]);
     expect(moved.manifest).toBeUndefined();
     expect(Object.keys(recordedManifest(moved)).sort()).toEqual(["a/LICENSE", "b/LICENSE", "home.html"]);
@@ -362,12 +368,13 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const probe = await emu.uploadFile({ content: "probe", filename: "p.txt", epochs: 1 });
     const until = new Date(Date.parse(probe.expiresAt) + 5 * emu.epochSeconds * 1000 - 3_600_000).toISOString();
     const end = emu.currentEpoch() + 6;
-    const first = await up(undefined, { path: dir, retainUntil: until });
+    const stack = siteStack();
+    await up(stack, { path: dir, retainUntil: until });
     // Two epochs pass (the emulator moves its history back: the same instant reads earlier here).
     await emu.advanceEpochs(2);
     const sameInstant = new Date(Date.parse(until) - 2 * emu.epochSeconds * 1000).toISOString();
     write({ "b.txt": "b" });
-    const second = await up(first.outs, { path: dir, retainUntil: sameInstant });
+    const second = await up(stack, { path: dir, retainUntil: sameInstant });
     const ids = (second.outs as Record<string, Record<string, string>>).blobIds;
     expect(emu.files().find((f) => f.blobId === ids["a.txt"])?.endEpoch).toBe(end);
     expect(emu.files().find((f) => f.blobId === ids["b.txt"])?.endEpoch).toBe(end);
@@ -386,8 +393,11 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     write({ "b.txt": "b" });
     expect(failed?.message).toMatch(/StoredFolder "site": 1 of 3 file\(s\) failed: b\.txt: .*ENOENT/);
     expect(Object.keys(failed.properties!.blobIds as object)).toHaveLength(2);
+    // The engine records the partial failure with its inputs, and init errors.
+    const stack = siteStack();
+    stack.record("site", { id: failed.id!, state: failed.properties!, inputs: checked.inputs, initErrors: true });
     emu.clearRequests();
-    const again = await up(failed.properties, { path: dir });
+    const again = await up(stack, { path: dir });
     expect(requests()).toEqual(["upload", "get"]);
     expect(Object.keys((again.outs as Record<string, object>).blobIds)).toHaveLength(3);
   });
@@ -401,30 +411,33 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const failed = (await plugin.folder.create(URN, checked.inputs).then(
       () => undefined,
       (e) => e,
-    )) as Error & { properties?: Record<string, unknown> };
+    )) as Error & { properties?: Record<string, unknown>; id?: string };
     expect(failed?.message).toMatch(/1 of 2 file\(s\) failed: a\.txt: .*a\.txt changed after the preview .*not uploaded/);
     expect(requests()).toEqual(["upload", "get"]);
+    const stack = siteStack();
+    stack.record("site", { id: failed.id!, state: failed.properties!, inputs: checked.inputs, initErrors: true });
     emu.clearRequests();
-    const again = await up(failed.properties, { path: dir, retentionEpochs: 3 });
+    const again = await up(stack, { path: dir, retentionEpochs: 3 });
     // Now a.txt and b.txt are one content, stored once: nothing to upload, only the shared entry's name.
     expect(requests().filter((r) => r === "upload")).toEqual([]);
     const ids = (again.outs as Record<string, Record<string, string>>).blobIds;
     expect(ids["a.txt"]).toBe(ids["b.txt"]);
     expect(emu.files().find((f) => f.blobId === ids["a.txt"])?.endEpoch).toBe(emu.currentEpoch() + 3);
     emu.clearRequests();
-    expect((await up(again.outs, { path: dir, retentionEpochs: 3 })).diff?.changes).toBe(false);
+    expect((await up(stack, { path: dir, retentionEpochs: 3 })).diff?.changes).toBe(false);
   });
 
   it("refresh: an expired entry leaves the state and the manifest, so the next up uploads it again", async () => {
     write({ "a.txt": "a", "b.txt": "b" });
-    const created = await up(undefined, { path: dir, files: { "a.txt": { retentionEpochs: 4 } } });
+    const stack = siteStack();
+    await up(stack, { path: dir, files: { "a.txt": { retentionEpochs: 4 } } });
     await emu.advanceEpochs(2);
-    const plugin = await newPlugin();
-    const read = await plugin.folder.read(String(created.outs.path), URN, created.outs);
-    expect(Object.keys(read.props!.blobIds as object)).toEqual(["a.txt"]);
-    expect(Object.keys(read.inputs!.manifest as object)).toEqual(["a.txt"]);
+    expect((await stack.refresh()).steps).toMatchObject([{ name: "site", op: "read" }]);
+    const read = stack.get("site")!;
+    expect(Object.keys(read.state.blobIds as object)).toEqual(["a.txt"]);
+    expect(Object.keys(read.inputs.manifest as object)).toEqual(["a.txt"]);
     emu.clearRequests();
-    const again = await up(read.props, { path: dir, files: { "a.txt": { retentionEpochs: 4 } } });
+    const again = await up(stack, { path: dir, files: { "a.txt": { retentionEpochs: 4 } } });
     expect(again.diff?.detailedDiff).toEqual({ 'manifest["b.txt"]': { field: "manifest", kind: "add", inputDiff: true } });
     // The same upload as the first (same key): the service replays its answer, the entry it names
     // is read and found expired, and the content is uploaded anew under another key.
@@ -435,7 +448,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
   it("the expiry alarm reads each content a one-resource folder keeps; entries it cannot read (secret, malformed, missing) give the folder's soonest end, else the alarm", async () => {
     write({ "a.txt": "a", "b.txt": "b", "c/b.txt": "b" });
     const program = { path: dir, retentionEpochs: 2, keepAlive: { minRemainingEpochs: 1, renewEpochs: 5 }, files: { "a.txt": { retentionEpochs: 10 } } };
-    const plugin = (await up(undefined, program)).outs as Record<string, unknown>;
+    const plugin = (await up(siteStack(), program)).outs;
     const { storedFolderProvider } = await import("../../../provider/dynamic/stored-folder-provider");
     await storedFolderProvider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
     const checked = await storedFolderProvider.check({}, { ...program, __urn: `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.dynamic}::docs` });
@@ -501,7 +514,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(expiryReport({ version: 3, deployment: { resources: [trimmed] } }, { withinEpochs: 3 }).alarm).toBe(true);
     // An empty folder keeps nothing to list.
     write({ "a.txt": null, "b.txt": null, "c/b.txt": null });
-    const empty = (await up(undefined, { path: dir })).outs as Record<string, unknown>;
+    const empty = (await up(siteStack(), { path: dir })).outs;
     expect(rowsOf("none", empty)).toEqual([]);
   });
 

@@ -6,8 +6,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blobIdOf, type DuplicateUploadMode, type Emulator, type IdempotencyMode, startEmulator } from "../../../emulator";
 import { StoredFolder } from "../../../provider/dynamic/stored-folder";
-import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
 import { configuredProvider } from "../../helpers/provider-fixture";
+import { EngineStack, type StepRecord } from "../../helpers/provider-driver";
 import { folderRegistrations } from "../../helpers/folder-program";
 import { recordResult, sized } from "../../helpers/reliability-results";
 
@@ -21,11 +21,11 @@ import { recordResult, sized } from "../../helpers/reliability-results";
  * end declared for it, and no request went to a blobId the stack never declared.
  *
  * The folder is the real StoredFolder (what it registers is captured through Pulumi's mocks);
- * the engine is modelled (test/helpers/provider-driver.ts does the same for one resource): each
- * registered StoredFile by name is created, diffed and updated, replaced when diff says so;
- * one gone from the program is deleted (no request). A kill is an `apply-then-drop` on one
- * write: the run's results are discarded from there on, as a killed process records nothing;
- * the SIGKILL tier (test/e2e/properties/crash.e2e.test.ts) kills the real engine.
+ * the engine is test/helpers/provider-driver.ts's model: each registered StoredFile by name is
+ * created, diffed and updated, replaced when diff says so; one gone from the program is deleted
+ * (no request). A kill is an `apply-then-drop` on one write, in an up on a copy of the stack
+ * that is then discarded, as a killed process records nothing; the SIGKILL tier
+ * (test/e2e/properties/crash.e2e.test.ts) kills the real engine.
  */
 
 const RETENTION = 3;
@@ -48,56 +48,10 @@ const declared = (dir: string) =>
     (name) => `urn:pulumi:stack::proj::site$${name}`,
   );
 
-interface Recorded {
-  id: string;
-  state: Record<string, unknown>;
-  inputs: Record<string, unknown>;
-}
-const viaWire = <T>(v: T): T => JSON.parse(JSON.stringify(v));
 /** The content a recorded StoredFile holds (bookkeeping, under its hidden key). */
-const hashOf = (r: Recorded) => String(r.state.__sourceHash);
-
-/** One `pulumi up` of the folder as the engine runs it. Returns false if it was killed (`killed`: a write failing is the kill). */
-async function up(provider: StoredFileProvider, dir: string, stack: Map<string, Recorded>, killed: boolean): Promise<boolean> {
-  const program = await declared(dir);
-  for (const [name, news] of program) {
-    const checked = await provider.check(viaWire(stack.get(name)?.inputs ?? {}), viaWire(news));
-    expect(checked.failures ?? []).toEqual([]);
-    const inputs = viaWire(checked.inputs);
-    const before = stack.get(name);
-    try {
-      if (!before) {
-        const { id, outs } = await provider.create(inputs);
-        stack.set(name, { id, state: viaWire(outs), inputs });
-        continue;
-      }
-      const diff = await provider.diff(before.id, viaWire(before.state), inputs);
-      if (diff.replaces && diff.replaces.length > 0) {
-        const { id, outs } = await provider.create(inputs);
-        stack.set(name, { id, state: viaWire(outs), inputs });
-      } else if (diff.changes) {
-        const { outs } = await provider.update(before.id, viaWire(before.state), inputs);
-        stack.set(name, { id: before.id, state: viaWire(outs), inputs });
-      } else {
-        stack.set(name, { ...before, inputs });
-      }
-    } catch (e) {
-      if (killed) return false;
-      throw e;
-    }
-  }
-  for (const name of [...stack.keys()]) if (!program.has(name)) stack.delete(name);
-  return true;
-}
-
-/** `pulumi refresh`: each resource read; a gone one drops out. */
-async function refresh(provider: StoredFileProvider, stack: Map<string, Recorded>): Promise<void> {
-  for (const [name, r] of stack) {
-    const read = await provider.read(r.id, viaWire(r.state));
-    if (!read.props) stack.delete(name);
-    else stack.set(name, { ...r, state: viaWire(read.props) });
-  }
-}
+const hashOf = (r: { state: Record<string, unknown> }) => String(r.state.__sourceHash);
+/** What check refused in a run: nothing, even in a killed up, where a refused declaration would pass for the kill. */
+const checkFailures = (steps: StepRecord[]) => steps.flatMap((s) => s.failures ?? []);
 
 type Op =
   | { kind: "duplicate"; from: number; to: number }
@@ -151,8 +105,7 @@ describe("folder sequences: every content ends at the latest end declared for it
             };
             write(PATHS[0], CONTENTS[0]);
             write(PATHS[1], CONTENTS[1]);
-            const stack = new Map<string, Recorded>();
-            const provider = await configuredProvider(emu, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+            const stack = new EngineStack(await configuredProvider(emu, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } }));
             // The model: the latest end declared for each content (an absolute epoch), and every blobId declared.
             const requiredEnd = new Map<string, number>();
             const declaredBlobIds = new Set<string>();
@@ -160,13 +113,13 @@ describe("folder sequences: every content ends at the latest end declared for it
             const files = () => PATHS.filter((p) => fs.existsSync(path.join(dir, p)));
             const settle = async () => {
               const current = new Set(files().map((p) => sha(fs.readFileSync(path.join(dir, p), "utf8"))));
-              for (const [name, r] of stack) {
+              for (const [name, r] of stack.entries()) {
                 const hash = hashOf(r);
                 expect(current.has(hash), `${name} is recorded but its content is no longer declared`).toBe(true);
               }
               // Every content declared now: its entry ends exactly at the latest end declared for it
               // (a service that sells on re-upload: at least that, at most RETENTION later).
-              for (const [name, r] of stack) {
+              for (const [name, r] of stack.entries()) {
                 const entry = emu!.files().find((f) => f.blobId === r.state.blobId && !f.expired);
                 expect(entry, `${name}: no live entry`).toBeDefined();
                 const want = requiredEnd.get(hashOf(r))!;
@@ -192,14 +145,16 @@ describe("folder sequences: every content ends at the latest end declared for it
                 declaredBlobIds.add(blobIdOf(bytes));
                 const hash = sha(bytes.toString("utf8"));
                 blobOf.set(hash, blobIdOf(bytes));
-                const kept = [...stack.values()].some((r) => hashOf(r) === hash && live.has(String(r.state.blobId)));
+                const kept = stack.entries().some(([, r]) => hashOf(r) === hash && live.has(String(r.state.blobId)));
                 if (!kept) requiredEnd.set(hash, Math.max(requiredEnd.get(hash) ?? 0, emu!.currentEpoch() + RETENTION));
               }
             };
             const fullUp = async () => {
               declareNew();
               ups++;
-              expect(await up(provider, dir, stack, false)).toBe(true);
+              const run = await stack.up(await declared(dir));
+              expect(checkFailures(run.steps)).toEqual([]);
+              expect(run.steps.filter((s) => s.outcome === "failed" || s.outcome === "partial")).toEqual([]);
               await settle();
             };
             await fullUp();
@@ -217,7 +172,7 @@ describe("folder sequences: every content ends at the latest end declared for it
               if (op.kind === "delete" && present.length > 1) fs.rmSync(path.join(dir, present[op.at % present.length]));
               if (op.kind === "epoch") {
                 await emu.advanceEpochs(1);
-                await refresh(provider, stack);
+                await stack.refresh();
                 // A content whose entry expired is declared anew by the next up (uploaded again).
                 const alive = new Set(
                   emu
@@ -232,13 +187,11 @@ describe("folder sequences: every content ends at the latest end declared for it
                 write(PATHS[(op.write + 2) % PATHS.length], `killed ${op.write} ${runs}\n`);
                 declareNew();
                 emu.setFaults({ script: [{ route: op.write === 0 ? "upload" : "renew", fault: "apply-then-drop" }] });
-                const dead = !(await up(
-                  await configuredProvider(emu, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5, maxAttempts: 1 } }),
-                  dir,
-                  new Map(stack),
-                  true,
-                ));
+                const killer = await configuredProvider(emu, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5, maxAttempts: 1 } });
+                const killed = await stack.fork(killer).up(await declared(dir));
                 emu.setFaults({});
+                expect(checkFailures(killed.steps)).toEqual([]);
+                const dead = !killed.done;
                 if (dead) kills++;
               }
               await fullUp();

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,13 +11,14 @@ import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { noticeLine } from "../../../provider/engine/notice";
 import { folderRegistrations } from "../../helpers/folder-program";
 import { configureProvider } from "../../helpers/provider-fixture";
+import { EngineStack, type StepRecord } from "../../helpers/provider-driver";
 
 /**
  * examples/gitops as its workflow runs it: staging then production, `pulumi up --refresh` each,
  * daily, against one service with one key. Both stacks upload the same files/, and the service
  * keeps one entry per content, so both stacks' StoredFiles are the same two entries. The folder
  * is the real StoredFolder with the example's declaration (examples/gitops/release.ts) and each
- * stack's Pulumi.<stack>.yaml; the engine is modelled as in folder-sequences.test.ts, one
+ * stack's Pulumi.<stack>.yaml; the engine is test/helpers/provider-driver.ts's model, one
  * provider per stack as the engine runs one per stack.
  */
 
@@ -50,39 +52,11 @@ async function declared(stack: StackName): Promise<Map<string, Record<string, un
   );
 }
 
-interface Recorded {
-  id: string;
-  state: Record<string, unknown>;
-  inputs: Record<string, unknown>;
-}
-const viaWire = <T>(v: T): T => JSON.parse(JSON.stringify(v));
-
-/** `pulumi up --refresh` of one stack: each recorded resource read, then the program's resources checked, diffed and applied. */
-async function upRefresh(provider: StoredFileProvider, stack: StackName, state: Map<string, Recorded>): Promise<void> {
-  for (const [name, r] of state) {
-    const read = await provider.read(r.id, viaWire(r.state));
-    if (!read.props) state.delete(name);
-    else state.set(name, { id: r.id, state: viaWire(read.props), inputs: viaWire({ ...r.inputs, ...read.inputs }) });
-  }
-  for (const [name, news] of await declared(stack)) {
-    const before = state.get(name);
-    const checked = await provider.check(viaWire(before?.inputs ?? {}), viaWire(news));
-    expect(checked.failures ?? []).toEqual([]);
-    const inputs = viaWire(checked.inputs);
-    if (!before) {
-      const { id, outs } = await provider.create(inputs);
-      state.set(name, { id, state: viaWire(outs), inputs });
-      continue;
-    }
-    const diff = await provider.diff(before.id, viaWire(before.state), inputs);
-    expect(diff.replaces ?? []).toEqual([]);
-    if (diff.changes) {
-      const { outs } = await provider.update(before.id, viaWire(before.state), inputs);
-      state.set(name, { id: before.id, state: viaWire(outs), inputs });
-    } else {
-      state.set(name, { ...before, inputs });
-    }
-  }
+/** An up that went through: every check passed, no step failed, and none replaced a file (each content keeps its entry). */
+function expectApplied(steps: StepRecord[]): void {
+  expect(steps.flatMap((s) => s.failures ?? [])).toEqual([]);
+  expect(steps.filter((s) => s.outcome === "failed" || s.outcome === "partial")).toEqual([]);
+  expect(steps.flatMap((s) => s.diff?.replaces ?? [])).toEqual([]);
 }
 
 // What a second upload of stored bytes does is not documented: the stacks converge under each behaviour the emulator offers.
@@ -97,20 +71,24 @@ describe.each(DUPLICATE_UPLOAD_MODES)("examples/gitops: two stacks, one service,
 
   it("after the first round (staging, then production), no round PATCHes an entry or says it was changed elsewhere", async () => {
     const logged: string[] = [];
-    const providers = new Map<StackName, StoredFileProvider>();
-    const states = new Map<StackName, Map<string, Recorded>>();
+    const stacks = new Map<StackName, EngineStack>();
     for (const stack of STACKS) {
       const provider = new StoredFileProvider({}, (notice) => logged.push(`${stack}: ${noticeLine(notice)}`));
       await configureProvider(provider, emu, stackConfig(stack).settings);
-      providers.set(stack, provider);
-      states.set(stack, new Map());
+      stacks.set(stack, new EngineStack(provider));
     }
+    // `pulumi up --refresh` of each stack in turn.
     const round = async () => {
-      for (const stack of STACKS) await upRefresh(providers.get(stack)!, stack, states.get(stack)!);
+      for (const stack of STACKS) expectApplied((await stacks.get(stack)!.up(await declared(stack), { refresh: true })).steps);
     };
     await round();
     // Both stacks hold the same two entries: one per content.
-    const entries = (stack: StackName) => [...states.get(stack)!.values()].map((r) => r.id).sort();
+    const entries = (stack: StackName) =>
+      stacks
+        .get(stack)!
+        .entries()
+        .map(([, r]) => r.id)
+        .sort();
     expect(entries("staging")).toHaveLength(2);
     expect(entries("production")).toEqual(entries("staging"));
     emu.clearRequests();
@@ -141,26 +119,24 @@ describe("two stacks declaring different values for one content", () => {
   it("once a value comes back after an up set it back, the refresh says another stack declares it, naming the value", async () => {
     const logged: string[] = [];
     const text = `shared ${Math.random()}`;
-    const declaration = (tag: string) => ({ source: { [SIG_KEY]: ASSET_SIG, text }, tag, retentionEpochs: 2 });
+    // The asset as the engine sends it, with its hash: without one each diff would see new content.
+    const hash = createHash("sha256").update(text).digest("hex");
+    const declaration = (tag: string) => ({ source: { [SIG_KEY]: ASSET_SIG, text, hash }, tag, retentionEpochs: 2 });
     const stacks = await Promise.all(
       (["blue", "green"] as const).map(async (tag) => {
         const provider = new StoredFileProvider({}, (notice) => logged.push(`${tag}: ${noticeLine(notice)}`));
         await configureProvider(provider, emu, {});
-        return { tag, provider, recorded: undefined as Recorded | undefined };
+        return { tag, stack: new EngineStack(provider) };
       }),
     );
-    const up = async (s: (typeof stacks)[number]) => {
-      const news = { ...declaration(s.tag), __urn: `urn:pulumi:${s.tag}::p::pulumi-nodejs:dynamic:Resource::f` };
-      if (!s.recorded) {
-        const { id, outs } = await s.provider.create(viaWire(news));
-        s.recorded = { id, state: viaWire(outs), inputs: news };
-        return;
+    // `pulumi up --refresh` of each stack in turn: the other stack's value is read back, then set back.
+    for (let round = 0; round < 3; round++) {
+      for (const { tag, stack } of stacks) {
+        const { steps } = await stack.up({ f: { ...declaration(tag), __urn: `urn:pulumi:${tag}::p::pulumi-nodejs:dynamic:Resource::f` } }, { refresh: true });
+        expectApplied(steps);
+        expect(steps.at(-1)?.op).toBe(round === 0 ? "create" : "update");
       }
-      const read = await s.provider.read(s.recorded.id, viaWire(s.recorded.state));
-      const { outs } = await s.provider.update(s.recorded.id, viaWire(read.props!), viaWire(news));
-      s.recorded = { ...s.recorded, state: viaWire(outs) };
-    };
-    for (let round = 0; round < 3; round++) for (const s of stacks) await up(s);
+    }
     const said = (stack: string) => logged.filter((l) => l.startsWith(`${stack}:`) && /another stack declares it/.test(l));
     expect(said("blue").at(-1)).toMatch(/tag is "green" again after this stack's last up set "blue"/);
     expect(said("green").at(-1)).toMatch(/tag is "blue" again after this stack's last up set "green"/);

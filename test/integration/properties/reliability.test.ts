@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startEmulator, type Emulator, type FaultConfig, type RequestLogEntry, type ScriptedFault } from "../../../emulator";
 import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
 import { patchFile, renewFile } from "../../helpers/emulator";
-import { type EngineResource, type StepRecord, upUntilDone } from "../../helpers/provider-driver";
+import { EngineStack, type StepRecord } from "../../helpers/provider-driver";
 import { recordResult, sized, summarizeLog } from "../../helpers/reliability-results";
 import { configuredProvider } from "../../helpers/provider-fixture";
 
@@ -66,12 +66,14 @@ interface SequenceReport {
  */
 async function runSequence(seq: Sequence, label: string, maxRuns = MAX_RUNS): Promise<SequenceReport> {
   const file = await emu.uploadFile({ content: `${label} ${Math.random()}`, filename: `${label}.txt`, epochs: UPLOAD_EPOCHS });
-  const resource: EngineResource = { initErrors: false };
+  const stack = new EngineStack(provider);
   const report: SequenceReport = { steps: 0, runs: 0, outcomes: {}, violations: [], gaveUp: false };
   const bought = () => emu.files().find((f) => f.blobId === file.blobId)!.epochsBought;
   for (const [i, step] of seq.steps.entries()) {
-    const declared = { blobId: file.blobId, tag: step.retag ? `tag-${i}` : (resource.inputs?.tag ?? "tag-0"), retentionEpochs: step.epochs };
-    const { runs, done } = await upUntilDone(provider, resource, declared, maxRuns);
+    const declared = { blobId: file.blobId, tag: step.retag ? `tag-${i}` : (stack.get("f")?.inputs.tag ?? "tag-0"), retentionEpochs: step.epochs };
+    const { runs: ups, done } = await stack.upUntilDone({ f: declared }, maxRuns);
+    // One resource: each up is one step.
+    const runs = ups.flatMap((u) => u.steps);
     report.steps++;
     report.runs += runs.length;
     for (const r of runs) report.outcomes[`${r.op}:${r.outcome}`] = (report.outcomes[`${r.op}:${r.outcome}`] ?? 0) + 1;
@@ -84,8 +86,9 @@ async function runSequence(seq: Sequence, label: string, maxRuns = MAX_RUNS): Pr
     }
     if (now !== needed)
       report.violations.push(`${label} step ${i}: bought ${now} != the ${needed} the declared ${step.epochs} lack, after success (${describeRuns(runs)})`);
-    if (resource.state?.retentionEpochs !== step.epochs) {
-      report.violations.push(`${label} step ${i}: state says ${String(resource.state?.retentionEpochs)}, declared ${step.epochs}`);
+    const state = stack.get("f")?.state;
+    if (state?.retentionEpochs !== step.epochs) {
+      report.violations.push(`${label} step ${i}: state says ${String(state?.retentionEpochs)}, declared ${step.epochs}`);
     }
   }
   return report;
@@ -294,11 +297,11 @@ describe("what a failure must never lose", () => {
     await emu.reset();
     const first = emu.currentEpoch();
     const file = await emu.uploadFile({ content: `stale ${outOfBand} ${Math.random()}`, epochs: 1 });
-    const resource: EngineResource = { initErrors: false };
-    expect((await upUntilDone(provider, resource, { blobId: file.blobId, retentionEpochs: 2 }, 1)).done).toBe(true);
+    const stack = new EngineStack(provider);
+    expect((await stack.upUntilDone({ f: { blobId: file.blobId, retentionEpochs: 2 } }, 1)).done).toBe(true);
     expect((await renewFile(emu, file.blobId, { epochs: outOfBand })).status).toBe(200);
     emu.setFaults({ script: [{ route: "renew", fault: "5xx" }] });
-    const { done } = await upUntilDone(provider, resource, { blobId: file.blobId, retentionEpochs: 6 }, MAX_RUNS);
+    const { done } = await stack.upUntilDone({ f: { blobId: file.blobId, retentionEpochs: 6 } }, MAX_RUNS);
     emu.setFaults({});
     expect(done).toBe(true);
     // The declared end is 6 epochs from the adoption; the other party's epochs count toward it.
@@ -309,7 +312,7 @@ describe("what a failure must never lose", () => {
       expectedEndEpoch: expectedEnd,
       endEpoch: end,
       epochsLost: expectedEnd - end,
-      recordedRetentionEpochs: resource.state?.retentionEpochs,
+      recordedRetentionEpochs: stack.get("f")?.state.retentionEpochs,
     };
   };
 
@@ -332,12 +335,12 @@ describe("what a failure must never lose", () => {
     await configure(8, { baseDelayMs: 1, maxDelayMs: 5 });
     await emu.reset();
     const file = await emu.uploadFile({ content: `meta ${Math.random()}`, epochs: UPLOAD_EPOCHS });
-    const resource: EngineResource = { initErrors: false };
-    expect((await upUntilDone(provider, resource, { blobId: file.blobId, tag: "t" }, 1)).done).toBe(true);
+    const stack = new EngineStack(provider);
+    expect((await stack.upUntilDone({ f: { blobId: file.blobId, tag: "t" } }, 1)).done).toBe(true);
     // Metadata set outside the stack while the stack does not manage it.
     await patchFile(emu, file.blobId, { metadata: { legacy: true } });
     const declared = { team: "web" };
-    expect((await upUntilDone(provider, resource, { blobId: file.blobId, tag: "t", metadata: declared }, 1)).done).toBe(true);
+    expect((await stack.upUntilDone({ f: { blobId: file.blobId, tag: "t", metadata: declared } }, 1)).done).toBe(true);
     const stored = emu.files()[0].metadata;
     expect(stored).toEqual(declared);
   });
