@@ -86,6 +86,13 @@ export function isTuskrApiError(e: unknown): e is TuskrApiError {
 
 const MASK = "[REDACTED]";
 
+/**
+ * Secret forms this long or longer are masked wherever any run of this many of their characters
+ * appears, so a secret cut short, trimmed or embedded is caught; shorter ones only whole (a run of
+ * fewer characters would match ordinary wording too often).
+ */
+const RUN = 8;
+
 /** The forms a secret can take in a message: as written, JSON-escaped (also with \\u escapes), percent- and form-encoded. */
 function secretForms(secret: string): string[] {
   const json = JSON.stringify(secret).slice(1, -1);
@@ -101,39 +108,116 @@ function secretForms(secret: string): string[] {
 }
 
 /**
- * Redacts every form of each secret and any `Bearer` token in one left-to-right pass, so a mask is
- * never searched again; no regex is built from a secret, whatever its size or characters.
+ * A long secret also as a service may store it normalised (Unicode NFC or NFKC, spaces collapsed),
+ * where runs of the text as written would not be found.
  */
-export function redactString(text: string, secrets: readonly string[]): string {
-  const forms = [...new Set(secrets.filter(Boolean).flatMap(secretForms))].filter(Boolean).sort((a, b) => b.length - a.length);
-  let out = "";
-  let at = 0;
-  while (forms.length > 0) {
-    let next = -1;
-    let form = "";
-    for (const f of forms) {
-      const i = text.indexOf(f, at);
-      if (i >= 0 && (next < 0 || i < next)) {
-        next = i;
-        form = f;
-      }
-    }
-    if (next < 0) break;
-    out += text.slice(at, next) + MASK;
-    at = next + form.length;
+function normalisedForms(secret: string): string[] {
+  const collapsed = (text: string) => text.replace(/\s+/g, " ").trim();
+  const forms = [secret.normalize("NFC"), secret.normalize("NFKC"), collapsed(secret), collapsed(secret.normalize("NFKC"))];
+  return [secret, ...new Set(forms.filter((f) => f.length >= RUN && f !== secret))];
+}
+
+/** ASCII letters folded to lower case, which keeps every index in place (full case mapping may not). */
+const folded = (text: string): string => text.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+
+/** The rolling hash of a run, mod 2^32: its multiplier, and that to the power RUN - 1 (the weight of the character leaving it). */
+const BASE = 0x01000193;
+const LEAVING = Array.from({ length: RUN - 1 }).reduce<number>((p) => Math.imul(p, BASE), 1);
+
+function sameRun(a: string, i: number, b: string, j: number): boolean {
+  for (let k = 0; k < RUN; k++) if (a.charCodeAt(i + k) !== b.charCodeAt(j + k)) return false;
+  return true;
+}
+
+/**
+ * Marks in `hidden` every run of `RUN` characters of `text` that occurs in one of `forms` (all
+ * folded, as `text` is). The text's runs are indexed by a rolling hash and each form is read once,
+ * so the work grows with the sizes alone, whatever the contents; each hash hit is compared in full.
+ */
+function markRuns(text: string, forms: readonly string[], hidden: Uint8Array): void {
+  const runs = new Map<number, number[]>();
+  let h = 0;
+  for (let i = 0; i < text.length; i++) {
+    h = (Math.imul(h, BASE) + text.charCodeAt(i)) | 0;
+    if (i < RUN - 1) continue;
+    const start = i - RUN + 1;
+    const starts = runs.get(h);
+    if (starts) starts.push(start);
+    else runs.set(h, [start]);
+    h = (h - Math.imul(text.charCodeAt(start), LEAVING)) | 0;
   }
-  out += text.slice(at);
-  return out.replace(/Bearer\s+[^\s"',;]+/gi, `Bearer ${MASK}`);
+  for (const form of forms) {
+    h = 0;
+    for (let j = 0; j < form.length && runs.size > 0; j++) {
+      h = (Math.imul(h, BASE) + form.charCodeAt(j)) | 0;
+      if (j < RUN - 1) continue;
+      const begin = j - RUN + 1;
+      const starts = runs.get(h);
+      if (starts) {
+        // A run found is marked once: only the text's runs not found yet are looked for again.
+        const rest: number[] = [];
+        for (const start of starts) {
+          if (sameRun(text, start, form, begin)) hidden.fill(1, start, start + RUN);
+          else rest.push(start);
+        }
+        if (rest.length === 0) runs.delete(h);
+        else runs.set(h, rest);
+      }
+      h = (h - Math.imul(form.charCodeAt(begin), LEAVING)) | 0;
+    }
+  }
+}
+
+/**
+ * A redactor for `secrets`, their forms worked out once. Every form of a secret of `RUN`
+ * characters or more is masked by its runs, so no part of it long enough to mean something
+ * survives a message that cut, trimmed or embedded it; a shorter secret only where a form appears
+ * whole. Overlapping and adjacent hits merge into one mask, never searched again; `Bearer` tokens
+ * are masked too.
+ */
+export function secretMask(secrets: readonly string[]): (text: string) => string {
+  const given = [...new Set(secrets.filter(Boolean))];
+  const whole = [...new Set(given.filter((s) => s.length < RUN).flatMap(secretForms))].filter(Boolean);
+  const runs = [
+    ...new Set(
+      given
+        .filter((s) => s.length >= RUN)
+        .flatMap(normalisedForms)
+        .flatMap(secretForms)
+        .map(folded),
+    ),
+  ];
+  return (text) => {
+    const hidden = new Uint8Array(text.length);
+    for (const form of whole) for (let i = text.indexOf(form); i >= 0; i = text.indexOf(form, i + form.length)) hidden.fill(1, i, i + form.length);
+    if (runs.length > 0 && text.length >= RUN) markRuns(folded(text), runs, hidden);
+    let out = "";
+    for (let i = 0, j = 0; i < text.length; i = j) {
+      while (j < text.length && hidden[j] === hidden[i]) j++;
+      out += hidden[i] ? MASK : text.slice(i, j);
+    }
+    return out.replace(/Bearer\s+[^\s"',;]+/gi, `Bearer ${MASK}`);
+  };
+}
+
+/** `text` with every secret masked (see `secretMask`). */
+export function redactString(text: string, secrets: readonly string[]): string {
+  return secretMask(secrets)(text);
+}
+
+/** Every string in a JSON-like value (keys too) passed through `redact`. */
+export function redactStrings(value: unknown, redact: (text: string) => string): unknown {
+  if (typeof value === "string") return redact(value);
+  if (Array.isArray(value)) return value.map((v) => redactStrings(v, redact));
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[redact(k)] = redactStrings(v, redact);
+    return out;
+  }
+  return value;
 }
 
 /** Deep-redacts a JSON-like value (response bodies are echoed into errors). */
 export function redactValue(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") return redactString(value, secrets);
-  if (Array.isArray(value)) return value.map((v) => redactValue(v, secrets));
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[redactString(k, secrets)] = redactValue(v, secrets);
-    return out;
-  }
-  return value;
+  return redactStrings(value, secretMask(secrets));
 }

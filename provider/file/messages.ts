@@ -1,5 +1,5 @@
-import { jsonEqual } from "../../api";
-import { TuskrApiError, isTuskrApiError, redactString } from "../client/errors";
+import { isPlainObject, jsonEqual } from "../../api";
+import { TuskrApiError, isTuskrApiError, redactStrings, secretMask } from "../client/errors";
 import type { StoredFileState } from "./schema";
 
 /**
@@ -7,19 +7,34 @@ import type { StoredFileState } from "./schema";
  * to run next; and never the value of an input declared secret.
  */
 
-/** Every string inside the named inputs' values: what must never appear in a message. */
+/**
+ * Every string inside the named inputs' values: what must never appear in a message. Keys are
+ * data in metadata and `files` (a folder's paths) only; elsewhere (an asset, keepAlive, a path's
+ * own values) they are the schema's field names, which masked would garble every message's wording.
+ */
 function secretTexts(values: Record<string, unknown> | undefined, secretNames: Iterable<string>): string[] {
   const out: string[] = [];
-  const walk = (v: unknown): void => {
+  const walk = (v: unknown, keysAreData: boolean): void => {
     if (typeof v === "string") out.push(v);
     else if (typeof v === "number") out.push(String(v));
     else if (v && typeof v === "object")
       for (const [k, x] of Object.entries(v)) {
-        out.push(k);
-        walk(x);
+        if (keysAreData && !Array.isArray(v)) out.push(k);
+        walk(x, keysAreData);
       }
   };
-  for (const field of secretNames) walk(values?.[field]);
+  const input = (field: string, v: unknown): void => {
+    if (field !== "files" || !isPlainObject(v)) {
+      walk(v, field === "metadata");
+      return;
+    }
+    for (const [rel, own] of Object.entries(v)) {
+      out.push(rel);
+      if (isPlainObject(own)) for (const [f, x] of Object.entries(own)) input(f, x);
+      else walk(own, false);
+    }
+  };
+  for (const field of secretNames) input(field, values?.[field]);
   return out;
 }
 
@@ -35,21 +50,29 @@ export function shown(value: unknown): string {
 
 /**
  * Masks every value of the named secret inputs in a message, including the recorded old value of an
- * input that was or is secret, since a message may show both.
+ * input that was or is secret, since a message may show both. The masking is worked out on first
+ * use: a folder makes one for each of thousands of entries, and most say nothing.
  */
 export function redactor(values: Record<string, unknown>, secretNames: Iterable<string>, recorded?: StoredFileState): (text: string) => string {
   const names = [...secretNames];
   const old = recorded as Record<string, unknown> | undefined;
   const changed = [...new Set([...names, ...(recorded?.secretInputs ?? [])])].filter((f) => old !== undefined && !jsonEqual(old[f], values[f]));
   const texts = [...secretTexts(values, names), ...secretTexts(old, changed)];
-  return (text) => (texts.length ? redactString(text, texts) : text);
+  if (texts.length === 0) return (text) => text;
+  let mask: ((text: string) => string) | undefined;
+  return (text) => {
+    mask ??= secretMask(texts);
+    return mask(text);
+  };
 }
 
-/** The same error, its message (and reasons) masked. */
+/** The same error, its message, reasons and the service's answer it carries masked. */
 export function masked<E extends Error>(error: E, redact: (text: string) => string): E {
   error.message = redact(error.message);
   const reasons = (error as { reasons?: string[] }).reasons;
   if (Array.isArray(reasons)) (error as { reasons?: string[] }).reasons = reasons.map(redact);
+  const body = (error as { responseBody?: unknown }).responseBody;
+  if (body !== undefined) Object.assign(error, { responseBody: redactStrings(body, redact) });
   return error;
 }
 

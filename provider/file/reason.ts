@@ -41,9 +41,13 @@ const isReason = (value: unknown): value is Reason =>
 
 /**
  * A schema issue's reason: the parts its check made, or its message whole. Messages without parts
- * are the schemas' fixed wording or zod's own, which names types and limits, never a value.
+ * are the schemas' fixed wording or zod's own, which names types and limits, never a value; but
+ * zod's unknown keys are names from inside the value, so they are a value part.
  */
 export function issueReason(issue: z.core.$ZodIssue): Reason {
+  if (issue.code === "unrecognized_keys") {
+    return [`Unrecognized key${issue.keys.length === 1 ? "" : "s"}`, shows(`: ${issue.keys.map((key) => JSON.stringify(key)).join(", ")}`)];
+  }
   const parts = issue.code === "custom" ? issue.params?.reason : undefined;
   return isReason(parts) ? parts : [issue.message];
 }

@@ -7,10 +7,12 @@ import { byContent, type FileValues, FolderInputError, type FolderEntry, folderF
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { folderEntryUrn, urnName } from "../engine/urns";
 import type { StoredFileCore, StoredFileDiff } from "../file/core";
-import { type Notice, type ProviderLog, info, warning } from "../engine/notice";
+import { type Notice, type ProviderLog, info, mapText, warning } from "../engine/notice";
 import { type PropertyDiff, putChange } from "../file/plan";
 import { type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
-import { type CheckFailure, validateInputs } from "../file/validate";
+import { type CheckFailure, checkFailure, validateInputs } from "../file/validate";
+import { redactor } from "../file/messages";
+import { shows } from "../file/reason";
 import { walkedSource } from "../file/source";
 import { parseState } from "../file/state";
 import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
@@ -74,29 +76,46 @@ export class StoredFolderCore {
     if (failures.length > 0) return { inputs, failures };
     // Not known yet (at preview, from another resource's output): walked once it is.
     if ((["path", "include", "exclude", "files"] as const).some((f) => isUnknown(inputs[f]))) return { inputs, failures };
-    const label = folderName(urn, inputs);
-    const walked = this.walked(label, inputs, urn);
+    const secret = (input: string) => secretInputs.includes(input);
+    // Without a URN a folder is named by its path, which no message may show when it is secret.
+    const label = urn || !secret("path") ? folderName(urn, inputs) : JSON.stringify("(a secret path)");
+    // Warnings quote the folder's values (its path, its globs, the paths of `files`): secret ones are masked.
+    const redact = redactor(inputs, secretInputs);
+    const log: ProviderLog = (notice, about) => this.log(mapText(notice, redact), about);
+    const walked = this.walked(label, inputs, secret, log, urn);
     if ("failure" in walked) return { inputs, failures: [walked.failure] };
     const manifest: Manifest = {};
     for (const [hash, rels] of walked.groups) for (const rel of rels) manifest[rel] = hash;
     const withManifest = { ...inputs, manifest };
-    return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, urn) };
+    return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, log, urn) };
   }
 
-  /** The folder's files by content, walked and hashed (never following a link); what a glob matched that it should not is said. */
-  private walked(label: string, inputs: FolderInputs, urn?: string): { groups: Map<string, string[]> } | { failure: CheckFailure } {
+  /**
+   * The folder's files by content, walked and hashed (never following a link); what a glob matched
+   * that it should not is said, under the input it is about and without its value if that is secret.
+   */
+  private walked(
+    label: string,
+    inputs: FolderInputs,
+    secret: (input: string) => boolean,
+    log: ProviderLog,
+    urn?: string,
+  ): { groups: Map<string, string[]> } | { failure: CheckFailure } {
     const dir = String(inputs.path);
     let groups: Map<string, string[]>;
     try {
       groups = byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined), LIMITS.uploadMaxBytes);
     } catch (e) {
-      const property = e instanceof FolderInputError ? e.field : "path";
-      return { failure: { property, reason: e instanceof Error ? e.message : String(e) } };
+      if (e instanceof FolderInputError) return { failure: checkFailure(e.field, e.reason, secret(e.field)) };
+      // The file system's own words (a file it could not read) name the file, and so the folder's path.
+      const code = typeof (e as { code?: unknown })?.code === "string" ? ` (${(e as { code: string }).code})` : "";
+      const said = shows(e instanceof Error ? e.message : String(e), `StoredFolder ${label}: a file of the folder could not be read${code}`);
+      return { failure: checkFailure("path", [said], secret("path")) };
     }
     const paths = new Set([...groups.values()].flat());
-    if (paths.size === 0) this.log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);
+    if (paths.size === 0) log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);
     for (const rel of Object.keys(inputs.files ?? {}).filter((r) => !paths.has(r))) {
-      this.log(warning(`StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), urn);
+      log(warning(`StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), urn);
     }
     return { groups };
   }
@@ -106,7 +125,14 @@ export class StoredFolderCore {
    * as the folder's; otherwise the failure names the files, under the path's own or the shared
    * field.
    */
-  private entryFailures(olds: FolderInputs, withManifest: FolderInputs, secretInputs: readonly string[], label: string, urn?: string): CheckFailure[] {
+  private entryFailures(
+    olds: FolderInputs,
+    withManifest: FolderInputs,
+    secretInputs: readonly string[],
+    label: string,
+    log: ProviderLog,
+    urn?: string,
+  ): CheckFailure[] {
     const own = (withManifest.files ?? {}) as Record<string, FileValues>;
     // Each content's date as its entry declared it before (made only for a folder that declares one).
     let oldDates: Map<string, FolderEntry<unknown>> | undefined;
@@ -119,7 +145,7 @@ export class StoredFolderCore {
     const entries = manifestEntries(withManifest);
     for (const entry of entries) {
       for (const { path: rel, fields } of entry.notApplied) {
-        this.log(
+        log(
           warning(
             `StoredFolder ${label}: ${rel} has the same content as ${entry.paths[0]}: one entry, named and tagged as ${entry.paths[0]} declares; its files[${JSON.stringify(rel)}] values (${fields.join(", ")}) are not applied`,
           ),
@@ -403,6 +429,8 @@ export class StoredFolderCore {
     if (secretInputs.includes("files")) {
       for (const rel of entry.paths) for (const f of Object.keys(ownValues(inputs, rel) ?? {})) if (isFileField(f)) names.add(f);
     }
+    // An entry's source is a file under the folder's path: its messages must not show a secret one.
+    if (secretInputs.includes("path")) names.add("source");
     return [...names];
   }
 

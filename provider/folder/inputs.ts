@@ -47,10 +47,8 @@ export function validatedInputs(news: Props, secretInputs: readonly string[] = [
     const value = news[key];
     if (value === undefined || value === null) continue;
     if (!(FOLDER_INPUT_FIELDS as readonly string[]).includes(key)) {
-      failures.push({
-        property: key,
-        reason: `${key} is not an input of StoredFolder (inputs: ${FOLDER_INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`,
-      });
+      const reason = `${key} is not an input of StoredFolder (inputs: ${FOLDER_INPUT_FIELDS.join(", ")}); it would be ignored, so it is refused`;
+      failures.push(checkFailure(key, [reason], secretInputs.includes(key)));
       continue;
     }
     inputs[key] = value;
@@ -66,7 +64,7 @@ export function validatedInputs(news: Props, secretInputs: readonly string[] = [
     }
   }
   if (news?.path === undefined || news.path === null)
-    failures.push({ property: "path", reason: "path is required: the folder, relative to the program's directory" });
+    failures.push(checkFailure("path", ["path is required: the folder, relative to the program's directory"], secretInputs.includes("path")));
   return { inputs: inputs as FolderInputs, failures };
 }
 

@@ -5,6 +5,7 @@ import * as path from "node:path";
 import picomatch from "picomatch";
 import { globSync } from "tinyglobby";
 import { isPlainObject, ownValue } from "../../api";
+import { type Reason, reasonText, shows } from "../file/reason";
 import { retainUntilMs } from "../file/schema";
 import { FILE_FIELDS, SHARED_FIELDS } from "./schema";
 
@@ -90,19 +91,22 @@ function latest<V>(values: ReadonlyArray<V | undefined>, at: (v: unknown) => num
  */
 export function byContent(dir: string, relatives: string[], maxBytes?: number): Map<string, string[]> {
   const groups = new Map<string, string[]>();
-  const tooLong: string[] = [];
+  const tooLong: Reason[] = [];
   for (const rel of [...relatives].sort()) {
     const file = path.join(dir, rel);
     const { hash, bytes } = hashFileSync(file, maxBytes);
     if (hash === undefined) {
-      tooLong.push(`${rel}: source file ${file} is ${bytes} bytes; an upload is at most ${maxBytes} bytes`);
+      tooLong.push([`${rel}: source file `, shows(`${file} `), `is ${bytes} bytes; an upload is at most ${maxBytes} bytes`]);
       continue;
     }
     const paths = groups.get(hash);
     if (paths) paths.push(rel);
     else groups.set(hash, [rel]);
   }
-  if (tooLong.length > 0) throw new Error(tooLong.length > 3 ? `${tooLong.slice(0, 3).join("; ")} (and ${tooLong.length - 3} more)` : tooLong.join("; "));
+  if (tooLong.length > 0) {
+    const said = tooLong.slice(0, 3).flatMap((reason, i) => (i === 0 ? reason : ["; ", ...reason]));
+    throw new FolderInputError("path", tooLong.length > 3 ? [...said, ` (and ${tooLong.length - 3} more)`] : said);
+  }
   return groups;
 }
 
@@ -144,15 +148,26 @@ export function noFileWarning(name: string, dir: string, include: unknown, exclu
   );
 }
 
-/** A refusal of one of the folder's inputs, with the input it is about: a check failure names that field. */
+/**
+ * A refusal of one of the folder's inputs, with the input it is about and the reason in parts: a
+ * check failure names that field, and leaves out the parts that show its value when it is secret.
+ */
 export class FolderInputError extends Error {
   constructor(
-    readonly field: "include" | "exclude",
-    message: string,
+    readonly field: "path" | "include" | "exclude",
+    readonly reason: Reason,
   ) {
-    super(message);
+    super(reasonText(reason, false));
   }
 }
+
+/** A file of the folder as a message names it: its path, or where it is in the folder when the path is secret. */
+const inFolder = (dir: string, rel: string): Reason[number] => shows(path.join(dir, rel), `${rel} in the folder`);
+
+const LINK = "a symbolic link";
+
+/** What a link points to, said only when the folder's path is not secret (an absolute target may hold it). */
+const linkTarget = (dir: string, rel: string): Reason[number] => shows(` (to ${JSON.stringify(fs.readlinkSync(path.join(dir, rel)))})`, "");
 
 /**
  * The folder's regular files matching the globs, as sorted relative POSIX paths. Links and special
@@ -164,20 +179,26 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
   try {
     stat = fs.statSync(dir);
   } catch {
-    throw new Error(`StoredFolder ${name}: path ${dir} does not exist (paths are relative to the program's directory, ${process.cwd()})`);
+    throw new FolderInputError("path", [
+      `StoredFolder ${name}: `,
+      shows(`path ${dir}`, "the folder"),
+      ` does not exist (paths are relative to the program's directory, ${process.cwd()})`,
+    ]);
   }
-  if (!stat.isDirectory()) throw new Error(`StoredFolder ${name}: path ${dir} is not a directory`);
-  // Globs are relative to the folder and stay in it: `..` or an absolute path would reach files outside.
+  if (!stat.isDirectory()) throw new FolderInputError("path", [`StoredFolder ${name}: `, shows(`path ${dir}`, "the folder's path"), " is not a directory"]);
+  // Globs are relative to the folder and stay in it: `..` or an absolute path would reach files
+  // outside. The refusal names the glob but not the folder, whose path may be secret when it is not.
   for (const [field, globs] of [
     ["include", include],
     ["exclude", exclude],
   ] as const) {
     for (const glob of globs) {
       if (path.isAbsolute(glob) || glob.split(/[\\/]/).includes("..")) {
-        throw new FolderInputError(
-          field,
-          `StoredFolder ${name}: the ${field} glob ${JSON.stringify(glob)} leaves the folder; globs are relative to ${dir} and stay inside it`,
-        );
+        throw new FolderInputError(field, [
+          `StoredFolder ${name}: the ${field} glob `,
+          shows(`${JSON.stringify(glob)} `),
+          "leaves the folder; globs are relative to the folder's path and stay inside it",
+        ]);
       }
     }
   }
@@ -188,10 +209,13 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
     rel.split("/").some((_, i, parts) => excludedPath(parts.slice(0, i + 1).join("/")) || excludedPath(`${parts.slice(0, i + 1).join("/")}/`));
   for (const entry of notRegularFiles(dir)) {
     if (!included(entry.rel) || excluded(entry.rel)) continue;
-    throw new Error(
-      `StoredFolder ${name}: ${path.join(dir, entry.rel)} is ${entry.what}: a folder uploads regular files only, following no link; ` +
-        `exclude it (exclude: [${JSON.stringify(entry.rel)}]) or put the file there`,
-    );
+    throw new FolderInputError("path", [
+      `StoredFolder ${name}: `,
+      inFolder(dir, entry.rel),
+      ` is ${entry.what}`,
+      ...(entry.what === LINK ? [linkTarget(dir, entry.rel)] : []),
+      `: a folder uploads regular files only, following no link; exclude it (exclude: [${JSON.stringify(entry.rel)}]) or put the file there`,
+    ]);
   }
   const matched = globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false, followSymbolicLinks: false }).sort();
   // A glob that names a path through a linked directory (`etc/*` where `etc` links to /etc) is
@@ -201,10 +225,11 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
     // A glob can still reach out after the check above (braces: `..{,}/*` is `../*`): what it matched must be inside.
     if (path.isAbsolute(rel) || rel.split("/").includes("..")) {
       // Only an include matches (an exclude only takes away).
-      throw new FolderInputError(
-        "include",
-        `StoredFolder ${name}: the include globs match ${JSON.stringify(rel)}, outside the folder; globs are relative to ${dir} and stay inside it`,
-      );
+      throw new FolderInputError("include", [
+        `StoredFolder ${name}: the include globs match `,
+        shows(`${JSON.stringify(rel)}, `),
+        "outside the folder; globs are relative to the folder's path and stay inside it",
+      ]);
     }
     const parts = rel.split("/");
     for (let i = 1; i <= parts.length; i++) {
@@ -213,21 +238,23 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
       checked.add(prefix);
       const stat = fs.lstatSync(path.join(dir, prefix));
       if (stat.isSymbolicLink() || (i === parts.length && !stat.isFile())) {
-        const what = stat.isSymbolicLink() ? `a symbolic link (to ${JSON.stringify(fs.readlinkSync(path.join(dir, prefix)))})` : "not a regular file";
-        throw new Error(
-          `StoredFolder ${name}: ${path.join(dir, prefix)} is ${what}, and the globs match ${rel} through it: a folder follows no link; ` +
-            `exclude it (exclude: [${JSON.stringify(prefix)}]) or put the files there`,
-        );
+        throw new FolderInputError("path", [
+          `StoredFolder ${name}: `,
+          inFolder(dir, prefix),
+          ...(stat.isSymbolicLink() ? [` is ${LINK}`, linkTarget(dir, prefix)] : [" is not a regular file"]),
+          `, and the globs match ${rel} through it: a folder follows no link; exclude it (exclude: [${JSON.stringify(prefix)}]) or put the files there`,
+        ]);
       }
     }
   }
   // The folder's paths are keys of maps (the manifest, blobIds, urls): a JavaScript object, and so
   // Pulumi's SDK decoding a property map, takes this one key as its prototype and drops it.
   if (matched.includes("__proto__")) {
-    throw new Error(
-      `StoredFolder ${name}: ${path.join(dir, "__proto__")}: a top-level file named "__proto__" cannot be a key of the folder's maps ` +
-        `(Pulumi drops that key); exclude it (exclude: ["__proto__"]) or rename it`,
-    );
+    throw new FolderInputError("path", [
+      `StoredFolder ${name}: `,
+      inFolder(dir, "__proto__"),
+      `: a top-level file named "__proto__" cannot be a key of the folder's maps (Pulumi drops that key); exclude it (exclude: ["__proto__"]) or rename it`,
+    ]);
   }
   return matched;
 }
@@ -240,7 +267,7 @@ function notRegularFiles(dir: string): Array<{ rel: string; what: string }> {
     for (const entry of fs.readdirSync(path.join(dir, relDir), { withFileTypes: true })) {
       const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
       if (entry.isDirectory()) pending.push(rel);
-      else if (entry.isSymbolicLink()) found.push({ rel, what: `a symbolic link (to ${JSON.stringify(fs.readlinkSync(path.join(dir, rel)))})` });
+      else if (entry.isSymbolicLink()) found.push({ rel, what: LINK });
       else if (!entry.isFile()) found.push({ rel, what: "not a regular file (a FIFO, socket or device)" });
     }
   }

@@ -21,6 +21,30 @@ describe("redactString", () => {
     for (const form of forms) expect(redactString(`before ${form} after`, [secret]), form).toBe("before [REDACTED] after");
   });
 
+  it("masks any run of 8 or more characters of a long secret, so a secret cut short, trimmed or embedded is caught", () => {
+    const secret = `SEKRIT-name-${"q".repeat(100)}-tail.txt`;
+    for (const part of [secret.slice(0, 80), secret.slice(30), secret.slice(5, 13), ` ${secret.slice(0, 100)}  `.trim()]) {
+      expect(redactString(`named "${part}" here`, [secret]), part).toBe('named "[REDACTED]" here');
+    }
+    // Cut inside its JSON-escaped or percent-encoded form, as a message quoting it would.
+    const quoted = 'a "quoted" secret, with ö';
+    expect(redactString(`got ${JSON.stringify(quoted).slice(0, 14)}`, [quoted])).toBe('got "[REDACTED]');
+    expect(redactString(`GET /files?q=${encodeURIComponent(quoted).slice(0, 20)}`, [quoted])).toBe("GET /files?q=[REDACTED]");
+    // Overlapping and adjacent runs are one mask.
+    expect(redactString(`${secret.slice(0, 20)}${secret.slice(10, 40)}!`, [secret])).toBe("[REDACTED]!");
+  });
+
+  it("masks a long secret a service stored normalised: case, Unicode compatibility forms, spaces collapsed", () => {
+    const secret = "Quarterly  Ｆｉｇｕｒｅｓ  Board-Only";
+    expect(redactString(`name "${secret.normalize("NFKC").replace(/\s+/g, " ").toUpperCase()}"`, [secret])).toBe('name "[REDACTED]"');
+  });
+
+  it("keeps wording that shares fewer than 8 characters with a long secret, and matches a short secret only whole", () => {
+    const secret = "the-release-notes-2027";
+    expect(redactString("the release notes of 2027: the-rel", [secret])).toBe("the release notes of 2027: the-rel");
+    expect(redactString("token tok tokens", ["token"])).toBe("[REDACTED] tok [REDACTED]s");
+  });
+
   it("masks short secrets and regex metacharacters, and never searches a mask again", () => {
     expect(redactString("a.b* and D", ["a.b*", "D"])).toBe("[REDACTED] and [REDACTED]");
     expect(redactString("xEx", ["E"])).toBe("x[REDACTED]x");

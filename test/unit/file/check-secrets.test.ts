@@ -36,6 +36,12 @@ describe("a secret input's check failure is made without its value", () => {
     expect(secretFailures({ tag: "b".repeat(300) }, "tag")).toEqual(secretFailure("tag", "tag must be at most 256 characters"));
   });
 
+  it("names no key a secret keepAlive holds that its schema does not know (the key is part of the value)", () => {
+    expect(secretFailures({ keepAlive: { minRemainingEpochs: 1, renewEpochs: 1, "s3cret-key": 1 } }, "keepAlive")).toEqual(
+      secretFailure("keepAlive", "Unrecognized key"),
+    );
+  });
+
   it("says where in metadata a bad value is only when metadata is not secret", () => {
     expect(validateInputs({ blobId: "b1", metadata: { owner: { team: null } } }).failures[0].reason).toMatch(/^metadata\.owner\.team is null:/);
     expect(secretFailures({ metadata: { owner: { team: null } } }, "metadata")).toEqual(
