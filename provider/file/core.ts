@@ -97,6 +97,8 @@ function emptiedMetadata(state: StoredFileState, req: StoredFileRequest): string
 interface Configured {
   settings: ProviderSettings;
   client(): TuskrClient;
+  /** The client's latest refusal of every request, if it was built and met one (building none). */
+  refusal(): TuskrApiError | undefined;
   /** The service's epoch as the answers recorded in any file's state showed it (one service, one epoch). */
   seenEpochMs?: number;
 }
@@ -128,7 +130,7 @@ export class StoredFileCore {
       client ??= new TuskrClient({ ...clientOptionsFrom(settings), ...this.clientOptions });
       return client;
     };
-    return { settings, client: built };
+    return { settings, client: built, refusal: () => client?.refusal };
   }
 
   private get context(): Configured {
@@ -158,6 +160,11 @@ export class StoredFileCore {
     // The shorter of two lengths stands: a purchase made alongside a renew only lengthens its move.
     if (typeof seen === "number" && seen > 0) this.context.seenEpochMs = Math.min(seen, this.context.seenEpochMs ?? seen);
     return state;
+  }
+
+  /** The latest failure that showed the service refusing every request: a folder that sees a new one starts no more entries. */
+  serviceRefusal(): TuskrApiError | undefined {
+    return this.context.refusal();
   }
 
   /** Which resource declared each content in this run: two on one content are refused. */
