@@ -5,7 +5,7 @@ import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
 import { adopt, applyPlan, checkRecord, observe, retentionStartOf, type Start } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
-import { describe, label, masked, redactor } from "./messages";
+import { describe, label, masked, redactor, subject } from "./messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan } from "./plan";
 import { horizonClock, startFields } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
@@ -274,15 +274,16 @@ export class StoredFileCore {
   /**
    * Refresh: an unknown or expired file is gone. A drifted managed field is reported and returned
    * as an input too, because dynamic providers cannot return a detailed diff and the engine
-   * otherwise compares unchanged inputs.
+   * otherwise compares unchanged inputs. `path`: a folder's entry's, which its messages name.
    */
-  async read(id: string, before: StoredFileState, urn?: string): Promise<StoredFileRead> {
+  async read(id: string, before: StoredFileState, urn?: string, path?: string): Promise<StoredFileRead> {
     const secrets = before.secretInputs ?? [];
     const redact = redactor(before, secrets);
     // No state at all: an import (`pulumi import`, provider plugin only). Adopt the file as it is,
     // managing the fields it has, so the generated program declares exactly them and changes nothing.
     if (before.blobId === undefined && declaredFields(before).size === 0) return this.imported(id);
     const blobId = before.blobId ?? id;
+    const who = subject(before, blobId, urn, path);
     this.remember(before);
     const clock = this.clock();
     const client = this.context.client();
@@ -296,7 +297,7 @@ export class StoredFileCore {
         if (before.serviceUrl && before.serviceUrl !== client.baseUrl) {
           throw new Error(
             redact(
-              `StoredFile ${label(before, blobId)}: ${client.baseUrl} says the file ${why}, but it is held by ${before.serviceUrl}: kept. Set tuskr:baseUrl back, or run \`pulumi state delete\` to forget it`,
+              `${who}: ${client.baseUrl} says the file ${why}, but it is held by ${before.serviceUrl}: kept. Set tuskr:baseUrl back, or run \`pulumi state delete\` to forget it`,
             ),
           );
         }
@@ -304,14 +305,11 @@ export class StoredFileCore {
         if (!before.serviceUrl && before.url && (await client.servedAt(before.url, before.size ?? 1)) !== "gone") {
           throw new Error(
             redact(
-              `StoredFile ${label(before, blobId)}: ${client.baseUrl} says the file ${why}, but its url ${before.url} does not: kept. Set tuskr:baseUrl to its service, or run \`pulumi state delete\``,
+              `${who}: ${client.baseUrl} says the file ${why}, but its url ${before.url} does not: kept. Set tuskr:baseUrl to its service, or run \`pulumi state delete\``,
             ),
           );
         }
-        this.log(
-          warning(redact(`StoredFile ${label(before, blobId)}: the service says the file ${why}: it leaves the stack's state (nothing is deleted)`)),
-          urn,
-        );
+        this.log(warning(redact(`${who}: the service says the file ${why}: it leaves the stack's state (nothing is deleted)`)), urn);
         return {};
       }
       throw masked(describe(e, blobId, "reading the file"), redact);
@@ -319,7 +317,7 @@ export class StoredFileCore {
     const elsewhere = otherServiceProblem(before, file, client.baseUrl, blobId);
     if (elsewhere) throw new Error(redact(elsewhere));
     const managed = declaredFields(before);
-    for (const line of drifted(before, file, managed, blobId)) this.log(warning(redact(line)), urn);
+    for (const line of drifted(before, file, managed, blobId, who)) this.log(warning(redact(line)), urn);
     // No `source` among the outputs: the engine gives read an asset with its contents elided
     // (hash only), which the program could not load back. The inputs may keep it.
     try {

@@ -53,7 +53,13 @@ function fingerprint(value: unknown): string {
  * of an entry: a first difference may be a hand edit or another stack; the same value found again
  * after an `up` set it back is another declaration, and is said as one.
  */
-export function drifted(before: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, blobId: string): string[] {
+export function drifted(
+  before: StoredFileState,
+  file: Partial<ReceivedFile>,
+  managed: ReadonlySet<PatchField>,
+  blobId: string,
+  who = `StoredFile ${label(before, blobId)}`,
+): string[] {
   const secrets = before.secretInputs ?? [];
   const lines: string[] = [];
   for (const field of managed) {
@@ -61,7 +67,6 @@ export function drifted(before: StoredFileState, file: Partial<ReceivedFile>, ma
     const now = file[field] ?? undefined;
     if (jsonEqual(was, now)) continue;
     const secret = secrets.includes(field);
-    const who = `StoredFile ${label(before, blobId)}`;
     if (!secret && before.driftSeen?.[field] === fingerprint(now)) {
       lines.push(
         `${who}: ${field} is ${shown(now)} again after this stack's last up set ${shown(was)}: another stack declares it for this content, and each up undoes the other's; declare ${field} in one stack only`,

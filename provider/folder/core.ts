@@ -2,7 +2,7 @@ import * as path from "node:path";
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
 import { declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
-import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
+import { earliestOf, firstPaths, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { folderEntryUrn, urnName } from "../engine/urns";
@@ -266,8 +266,10 @@ export class StoredFolderCore {
     const recorded = this.recordedEntries(before, recordedPaths);
     const fresh = new Map<string, StoredFileState>();
     // One failure fails the refresh: reading on would only cost requests.
+    const named = firstPaths(recordedPaths);
     const { failed } = await eachLimited([...recorded], anyFailed, async ([hash, entry]) => {
-      const read = await this.files.read(entry.blobId ?? hash, entry, urn);
+      // By its entry's URN and first path, so its messages name the folder and the file.
+      const read = await this.files.read(entry.blobId ?? hash, entry, urn && folderEntryUrn(urn, hash), named.get(hash));
       if (read.state) fresh.set(hash, read.state);
     });
     if (failed.length > 0) throw failed[0].error;
