@@ -11,7 +11,7 @@ import { horizonClock, startFields } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { type CheckedInputs, changeFailures } from "./validate";
 import { ContentClaims } from "./claims";
-import { EARLIER_START_FIELDS, drifted, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
+import { EARLIER_START_FIELDS, drifted, keptDriftSeen, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
 import { sourceFilename, wireAsset } from "./source";
 import { compact, declaredFields, observed, recorded } from "./state";
 import { uploadSource } from "./upload";
@@ -380,6 +380,8 @@ export class StoredFileCore {
     };
     // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
+    // And so does its drift fingerprint, as does one of a field now secret.
+    state.driftSeen = keptDriftSeen(before.driftSeen, declaredFields(news), req.secretInputs);
     state.keepAlive = isPlainObject(news.keepAlive) ? news.keepAlive : undefined;
     // A stored type cannot be changed (the plan's notice says so): the declaration is recorded, `mimeType` stays the served one.
     state.contentType = typeof news.contentType === "string" ? news.contentType : undefined;

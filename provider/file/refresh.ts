@@ -82,11 +82,21 @@ export function drifted(
 }
 
 /**
- * What a refresh found set otherwise than the stack set, per field, kept until found again. Not
- * for a secret input: a hash of a short secret in state could be guessed back.
+ * The fingerprints still worth keeping: only of fields the stack manages, and none of a secret
+ * input, since a hash of a short secret in state could be guessed back.
  */
+export function keptDriftSeen(
+  seen: StoredFileState["driftSeen"],
+  managed: ReadonlySet<PatchField>,
+  secrets: readonly string[] | null | undefined,
+): Record<string, string> | undefined {
+  const kept = Object.entries(seen ?? {}).filter(([field]) => managed.has(field as PatchField) && !secrets?.includes(field));
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+}
+
+/** What a refresh found set otherwise than the stack set, per field, kept until found again. */
 function driftSeen(before: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>): Record<string, string> | undefined {
-  const out: Record<string, string> = { ...before.driftSeen };
+  const out: Record<string, string> = { ...keptDriftSeen(before.driftSeen, managed, before.secretInputs) };
   for (const field of managed) {
     const now = file[field] ?? undefined;
     if (!jsonEqual(before[field], now) && !before.secretInputs?.includes(field)) out[field] = fingerprint(now);
