@@ -75,6 +75,11 @@ export class TuskrClient {
     this.http = new Transport(this.baseUrl, options.apiKey, this.policy, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, gate, this.random, options.onRetry);
   }
 
+  /** The latest failure that showed the service refusing every request (nothing overlapping it is sent). */
+  get refusal(): TuskrApiError | undefined {
+    return this.http.refusal;
+  }
+
   /** Requests currently in flight (for tests of the concurrency bound). */
   get inFlight(): number {
     return this.http.inFlight;

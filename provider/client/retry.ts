@@ -53,7 +53,8 @@ type RetryQuestion =
   | { kind: "purchase"; attempt: number; error: RetryFailure; deadline: number }
   | { kind: "round"; attempt: number };
 
-type RetryDecision = { wait: number } | { stop: "not-retryable" | "ambiguous" | "attempts" | "deadline" };
+type RetryStop = "not-retryable" | "ambiguous" | "attempts" | "deadline";
+type RetryDecision = { wait: number } | { stop: RetryStop };
 
 /**
  * The one place that decides whether a failed attempt (1 = the first) is followed by another, and
@@ -86,6 +87,17 @@ export function decideRetry(policy: RetryPolicy, q: RetryQuestion, random: () =>
       // The floor only: each round starts with a read, and its purchase already backed off between attempts.
       return q.attempt >= policy.maxPurchaseRounds ? { stop: "attempts" } : { wait: policy.minDelayMs };
   }
+}
+
+/**
+ * Whether a request the loop gave up on (`stop`) shows the service refusing every request, not
+ * this one: pacing, failing or not answering past the retry budget, or rejecting the key. A 403 on
+ * a request naming one file may be that file's account, so only one naming none counts.
+ */
+export function refusesEveryone(error: RetryFailure, stop: RetryStop, aboutOneFile: boolean): boolean {
+  if (error.status === 401 || (error.status === 403 && !aboutOneFile)) return true;
+  if (stop !== "attempts" && stop !== "deadline") return false;
+  return error.status === 429 || (error.status !== undefined && error.status >= 500) || error.code === "TIMEOUT" || error.code === "NETWORK_ERROR";
 }
 
 /**

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { ErrorEnvelopeSchema, LIMITS, errorCodeForStatus } from "../../api";
 import { TuskrApiError, redactString, redactValue } from "./errors";
 import type { MultipartBody } from "./multipart";
-import { type RetryPolicy, type Semaphore, decideRetry, serverRequestedWaitSeconds, sleep } from "./retry";
+import { type RetryPolicy, type Semaphore, decideRetry, refusesEveryone, serverRequestedWaitSeconds, sleep } from "./retry";
 import { USER_AGENT } from "../engine/identity";
 
 /** The largest response body the client reads; a larger one is refused, never kept. */
@@ -44,6 +44,17 @@ export interface Sent<T> {
  */
 export class Transport {
   private axiosInstance?: AxiosInstance;
+  /**
+   * The failure that showed the service refusing every request, and after how many attempts. While
+   * it stands (until a request gets through, or one starts with none other under way) nothing is
+   * sent, so thousands of files cost one retry budget per request under way, not one per file.
+   */
+  private refused?: { error: TuskrApiError; attempts: number };
+  /** The latest such failure, kept after it stops standing: what a folder compares to stop starting entries. */
+  private lastRefusal?: TuskrApiError;
+  /** Retry loops running (waits included), and 2xx answers so far: what tells a refusal of everyone from one request's bad luck. */
+  private active = 0;
+  private succeeded = 0;
 
   constructor(
     readonly baseUrl: string,
@@ -58,6 +69,11 @@ export class Transport {
   /** Requests currently in flight. */
   get inFlight(): number {
     return this.gate.inFlight;
+  }
+
+  /** The latest failure that showed the service refusing every request (kept once the client sends again). */
+  get refusal(): TuskrApiError | undefined {
+    return this.lastRefusal;
   }
 
   /** When an operation started now must be over. */
@@ -104,11 +120,29 @@ export class Transport {
   }
 
   async send<S extends z.ZodType>(method: string, path: string, opts: SendOptions<S>): Promise<Sent<z.infer<S>>> {
+    // A request made while no other is under way starts anew (the next run, or the next `up` of a
+    // long-lived process); one that overlaps a refusal is not sent.
+    if (this.active === 0) this.refused = undefined;
+    this.active++;
+    try {
+      return await this.attempts(method, path, opts);
+    } finally {
+      this.active--;
+    }
+  }
+
+  private async attempts<S extends z.ZodType>(method: string, path: string, opts: SendOptions<S>): Promise<Sent<z.infer<S>>> {
+    const succeededBefore = this.succeeded;
     for (let attempt = 1; ; attempt++) {
+      // Checked before each resend too: a request under way stops at its next attempt.
+      if (this.refused) throw this.notSent(method, path, this.refused);
       let error: TuskrApiError;
       try {
         const response = await this.gate.run(() => this.request(method, path, opts));
         if (response.status >= 200 && response.status < 300) {
+          // Whatever else was refused, this got through: the service does not refuse everyone.
+          this.succeeded++;
+          this.refused = undefined;
           return {
             data: this.parseResponse(method, path, response, opts.schema),
             status: response.status,
@@ -120,7 +154,14 @@ export class Transport {
         error = e instanceof TuskrApiError ? e : this.transportError(method, path, e);
       }
       const next = decideRetry(this.policy, { kind: "request", attempt, error, deadline: opts.deadline, ambiguousAllowed: opts.retryAmbiguous }, this.random);
-      if ("stop" in next) throw error;
+      if ("stop" in next) {
+        // Everyone's only if no other request got through while this one was being refused.
+        if (!this.refused && this.succeeded === succeededBefore && refusesEveryone(error, next.stop, opts.about !== undefined)) {
+          this.refused = { error, attempts: attempt };
+          this.lastRefusal = error;
+        }
+        throw error;
+      }
       this.onRetry?.({ method, path, attempt, waitMs: next.wait, error });
       await sleep(next.wait);
     }
@@ -271,6 +312,21 @@ export class Transport {
       // The service acted on the request, whatever its answer says.
       mayHaveBeenApplied: true,
       responseBody: body === undefined ? undefined : redactValue(body, [this.apiKey]),
+    });
+  }
+
+  /** A request not sent because an earlier one showed the service refusing every request; its status and code are that one's. */
+  private notSent(method: string, path: string, refused: { error: TuskrApiError; attempts: number }): TuskrApiError {
+    const { error, attempts } = refused;
+    return new TuskrApiError({
+      code: error.code,
+      status: error.status,
+      method,
+      path,
+      message: this.redact(
+        `${method} ${path} not sent: the service refuses every request (${error.message}, after ${attempts} attempt(s)); run \`pulumi up\` again once it answers`,
+      ),
+      retryable: false,
     });
   }
 

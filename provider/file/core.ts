@@ -5,13 +5,13 @@ import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
 import { adopt, applyPlan, checkRecord, observe, retentionStartOf, type Start } from "./purchases";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
-import { describe, label, masked, redactor } from "./messages";
+import { describe, label, masked, redactor, subject } from "./messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan } from "./plan";
 import { horizonClock, startFields } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { type CheckedInputs, changeFailures } from "./validate";
 import { ContentClaims } from "./claims";
-import { EARLIER_START_FIELDS, drifted, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
+import { EARLIER_START_FIELDS, drifted, keptDriftSeen, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
 import { sourceFilename, wireAsset } from "./source";
 import { compact, declaredFields, observed, recorded } from "./state";
 import { uploadSource } from "./upload";
@@ -97,6 +97,8 @@ function emptiedMetadata(state: StoredFileState, req: StoredFileRequest): string
 interface Configured {
   settings: ProviderSettings;
   client(): TuskrClient;
+  /** The client's latest refusal of every request, if it was built and met one (building none). */
+  refusal(): TuskrApiError | undefined;
   /** The service's epoch as the answers recorded in any file's state showed it (one service, one epoch). */
   seenEpochMs?: number;
 }
@@ -128,7 +130,7 @@ export class StoredFileCore {
       client ??= new TuskrClient({ ...clientOptionsFrom(settings), ...this.clientOptions });
       return client;
     };
-    return { settings, client: built };
+    return { settings, client: built, refusal: () => client?.refusal };
   }
 
   private get context(): Configured {
@@ -158,6 +160,11 @@ export class StoredFileCore {
     // The shorter of two lengths stands: a purchase made alongside a renew only lengthens its move.
     if (typeof seen === "number" && seen > 0) this.context.seenEpochMs = Math.min(seen, this.context.seenEpochMs ?? seen);
     return state;
+  }
+
+  /** The latest failure that showed the service refusing every request: a folder that sees a new one starts no more entries. */
+  serviceRefusal(): TuskrApiError | undefined {
+    return this.context.refusal();
   }
 
   /** Which resource declared each content in this run: two on one content are refused. */
@@ -267,15 +274,16 @@ export class StoredFileCore {
   /**
    * Refresh: an unknown or expired file is gone. A drifted managed field is reported and returned
    * as an input too, because dynamic providers cannot return a detailed diff and the engine
-   * otherwise compares unchanged inputs.
+   * otherwise compares unchanged inputs. `path`: a folder's entry's, which its messages name.
    */
-  async read(id: string, before: StoredFileState, urn?: string): Promise<StoredFileRead> {
+  async read(id: string, before: StoredFileState, urn?: string, path?: string): Promise<StoredFileRead> {
     const secrets = before.secretInputs ?? [];
     const redact = redactor(before, secrets);
     // No state at all: an import (`pulumi import`, provider plugin only). Adopt the file as it is,
     // managing the fields it has, so the generated program declares exactly them and changes nothing.
     if (before.blobId === undefined && declaredFields(before).size === 0) return this.imported(id);
     const blobId = before.blobId ?? id;
+    const who = subject(before, blobId, urn, path);
     this.remember(before);
     const clock = this.clock();
     const client = this.context.client();
@@ -289,7 +297,7 @@ export class StoredFileCore {
         if (before.serviceUrl && before.serviceUrl !== client.baseUrl) {
           throw new Error(
             redact(
-              `StoredFile ${label(before, blobId)}: ${client.baseUrl} says the file ${why}, but it is held by ${before.serviceUrl}: kept. Set tuskr:baseUrl back, or run \`pulumi state delete\` to forget it`,
+              `${who}: ${client.baseUrl} says the file ${why}, but it is held by ${before.serviceUrl}: kept. Set tuskr:baseUrl back, or run \`pulumi state delete\` to forget it`,
             ),
           );
         }
@@ -297,14 +305,11 @@ export class StoredFileCore {
         if (!before.serviceUrl && before.url && (await client.servedAt(before.url, before.size ?? 1)) !== "gone") {
           throw new Error(
             redact(
-              `StoredFile ${label(before, blobId)}: ${client.baseUrl} says the file ${why}, but its url ${before.url} does not: kept. Set tuskr:baseUrl to its service, or run \`pulumi state delete\``,
+              `${who}: ${client.baseUrl} says the file ${why}, but its url ${before.url} does not: kept. Set tuskr:baseUrl to its service, or run \`pulumi state delete\``,
             ),
           );
         }
-        this.log(
-          warning(redact(`StoredFile ${label(before, blobId)}: the service says the file ${why}: it leaves the stack's state (nothing is deleted)`)),
-          urn,
-        );
+        this.log(warning(redact(`${who}: the service says the file ${why}: it leaves the stack's state (nothing is deleted)`)), urn);
         return {};
       }
       throw masked(describe(e, blobId, "reading the file"), redact);
@@ -312,7 +317,7 @@ export class StoredFileCore {
     const elsewhere = otherServiceProblem(before, file, client.baseUrl, blobId);
     if (elsewhere) throw new Error(redact(elsewhere));
     const managed = declaredFields(before);
-    for (const line of drifted(before, file, managed, blobId)) this.log(warning(redact(line)), urn);
+    for (const line of drifted(before, file, managed, blobId, who)) this.log(warning(redact(line)), urn);
     // No `source` among the outputs: the engine gives read an asset with its contents elided
     // (hash only), which the program could not load back. The inputs may keep it.
     try {
@@ -375,6 +380,8 @@ export class StoredFileCore {
     };
     // A field no longer declared is no longer managed: it leaves the state, the file keeps it.
     for (const field of PATCH_FIELDS) if (news[field] === undefined || news[field] === null) delete state[field];
+    // And so does its drift fingerprint, as does one of a field now secret.
+    state.driftSeen = keptDriftSeen(before.driftSeen, declaredFields(news), req.secretInputs);
     state.keepAlive = isPlainObject(news.keepAlive) ? news.keepAlive : undefined;
     // A stored type cannot be changed (the plan's notice says so): the declaration is recorded, `mimeType` stays the served one.
     state.contentType = typeof news.contentType === "string" ? news.contentType : undefined;

@@ -1,5 +1,6 @@
 import { isPlainObject, jsonEqual } from "../../api";
 import { TuskrApiError, isTuskrApiError, redactStrings, secretMask } from "../client/errors";
+import { resourceUrnOf, urnName } from "../engine/urns";
 import type { StoredFileState } from "./schema";
 
 /**
@@ -41,6 +42,16 @@ function secretTexts(values: Record<string, unknown> | undefined, secretNames: I
 /** How a file is named in messages: its managed name if any, else its blobId. */
 export const label = (state: Pick<StoredFileState, "name">, blobId: string): string =>
   state.name ? `${JSON.stringify(state.name)} (${blobId})` : JSON.stringify(blobId);
+
+/**
+ * How a message names a file: a folder's entry (its URN the folder's plus the content's hash) as
+ * its folder and path, as the folder's own messages do; any other as the StoredFile it is.
+ */
+export function subject(state: Pick<StoredFileState, "name">, blobId: string, urn?: string, path?: string): string {
+  const resource = urn === undefined ? undefined : resourceUrnOf(urn);
+  if (resource === undefined || resource === urn) return `StoredFile ${label(state, blobId)}`;
+  return `StoredFolder ${JSON.stringify(urnName(resource))} (its file ${path === undefined ? label(state, blobId) : JSON.stringify(path)})`;
+}
 
 /** A value as a message shows it: JSON, cut short. */
 export function shown(value: unknown): string {

@@ -53,7 +53,13 @@ function fingerprint(value: unknown): string {
  * of an entry: a first difference may be a hand edit or another stack; the same value found again
  * after an `up` set it back is another declaration, and is said as one.
  */
-export function drifted(before: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, blobId: string): string[] {
+export function drifted(
+  before: StoredFileState,
+  file: Partial<ReceivedFile>,
+  managed: ReadonlySet<PatchField>,
+  blobId: string,
+  who = `StoredFile ${label(before, blobId)}`,
+): string[] {
   const secrets = before.secretInputs ?? [];
   const lines: string[] = [];
   for (const field of managed) {
@@ -61,7 +67,6 @@ export function drifted(before: StoredFileState, file: Partial<ReceivedFile>, ma
     const now = file[field] ?? undefined;
     if (jsonEqual(was, now)) continue;
     const secret = secrets.includes(field);
-    const who = `StoredFile ${label(before, blobId)}`;
     if (!secret && before.driftSeen?.[field] === fingerprint(now)) {
       lines.push(
         `${who}: ${field} is ${shown(now)} again after this stack's last up set ${shown(was)}: another stack declares it for this content, and each up undoes the other's; declare ${field} in one stack only`,
@@ -77,11 +82,21 @@ export function drifted(before: StoredFileState, file: Partial<ReceivedFile>, ma
 }
 
 /**
- * What a refresh found set otherwise than the stack set, per field, kept until found again. Not
- * for a secret input: a hash of a short secret in state could be guessed back.
+ * The fingerprints still worth keeping: only of fields the stack manages, and none of a secret
+ * input, since a hash of a short secret in state could be guessed back.
  */
+export function keptDriftSeen(
+  seen: StoredFileState["driftSeen"],
+  managed: ReadonlySet<PatchField>,
+  secrets: readonly string[] | null | undefined,
+): Record<string, string> | undefined {
+  const kept = Object.entries(seen ?? {}).filter(([field]) => managed.has(field as PatchField) && !secrets?.includes(field));
+  return kept.length > 0 ? Object.fromEntries(kept) : undefined;
+}
+
+/** What a refresh found set otherwise than the stack set, per field, kept until found again. */
 function driftSeen(before: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>): Record<string, string> | undefined {
-  const out: Record<string, string> = { ...before.driftSeen };
+  const out: Record<string, string> = { ...keptDriftSeen(before.driftSeen, managed, before.secretInputs) };
   for (const field of managed) {
     const now = file[field] ?? undefined;
     if (!jsonEqual(before[field], now) && !before.secretInputs?.includes(field)) out[field] = fingerprint(now);

@@ -2,7 +2,7 @@ import * as path from "node:path";
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
 import { declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
-import { earliestOf, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
+import { earliestOf, firstPaths, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { folderEntryUrn, urnName } from "../engine/urns";
@@ -42,24 +42,42 @@ export interface StoredFolderRequest {
 /** The folder name a message uses: the resource's name from its URN, else its path. */
 const folderName = (urn: string | undefined, inputs: FolderInputs): string => JSON.stringify(urn ? urnName(urn) : String(inputs.path ?? ""));
 
-/** Runs `work` on every item, `WORKERS` at a time; every item is tried, and the failures are returned with their items. */
-async function eachLimited<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<Array<{ item: T; error: unknown }>> {
-  const failed: Array<{ item: T; error: unknown }> = [];
+type Failed<T> = Array<{ item: T; error: unknown }>;
+
+/**
+ * Runs `work` on every item, `WORKERS` at a time, starting none once `stopped` says so; returns
+ * the failures with their items, and how many items were never started.
+ */
+async function eachLimited<T>(
+  items: readonly T[],
+  stopped: (failed: Failed<T>) => boolean,
+  work: (item: T) => Promise<void>,
+): Promise<{ failed: Failed<T>; untried: number }> {
+  const failed: Failed<T> = [];
   let next = 0;
   const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) {
-      await work(items[i]).catch((error: unknown) => void failed.push({ item: items[i], error }));
+    while (next < items.length && !stopped(failed)) {
+      const item = items[next++];
+      await work(item).catch((error: unknown) => void failed.push({ item, error }));
     }
   };
   await Promise.all(Array.from({ length: Math.min(WORKERS, items.length) }, worker));
-  return failed;
+  return { failed, untried: items.length - next };
 }
+
+const anyFailed = (failed: readonly unknown[]): boolean => failed.length > 0;
 
 export class StoredFolderCore {
   constructor(
     private readonly files: StoredFileCore,
     private readonly log: ProviderLog,
   ) {}
+
+  /** Whether, since this call, the client found the service refusing every request: a new entry would only fail after its own budget. */
+  private refusedFromNow(): () => boolean {
+    const before = this.files.serviceRefusal();
+    return () => this.files.serviceRefusal() !== before;
+  }
 
   /**
    * Walks the folder (never following links), hashes its files and checks each entry as a
@@ -273,8 +291,11 @@ export class StoredFolderCore {
     const recordedPaths = recordedManifest(before);
     const recorded = this.recordedEntries(before, recordedPaths);
     const fresh = new Map<string, StoredFileState>();
-    const failed = await eachLimited([...recorded], async ([hash, entry]) => {
-      const read = await this.files.read(entry.blobId ?? hash, entry, urn);
+    // One failure fails the refresh: reading on would only cost requests.
+    const named = firstPaths(recordedPaths);
+    const { failed } = await eachLimited([...recorded], anyFailed, async ([hash, entry]) => {
+      // By its entry's URN and first path, so its messages name the folder and the file.
+      const read = await this.files.read(entry.blobId ?? hash, entry, urn && folderEntryUrn(urn, hash), named.get(hash));
       if (read.state) fresh.set(hash, read.state);
     });
     if (failed.length > 0) throw failed[0].error;
@@ -318,7 +339,7 @@ export class StoredFolderCore {
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
     const entries = manifestEntries(news);
-    const failed = await eachLimited(entries, async (entry) => {
+    const { failed, untried } = await eachLimited(entries, this.refusedFromNow(), async (entry) => {
       const entryReq = {
         inputs: this.entryInputs(news, entry),
         urn: this.entryUrn(req.urn, entry),
@@ -338,20 +359,25 @@ export class StoredFolderCore {
         throw e;
       }
     });
+    // An entry not started stays as recorded.
+    for (const entry of entries) if (!done.has(entry.hash) && recorded.has(entry.hash)) keep(entry, recorded.get(entry.hash)!);
     // The paths of the entries kept (a failed new content is not recorded: the next `up` sends it).
     const manifest = Object.fromEntries(Object.entries(news.manifest as Manifest).filter(([, hash]) => done.has(hash)));
     const state = this.assemble(news, req.secretInputs, manifest, done);
-    if (failed.length > 0) {
+    if (failed.length > 0 || untried > 0) {
       const reasons = failed.map(({ item, error }) => `${item.paths[0]}: ${error instanceof Error ? error.message : String(error)}`);
       const more = reasons.length > 3 ? ` (and ${reasons.length - 3} more)` : "";
-      throw Object.assign(
-        new Error(`StoredFolder ${folderName(req.urn, news)}: ${failed.length} of ${entries.length} file(s) failed: ${reasons.slice(0, 3).join("; ")}${more}`),
-        {
-          id,
-          properties: state,
-          reasons,
-        },
-      );
+      const said = [
+        ...(failed.length > 0 ? [`${failed.length} of ${entries.length} file(s) failed: ${reasons.slice(0, 3).join("; ")}${more}`] : []),
+        ...(untried > 0
+          ? [`${untried} of ${entries.length} file(s) not attempted, as the service refuses every request; the next \`pulumi up\` sends them`]
+          : []),
+      ];
+      throw Object.assign(new Error(`StoredFolder ${folderName(req.urn, news)}: ${said.join("; ")}`), {
+        id,
+        properties: state,
+        reasons,
+      });
     }
     return state;
   }

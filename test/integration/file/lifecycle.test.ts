@@ -191,6 +191,23 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(await provider.read(blobId, outs)).toEqual({});
   });
 
+  it("a drift fingerprint goes once its field is no longer declared or is declared secret: at the next update, or the next refresh", async () => {
+    const { outs } = await provider.create({ blobId, tag: "declared", metadata: { team: "web" }, __provider: STUB });
+    await fetch(`${emu.url}/v1/files/${encodeURIComponent(blobId)}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ tag: "edited", metadata: { team: "ops" } }),
+    });
+    const read = await provider.read(blobId, outs);
+    const seen = read.props!.__driftSeen as Record<string, string>;
+    expect(Object.keys(seen).sort()).toEqual(["metadata", "tag"]);
+    // tag left unmanaged, metadata now secret: neither fingerprint stays.
+    const { outs: after } = await provider.update(blobId, read.props!, { blobId, metadata: { team: "web" }, __secretInputs: ["metadata"], __provider: STUB });
+    expect(after.__driftSeen).toBeUndefined();
+    // A state that still holds them (an earlier release kept them) loses them at the next refresh.
+    expect((await provider.read(blobId, { ...after, __driftSeen: seen })).props!.__driftSeen).toBeUndefined();
+  });
+
   it("delete sends no request", async () => {
     const { outs } = await provider.create({ blobId, retentionEpochs: 1, __provider: STUB });
     emu.clearRequests();

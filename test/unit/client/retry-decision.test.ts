@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETRY_POLICY, decideRetry } from "../../../provider/client/retry";
+import { DEFAULT_RETRY_POLICY, decideRetry, refusesEveryone } from "../../../provider/client/retry";
 
 // One policy with round numbers, so every expected wait below can be worked out by hand.
 const policy = {
@@ -105,5 +105,35 @@ describe("decideRetry: a round of read → buy", () => {
       { stop: "attempts" },
     ]);
     expect(decideRetry({ ...policy, maxPurchaseRounds: 1 }, { kind: "round", attempt: 1 }, noJitter, now)).toEqual({ stop: "attempts" });
+  });
+});
+
+describe("refusesEveryone: a failure every other request would meet too", () => {
+  it("pacing, failing or not answering counts once the loop gave up for its budget (attempts or deadline), not before", () => {
+    for (const error of [
+      failure({ status: 429 }),
+      failure({ status: 503 }),
+      failure({ status: 500 }),
+      failure({ code: "TIMEOUT" }),
+      failure({ code: "NETWORK_ERROR" }),
+    ]) {
+      expect(refusesEveryone(error, "attempts", false)).toBe(true);
+      expect(refusesEveryone(error, "deadline", true)).toBe(true);
+      // A purchase's ambiguous failure is not resent as is: its attempts are not spent.
+      expect(refusesEveryone(error, "ambiguous", false)).toBe(false);
+    }
+  });
+
+  it("a rejected key counts at once; a 403 only on a request naming no file (on one, it may be that file's account)", () => {
+    expect(refusesEveryone(failure({ status: 401, code: "UNAUTHORIZED", retryable: false }), "not-retryable", true)).toBe(true);
+    expect(refusesEveryone(failure({ status: 403, code: "FORBIDDEN", retryable: false }), "not-retryable", false)).toBe(true);
+    expect(refusesEveryone(failure({ status: 403, code: "FORBIDDEN", retryable: false }), "not-retryable", true)).toBe(false);
+  });
+
+  it("a file's own failure never counts: a 422, a 404, an answer that cannot be trusted, a budget spent before sending", () => {
+    expect(refusesEveryone(failure({ status: 422, code: "VALIDATION_ERROR", retryable: false }), "not-retryable", false)).toBe(false);
+    expect(refusesEveryone(failure({ status: 404, code: "NOT_FOUND", retryable: false }), "not-retryable", true)).toBe(false);
+    expect(refusesEveryone(failure({ code: "INVALID_RESPONSE", retryable: false, mayHaveBeenApplied: true }), "not-retryable", true)).toBe(false);
+    expect(refusesEveryone(failure({ code: "TIMEOUT", retryable: false }), "not-retryable", true)).toBe(false);
   });
 });

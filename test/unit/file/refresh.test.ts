@@ -23,4 +23,11 @@ describe("a value another writer sets, found again, is another declaration", () 
     const secret = { ...before, secretInputs: ["tag"] };
     expect(refreshedState(secret, { ...secret, tag: "theirs" }, managed, clock, where).driftSeen).toBeUndefined();
   });
+
+  it("a fingerprint goes at the refresh after its field stops being managed or becomes secret; one still managed stays while the value matches", () => {
+    const seen = refreshedState(before, { ...before, tag: "theirs" }, managed, clock, where);
+    expect(refreshedState(seen, seen, managed, clock, where).driftSeen).toEqual(seen.driftSeen);
+    expect(refreshedState(seen, seen, new Set(), clock, where).driftSeen).toBeUndefined();
+    expect(refreshedState({ ...seen, secretInputs: ["tag"] }, seen, managed, clock, where).driftSeen).toBeUndefined();
+  });
 });
