@@ -327,6 +327,51 @@ describe("two weeks' epoch, no answer showing it yet: a count the setting guesse
   });
 });
 
+describe("a count from a start guessed at adoption buys one epoch to learn the length, then the rest in it", () => {
+  const CASES: Array<[string, number, string | undefined, number, number, number[]]> = [
+    ["an hour's epoch, the setting unset", 3600, undefined, 10, 20, [1, 9]],
+    ["an hour's epoch, the setting unset", 3600, undefined, 20, 30, [1, 9]],
+    ["a day's epoch, the setting two weeks", DAY, String(14 * DAY), 3, 10, [1, 6]],
+  ];
+  for (const [label, seconds, setting, had, declared, bought] of CASES) {
+    it(`${label}: an adopted file with ${had} epochs left, ${declared} declared, ends ${declared} epochs ahead; unchanged ups buy nothing`, async () => {
+      const e = await start(seconds);
+      printed();
+      const blobId = (await e.uploadFile({ content: `guessed ${Math.random()}`, filename: "g.txt", epochs: had })).blobId;
+      const run = () => configuredProvider(e, setting ? { "tuskr:epochSeconds": setting } : {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+      const inputs = { blobId, retentionEpochs: declared, __urn: urn("g") };
+      const { outs } = await (await run()).create(inputs);
+      // The guess alone would have bought its whole count in one renew (19, 29, 9).
+      expect(renews(e)).toEqual(bought);
+      expect(entry(e, blobId).endEpoch - e.currentEpoch()).toBe(declared);
+      expect(outs.__epochMsSeen).toBe(seconds * 1000);
+      let state = outs as Props;
+      for (let round = 1; round <= 2; round++) {
+        const provider = await run();
+        const olds = round === 1 ? ((await provider.read(blobId, state)).props as Props) : state;
+        if ((await provider.diff(blobId, olds, inputs)).changes) state = (await provider.update(blobId, olds, inputs)).outs as Props;
+      }
+      expect(renews(e)).toEqual(bought);
+    });
+  }
+
+  it("an hour's epoch: content another stack uploaded for 10 epochs, 20 declared by an upload answered 'already stored', ends 20 epochs ahead", async () => {
+    emu = await startEmulator({ port: 0, epochSeconds: 3600, duplicateUpload: "existing" });
+    const e = emu;
+    printed();
+    const text = `shared hours ${Math.random()}`;
+    const first = await (await newRun(e)).create({ source: textAsset(text), name: "s.txt", retentionEpochs: 10, __urn: urn("s") });
+    // The stack that uploaded it counts in epochs from its upload: a raise is one renew.
+    await (await newRun(e)).update(first.id, first.outs, { source: textAsset(text), name: "s.txt", retentionEpochs: 12, __urn: urn("s") });
+    expect(renews(e)).toEqual([2]);
+    e.clearRequests();
+    const second = await (await newRun(e)).create({ source: textAsset(text), name: "s.txt", retentionEpochs: 20, __urn: urn("s2") });
+    expect(second.id).toBe(first.id);
+    expect(renews(e)).toEqual([1, 7]);
+    expect(entry(e, first.id).endEpoch - e.currentEpoch()).toBe(20);
+  });
+});
+
 describe("one renew's answer is not the service's epoch on its word alone", () => {
   it("an answer moving the expiry 3 days more than the 2 epochs bought, on a file whose upload bounds the epoch: not learnt, said, read back", async () => {
     const e = await start(DAY);
@@ -390,12 +435,13 @@ describe("a length learnt however the answer came, and corrected by a shorter on
     expect(lines.join("\n")).toMatch(/less than the 129600 s seen before .*the shorter is taken/);
   });
 
-  it("an hour's epoch, a count guessed in days refused past the horizon: one epoch learns the length, the rest is counted in it", async () => {
+  it("an hour's epoch, a count guessed in days that the service would refuse past its horizon: one epoch learns the length, the rest is counted in it", async () => {
     const e = await start(3600);
     printed();
     const blobId = (await e.uploadFile({ content: `hours ${Math.random()}`, filename: "h.txt", epochs: 30 })).blobId;
     await (await newRun(e)).create({ blobId, retentionEpochs: 40, __urn: urn("h") });
     expect(entry(e, blobId).endEpoch - e.currentEpoch()).toBe(40);
-    expect(renews(e)[1]).toBe(1);
+    // The guess (38) is not sent: a count from a guessed start buys 1 first, then the 9 lacking.
+    expect(renews(e)).toEqual([1, 9]);
   });
 });
