@@ -38,8 +38,8 @@ describe("a failed up, then the next one", () => {
         z: { blobId: z, tag: "patched-then-renew-fails", metadata: { owner: "ops" }, retentionEpochs: 3 },
       };
       await rs.declare(declared);
-      // Every renew answers 503 (not applied) and the read-back shows no move: the client gives up
-      // after its 5 sends with RENEW_OUTCOME_UNKNOWN, the provider after 3 such rounds.
+      // Every renew answers 503 (not applied) and the read-back shows no move: with no key known to
+      // be honoured it is not sent again (it may yet land), RENEW_OUTCOME_UNKNOWN.
       emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 20 }] });
       emu.clearRequests();
       const failed = await rs.up();
@@ -139,7 +139,7 @@ describe("a failed up, then the next one", () => {
       expect((await rs.up()).ok).toBe(true);
       await rs.declare({ v: { blobId: v, tag: "two", retentionEpochs: 6 } });
       // 429s no longer fail an up (they are paced by the time budget), so refuse the renew with
-      // 5xx until the client gives up: the read-back sees no move each time.
+      // 5xx: the read-back sees no move, and it is not sent again.
       emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 20 }] });
       const failed = await rs.up();
       emu.setFaults({});

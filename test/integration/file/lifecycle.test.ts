@@ -215,6 +215,8 @@ describe("StoredFile provider ↔ emulator", () => {
     const { outs } = await provider.create({ blobId, retentionEpochs: 2, __provider: STUB });
     expect(stored().epochsBought).toBe(1);
     emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
+    // A new `up`: its client has not yet seen the service echo a key (else it resends under it).
+    await configure();
     const { outs: after } = await provider.update(blobId, outs, { blobId, retentionEpochs: 6, __provider: STUB });
     expect(after.retentionEpochs).toBe(6);
     expect(stored().epochsBought).toBe(1 + 4);

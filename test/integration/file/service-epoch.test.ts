@@ -424,6 +424,58 @@ describe("a length learnt however the answer came, and corrected by a shorter on
     });
   }
 
+  it("an hour's epoch, keys known from another file's answer in the same up: the 1 epoch bought first, answered by a replay of its resend, shows the length through the read", async () => {
+    const e = await start(3600);
+    printed();
+    const a = (await e.uploadFile({ content: `a ${Math.random()}`, filename: "a.txt", epochs: 1 })).blobId;
+    const b = (await e.uploadFile({ content: `b ${Math.random()}`, filename: "b.txt", epochs: 1 })).blobId;
+    // b's read waits until a's renew has echoed its key; then b's first renew is applied and its answer lost.
+    e.setFaults({
+      script: [
+        { route: "get", blobId: b, fault: "latency", latencyMs: 300 },
+        { route: "renew", blobId: b, fault: "apply-then-drop" },
+      ],
+    });
+    const provider = await newRun(e);
+    await Promise.all([
+      provider.create({ blobId: a, retentionEpochs: 2, __urn: urn("a") }),
+      provider.create({ blobId: b, retentionEpochs: 8, __urn: urn("b") }),
+    ]);
+    expect(entry(e, b).endEpoch - e.currentEpoch()).toBe(8);
+    expect(entry(e, b).epochsBought).toBe(7);
+  });
+
+  it("an hour's epoch: the 1 epoch bought first answered as a replay of another request shows no length; the rest is not bought on the guess, the up fails, the next buys it", async () => {
+    const e = await start(3600);
+    printed();
+    const blobId = (await e.uploadFile({ content: `replayed ${Math.random()}`, filename: "r.txt", epochs: 1 })).blobId;
+    let claim = true;
+    const proxy = await rewritingProxy(e.url, {
+      headers: (method, path, status) => {
+        if (!(claim && method === "POST" && path.endsWith("/renew") && status === 200)) return undefined;
+        claim = false;
+        return { "Idempotent-Replayed": "true" };
+      },
+    });
+    try {
+      const run = () => configuredProvider(proxy, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+      const inputs = { blobId, retentionEpochs: 8, __urn: urn("r") };
+      const failed = await (await run()).create(inputs).then(
+        () => undefined,
+        (err: Error & { properties?: Props }) => err,
+      );
+      expect(failed?.message).toMatch(
+        /bought to learn the service's epoch showed no length, so the rest is not bought on tuskr:epochSeconds; run `pulumi up` again/,
+      );
+      expect(renews(e)).toEqual([1]);
+      await (await run()).update(blobId, failed!.properties!, inputs);
+      expect(renews(e)).toEqual([1, 1, 5]);
+      expect(entry(e, blobId).endEpoch - e.currentEpoch()).toBe(8);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("a length recorded longer than the service's (another purchase lengthened a move): the next renew's shorter move is taken", async () => {
     const e = await start(DAY);
     const lines = printed();
