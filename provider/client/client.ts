@@ -58,6 +58,11 @@ export class TuskrClient {
   readonly policy: RetryPolicy;
   private readonly random: () => number;
   readonly baseUrl: string;
+  /**
+   * Purchases whose Idempotency-Key this service echoed in an answer (so it reads keys): only
+   * those may be resent after an ambiguous failure, since a resend under the key is then replayed.
+   */
+  private readonly echoed = new Set<"upload" | "renew">();
 
   constructor(options: TuskrClientOptions) {
     if (!options.apiKey) {
@@ -78,6 +83,11 @@ export class TuskrClient {
   /** The latest failure that showed the service refusing every request (nothing overlapping it is sent). */
   get refusal(): TuskrApiError | undefined {
     return this.http.refusal;
+  }
+
+  /** Whether this service is known to honour Idempotency-Key on `kind`: an answer of that kind echoed its key. */
+  keysHonoured(kind: "upload" | "renew"): boolean {
+    return this.echoed.has(kind);
   }
 
   /** Requests currently in flight (for tests of the concurrency bound). */
@@ -107,8 +117,8 @@ export class TuskrClient {
 
   /**
    * `POST /v1/files`, streamed from disk. It buys epochs, so an ambiguous failure is resent only
-   * once the service is known to honour keys; otherwise UPLOAD_OUTCOME_UNKNOWN, since there is no
-   * id to read back.
+   * once the service is known to honour keys (an upload's answer echoed one); otherwise
+   * UPLOAD_OUTCOME_UNKNOWN, since there is no id to read back and a second upload may be sold.
    */
   async uploadFile(
     source: UploadSource,
@@ -123,6 +133,7 @@ export class TuskrClient {
     const deadline = this.http.deadline();
     const extraMs = Math.ceil(size / (1024 * 1024)) * 1000;
     const sentAt = Date.now();
+    const honoured = options.keyHonoured ?? this.keysHonoured("upload");
     const answered = await purchase<Omit<UploadResult, "resent">>(this.policy, this.random, {
       deadline,
       send: async () => {
@@ -139,6 +150,7 @@ export class TuskrClient {
         }
         const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
         const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
+        if (keyHonoured) this.echoed.add("upload");
         const u = sent.data;
         // The record of other content is not this upload's (a blob is its content).
         if (u.size !== size)
@@ -162,7 +174,7 @@ export class TuskrClient {
         };
       },
       // Nothing to read back (the file's id is the answer's): only a key known to be honoured makes a resend safe.
-      settle: async () => (options.keyHonoured ? { again: "after-backoff" } : { stop: "" }),
+      settle: async () => (honoured ? { again: "after-backoff" } : { stop: "" }),
       unknown: (lastError) =>
         new TuskrApiError({
           code: "UPLOAD_OUTCOME_UNKNOWN",
@@ -250,9 +262,10 @@ export class TuskrClient {
   }
 
   /**
-   * `POST /v1/files/:blobId/renew`, never retried blindly since it buys epochs. Without honoured
-   * keys an ambiguous failure is resent only if a read-back shows the expiry did not move;
-   * otherwise RENEW_OUTCOME_UNKNOWN rather than risk buying twice.
+   * `POST /v1/files/:blobId/renew`, never retried blindly since it buys epochs. With keys known to
+   * be honoured an ambiguous failure is resent under its key (the service replays it). Otherwise it
+   * is never resent: a read-back that shows it applied is taken, anything else is
+   * RENEW_OUTCOME_UNKNOWN, since a renew the service applies after the read would be bought twice.
    */
   async renewFile(blobId: string, epochs: number, options: RenewOptions): Promise<RenewResult> {
     const path = filePath(blobId, "renew");
@@ -260,6 +273,7 @@ export class TuskrClient {
     const headers = { [IDEMPOTENCY_KEY_HEADER]: options.idempotencyKey };
     const deadline = this.http.deadline();
     const sentAt = Date.now();
+    const honoured = options.keyHonoured ?? this.keysHonoured("renew");
     return purchase<Omit<RenewResult, "resent">>(this.policy, this.random, {
       deadline,
       send: async () =>
@@ -271,8 +285,8 @@ export class TuskrClient {
           await this.http.send("POST", path, { body, about: blobId, headers, schema: RenewFileResponseSchema, retryAmbiguous: false, deadline }),
         ),
       settle: async () => {
-        if (options.keyHonoured) return { again: "after-backoff" };
-        // The renew may or may not have been applied, and the key may not protect us. Look first.
+        if (honoured) return { again: "after-backoff" };
+        // The renew may or may not have been applied, and the key may not protect us. Look, never resend.
         if (!options.expiresAtBefore) return { stop: "there is no earlier expiry to compare with" };
         let after: ReceivedFile;
         try {
@@ -285,14 +299,18 @@ export class TuskrClient {
         if (verdict === "unattributable") {
           return { stop: `the expiry moved from ${options.expiresAtBefore} to ${after.expiresAt}, more than this purchase: someone else renewed the file too` };
         }
-        return { again: "now" };
+        // Unmoved now says nothing of later: a 5xx may be a commit still landing.
+        return {
+          stop: "the read-back shows the expiry unmoved, and the service is not known to honour Idempotency-Key: a renew it applies late would be bought twice",
+        };
       },
       unknown: (lastError, why) =>
         new TuskrApiError({
           code: "RENEW_OUTCOME_UNKNOWN",
           message:
             `renew of ${epochs} epoch(s) for blobId ${JSON.stringify(blobId)} may or may not have been applied ` +
-            `(${lastError?.message ?? "ambiguous failure"}${why ? `; ${why}` : ""}); not sent again. Run \`pulumi up\`: it reads the expiry first.`,
+            `(${lastError?.message ?? "ambiguous failure"}${why ? `; ${why}` : ""}); not sent again. ` +
+            "Run `pulumi up` again later: it reads the file's expiry and buys only what the declared end still lacks.",
           method: "POST",
           path,
           status: lastError?.status,
@@ -311,6 +329,7 @@ export class TuskrClient {
   ): Omit<RenewResult, "resent"> {
     const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
     const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
+    if (keyHonoured) this.echoed.add("renew");
     const replayed = keyHonoured && header("Idempotent-Replayed") === "true";
     const file = sent.data ?? undefined;
     if (file) {

@@ -112,9 +112,9 @@ export interface RenewOptions {
    */
   epochMs?: number;
   /**
-   * The service is known to honour Idempotency-Key (it echoed one before). Then an ambiguous
-   * failure is simply sent again under the same key; otherwise the file is read back first, and
-   * a move that cannot be attributed stops with RENEW_OUTCOME_UNKNOWN.
+   * The service is known to honour Idempotency-Key (default: a renew's answer to this client echoed
+   * one). Then an ambiguous failure is sent again under the same key; otherwise never: the file is
+   * read back, a move the size of this purchase is taken, anything else is RENEW_OUTCOME_UNKNOWN.
    */
   keyHonoured?: boolean;
 }

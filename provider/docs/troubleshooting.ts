@@ -53,8 +53,9 @@ export const TROUBLESHOOTING = {
     run: "A body that is not JSON (a web page) usually means `tuskr:baseUrl` is not the service's API: check it. Otherwise report it to the service's operator; `pulumi refresh` shows what the service now says.",
   },
   RENEW_OUTCOME_UNKNOWN: {
-    means: "A renew was sent and its answer lost, and the file could not be read back: it may or may not have been applied. Nothing was sent twice.",
-    run: "`pulumi up` again: it reads the file's expiry first and buys only what the declared end still lacks.",
+    means:
+      "A renew was sent, its answer was lost or a 5xx, and no read-back showed it applied: the service may still apply it. It was sent once, or again only under a key the service was seen to honour.",
+    run: "`pulumi up` again a little later: it reads the file's expiry first and buys only what the declared end still lacks.",
   },
   UPLOAD_OUTCOME_UNKNOWN: {
     means: "An upload was sent and its answer lost: it may or may not have been stored.",

@@ -3,7 +3,7 @@ import { UNKNOWN } from "../engine/markers";
 import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./schema";
 import { type Reason, shows } from "./reason";
 import { sameMediaType, wireAsset } from "./source";
-import { LONGEST_EPOCH_MS, type EpochLength, epochLength, horizonClock, mayLack, retentionStartEpochs } from "./epoch";
+import { LONGEST_EPOCH_MS, type EpochLength, epochLength, horizonClock, mayLack, retentionStartEpochs, startMoment } from "./epoch";
 
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {
@@ -123,7 +123,8 @@ export interface StoredFilePlan {
   retentionIncrease: number;
   /**
    * Set when a first renew buys only this many epochs to learn the epoch's length from its answer,
-   * so a guess cannot overbuy a `retainUntil`; the rest is planned on the observed length.
+   * so a guess cannot overbuy a `retainUntil` or a count from a guessed start; the rest is planned
+   * on the observed length.
    */
   lengthProbe?: number;
   /** The epoch's length this plan counts in, and what the answers showed of it. */
@@ -216,7 +217,7 @@ function declaredChanges(olds: StoredFileState, news: DeclaredInputs) {
 /**
  * What the file lacks of the declared end (the later of retentionEpochs and retainUntil), counted
  * in the service's own epochs so purchases converge. Until an answer shows the epoch's length, a
- * date's first renew buys conservatively and the rest follows.
+ * date's first renew, and a count's from a guessed start, buy conservatively and the rest follows.
  */
 function endPurchase(olds: StoredFileState, news: DeclaredInputs, setting: Clock, clock: Clock, epoch: StoredFilePlan["epoch"], settingWrong: boolean) {
   const declaredEpochs = news.retentionEpochs;
@@ -227,7 +228,10 @@ function endPurchase(olds: StoredFileState, news: DeclaredInputs, setting: Clock
   const retentionIncrease = Math.max(byCount, byDate);
   const longest = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : LONGEST_EPOCH_MS;
   const fewest = untilMs !== undefined ? Math.max(1, epochsToReach(expires, untilMs, longest)) : 1;
-  const first = Math.max(byCount, Math.min(byDate, fewest));
+  // A count from a start guessed at a moment (a file this stack did not upload) is as wrong as the
+  // setting: one epoch first shows the service's length, and the rest is counted in it.
+  const countGuessed = epoch !== undefined && !epoch.seen && startMoment(olds) !== undefined;
+  const first = Math.max(countGuessed ? Math.min(byCount, 1) : byCount, Math.min(byDate, fewest));
   // A count the setting guessed that buys nothing may leave the file short in longer epochs. Once the
   // setting is known wrong, one epoch bought to learn the length settles it; until then it is said.
   const mayBeShort = epoch !== undefined && retentionIncrease === 0 && typeof declaredEpochs === "number" && mayLack(olds, declaredEpochs, epoch, longest);

@@ -260,8 +260,10 @@ async function takeRenewAnswer(
   // A replay answers as of its first request; an empty answer says nothing: read instead.
   let after = result.confirmedBy !== "replay" && result.file?.expiresAt ? result.file : await client.getFile(blobId);
   // This purchase's own answer shows the service's epoch: the expiry moved by exactly its epochs.
-  // A read-back after a lost answer shows the move as well (a replay's is of an earlier request).
-  let shown = result.confirmedBy !== "replay" ? epochShown(state, before, after, epochs, clock) : {};
+  // A read-back after a lost answer shows the move as well, and so does one after a replay of
+  // this call's own resend (its key names the expiry it started from); another replay's is not ours.
+  const ours = result.confirmedBy !== "replay" || result.resent;
+  let shown = ours ? epochShown(state, before, after, epochs, clock) : {};
   if (shown.ruledOut && after === result.file) {
     // An answer whose move nothing else agrees with: the service's record decides what moved.
     if (shown.problem) say(shown.problem);
@@ -300,6 +302,32 @@ function replanned(state: StoredFileState, news: DeclaredInputs, clock: PlanCloc
   const plan = planChange({ ...state, keepAlive: state.keepAlive }, news, clock);
   if (plan.horizonProblem) throw new Error(`StoredFile ${label(state, blobId)}: ${plan.horizonProblem}`);
   return plan;
+}
+
+/**
+ * The plan after a renew: none once the length was known before it (or no answer has shown one:
+ * the setting's count was bought). The first length an answer showed counts what the declaration
+ * still lacks (the rest after a renew bought to learn it, or what a guess of a longer epoch left short).
+ */
+function afterRenew(
+  state: StoredFileState,
+  news: DeclaredInputs,
+  plan: StoredFilePlan,
+  renew: { epochs: number; seenBefore: boolean },
+  clock: PlanClock,
+  blobId: string,
+): StoredFilePlan | undefined {
+  if (renew.seenBefore) return undefined;
+  if (!epochLength(state, clock).seen) {
+    if (plan.lengthProbe === undefined) return undefined;
+    // Bought to learn the length, which it did not show: the rest is not bought on a guess, nor the declaration recorded as met.
+    throw new Error(
+      `StoredFile ${label(state, blobId)}: the renew of ${renew.epochs} epoch(s) bought to learn the service's epoch showed no length, so the rest is not bought on tuskr:epochSeconds; run \`pulumi up\` again`,
+    );
+  }
+  // Keep-alive buys once an `up`: not again when this renew carried its epochs.
+  const keptAlive = plan.lengthProbe === undefined && plan.keepAliveEpochs > 0;
+  return replanned(state, keptAlive ? { ...news, keepAlive: undefined } : news, clock, blobId);
 }
 
 /**
@@ -343,7 +371,7 @@ export async function applyPlan(
         epochMs: epoch.seen ? epoch.ms : undefined,
       });
       if (plan.lengthProbe === undefined) state.keepAliveEpochs = (state.keepAliveEpochs ?? 0) + plan.keepAliveEpochs;
-      if (result.confirmedBy === "replay") {
+      if (result.confirmedBy === "replay" && !result.resent) {
         log(
           warning(
             `StoredFile ${label(state, blobId)}: the service already had this purchase (to ${reaches}): made by an earlier, interrupted run; not bought again.`,
@@ -351,19 +379,17 @@ export async function applyPlan(
         );
       }
       await takeRenewAnswer(client, blobId, state, { result, before, epochs, managed }, clock, log);
-      // The first length an answer showed: what the declaration still lacks is counted in it (the
-      // rest after a first renew bought to learn it, or what a guess of a longer epoch left short).
-      if (epoch.seen || !epochLength(state, clock).seen) break;
-      // Keep-alive buys once an `up`: not again when this renew carried its epochs.
-      const keptAlive = plan.lengthProbe === undefined && plan.keepAliveEpochs > 0;
-      plan = replanned(state, keptAlive ? { ...news, keepAlive: undefined } : news, clock, blobId);
+      const remade = afterRenew(state, news, plan, { epochs, seenBefore: epoch.seen }, clock, blobId);
+      if (!remade) break;
+      plan = remade;
       fresh = true;
     } catch (e) {
       // Refused past the horizon on a count no answer has confirmed: the guess was the setting's.
       // One epoch shows the length; the rest is counted in it (nothing was bought by the refusal).
       const probe = isTuskrApiError(e) && e.code === "VALIDATION_ERROR" && !epoch.seen && epochs > 1;
-      // Sent, perhaps made: read the file again and buy only what is still missing.
-      const reread = isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN";
+      // Sent, perhaps made: read the file again and buy only what is still missing. Only under a
+      // key the service honours: else a renew it applies after that read would be bought twice.
+      const reread = isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN" && client.keysHonoured("renew");
       const next = decideRetry(client.policy, { kind: "round", attempt: round });
       if (!(probe || reread) || "stop" in next) throw e;
       await sleep(next.wait);

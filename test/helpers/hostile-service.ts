@@ -54,10 +54,12 @@ export function json(res: http.ServerResponse, status: number, body: unknown, he
 
 /** What a rewriting proxy does with one request: answer it itself, or let the emulator answer and rewrite that. */
 export interface Rewrite {
-  /** Answer without the emulator: [status, JSON body]. */
-  answer?(method: string, path: string): [number, unknown] | undefined;
+  /** Answer without the emulator: [status, JSON body]. `request` is what was sent (headers without host and length), to forward later. */
+  answer?(method: string, path: string, request: { headers: Record<string, string>; body?: Buffer }): [number, unknown] | undefined;
   /** The emulator's JSON answer, changed (the proxy's own origin already stands for the emulator's in every url). */
   json?(method: string, path: string, status: number, body: unknown): unknown;
+  /** Headers set on the emulator's answer, over its own. */
+  headers?(method: string, path: string, status: number): Record<string, string> | undefined;
 }
 
 /**
@@ -74,19 +76,21 @@ export async function rewritingProxy(target: string, rewrite: Rewrite): Promise<
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", async () => {
-      const lie = rewrite.answer?.(method, path);
-      if (lie) return json(res, lie[0], lie[1]);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "content-length") headers[k] = v;
-      const answer = await fetch(`${target}${path}`, { method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined });
-      const body = Buffer.from(await answer.arrayBuffer());
+      const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+      const lie = rewrite.answer?.(method, path, { headers, body });
+      if (lie) return json(res, lie[0], lie[1]);
+      const answer = await fetch(`${target}${path}`, { method, headers, body });
+      const received = Buffer.from(await answer.arrayBuffer());
       const type = answer.headers.get("content-type") ?? "";
       const passOn: Record<string, string> = {};
       answer.headers.forEach((v, k) => {
         if (k !== "content-length" && k !== "content-encoding" && k !== "transfer-encoding" && k !== "connection") passOn[k] = v;
       });
-      if (!type.includes("json") || body.length === 0) return res.writeHead(answer.status, passOn).end(body);
-      const parsed = JSON.parse(body.toString("utf8").split(target).join(own)) as unknown;
+      Object.assign(passOn, rewrite.headers?.(method, path, answer.status));
+      if (!type.includes("json") || received.length === 0) return res.writeHead(answer.status, passOn).end(received);
+      const parsed = JSON.parse(received.toString("utf8").split(target).join(own)) as unknown;
       const out = rewrite.json ? rewrite.json(method, path, answer.status, parsed) : parsed;
       res.writeHead(answer.status, passOn).end(JSON.stringify(out));
     });

@@ -181,11 +181,15 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
       expect: async (r) => {
         // The stack, two files and the folder (the engine does not count the default provider).
         expect(r.changes).toEqual({ create: 4 });
-        // Two uploads (the handbook, the folder's index.html). The logo, uploaded for one epoch:
-        // the 4 its declared 5 lack, and the keep-alive's 30 (fewer than 7 were left), in one renew.
+        // Two uploads (the handbook, the folder's index.html). The logo, uploaded for one epoch and
+        // adopted: 1 epoch that shows the length, then the 3 its declared 5 still lack and the
+        // keep-alive's 30 (fewer than 7 were left), in one renew.
         const created = writes(fileRequests());
         expect(created.filter(([route]) => route === "upload")).toHaveLength(2);
-        expect(created.filter(([route]) => route === "renew")).toEqual([["renew", { epochs: 34 }]]);
+        expect(created.filter(([route]) => route === "renew")).toEqual([
+          ["renew", { epochs: 1 }],
+          ["renew", { epochs: 33 }],
+        ]);
         handbook = r.outputs[lang.outputs.handbook] as string;
         expect(await blobBytes(emu, handbook)).toEqual(fs.readFileSync(path.join(repoRoot, lang.project, "files/handbook.md")));
         expect(stored(handbook)).toMatchObject({

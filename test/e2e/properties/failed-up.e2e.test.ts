@@ -38,8 +38,8 @@ describe("a failed up, then the next one", () => {
         z: { blobId: z, tag: "patched-then-renew-fails", metadata: { owner: "ops" }, retentionEpochs: 3 },
       };
       await rs.declare(declared);
-      // Every renew answers 503 (not applied) and the read-back shows no move: the client gives up
-      // after its 5 sends with RENEW_OUTCOME_UNKNOWN, the provider after 3 such rounds.
+      // Every renew answers 503 (not applied) and the read-back shows no move: with no key known to
+      // be honoured it is not sent again (it may yet land), RENEW_OUTCOME_UNKNOWN.
       emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 20 }] });
       emu.clearRequests();
       const failed = await rs.up();
@@ -59,8 +59,11 @@ describe("a failed up, then the next one", () => {
       emu.clearRequests();
       const next = await rs.up();
       expect(next.ok).toBe(true);
-      // Only what is left: one renew of z, nothing else.
-      expect(writes().map((r) => [r.route, r.blobId, r.requestBody])).toEqual([["renew", z, { epochs: 2 }]]);
+      // Only what is left, for z alone: 1 epoch that shows the length (its start was guessed at adoption), then the 1 lacking.
+      expect(writes().map((r) => [r.route, r.blobId, r.requestBody])).toEqual([
+        ["renew", z, { epochs: 1 }],
+        ["renew", z, { epochs: 1 }],
+      ]);
       expect(stored(z).epochsBought).toBe(2);
       expect(stored(x).tag).toBe("plain-x");
       expect(stored(y).metadata).toEqual({ k: 1 });
@@ -70,7 +73,7 @@ describe("a failed up, then the next one", () => {
         script: "renew: 5xx × 20",
         firstUp: "failed (RENEW_OUTCOME_UNKNOWN)",
         recordedAfterFailure: Object.keys(byName).sort(),
-        secondUp: "ok, one renew of 2",
+        secondUp: "ok, renews of 1 (to learn the epoch) and 1",
         epochsLacking: 2,
         epochsBought: stored(z).epochsBought,
         declared: 3,
@@ -99,21 +102,26 @@ describe("a failed up, then the next one", () => {
       emu.setFaults({});
       expect(failed.ok).toBe(false);
       expect(failed.output).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not have been applied/);
-      expect(stored(w).epochsBought).toBe(3); // bought, though nobody was told
+      // The renew in doubt is the 1 epoch bought first to learn the length: bought, though nobody was told.
+      expect(stored(w).epochsBought).toBe(1);
       const recorded = (await rs.resources()).map((r) => resourceName(r.urn));
       expect(recorded).toEqual(["w"]);
 
       emu.clearRequests();
       const next = await rs.up();
       expect(next.ok).toBe(true);
-      // The expiry already reaches the declared end: one look, nothing resent.
-      expect(emu.requests().map((r) => r.route)).toEqual(["get"]);
-      expect(stored(w).epochsBought).toBe(3); // not bought again
+      // The expiry read shows that epoch: only the 2 still lacking are bought (1 to learn the length, then 1).
+      expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([
+        ["get", undefined],
+        ["renew", { epochs: 1 }],
+        ["renew", { epochs: 1 }],
+      ]);
+      expect(stored(w).epochsBought).toBe(3);
       expect((await rs.resources())[0].outputs.retentionEpochs).toBe(4);
       results.lostAnswerOnCreate = {
         script: "get: pass; renew: apply-then-drop; get: 5xx × 5",
-        firstUp: "failed (RENEW_OUTCOME_UNKNOWN), renew applied",
-        secondUp: "ok, the expiry read reaches the declared end, nothing resent",
+        firstUp: "failed (RENEW_OUTCOME_UNKNOWN), renew of 1 applied",
+        secondUp: "ok, the expiry read counts it, only the 2 lacking bought",
         epochsLacking: 3,
         epochsBought: stored(w).epochsBought,
         declared: 4,
@@ -131,7 +139,7 @@ describe("a failed up, then the next one", () => {
       expect((await rs.up()).ok).toBe(true);
       await rs.declare({ v: { blobId: v, tag: "two", retentionEpochs: 6 } });
       // 429s no longer fail an up (they are paced by the time budget), so refuse the renew with
-      // 5xx until the client gives up: the read-back sees no move each time.
+      // 5xx: the read-back sees no move, and it is not sent again.
       emu.setFaults({ script: [{ route: "renew", fault: "5xx", times: 20 }] });
       const failed = await rs.up();
       emu.setFaults({});

@@ -110,6 +110,34 @@ describe("client ↔ emulator: upload", () => {
     ).toEqual(["amb-2", "amb-2"]);
     expect(emu.files().filter((f) => f.name === "b.txt")).toMatchObject([{ uploadEpochs: 2 }]);
   });
+
+  it("an upload's key is known to be honoured once an upload's answer echoed one: the next ambiguous upload is resent, replayed", async () => {
+    const c = client();
+    await c.uploadFile({ text: `first ${Math.random()}`, filename: "f.txt" }, { epochs: 1 }, { idempotencyKey: "echo-1" });
+    expect(c.keysHonoured("upload")).toBe(true);
+    emu.clearRequests();
+    emu.setFaults({ script: [{ route: "upload", fault: "apply-then-drop" }] });
+    const result = await c.uploadFile({ text: `second ${Math.random()}`, filename: "s.txt" }, { epochs: 2 }, { idempotencyKey: "echo-2" });
+    expect(result).toMatchObject({ created: true, confirmedBy: "replay", resent: true });
+    expect(emu.files().filter((f) => f.name === "s.txt")).toMatchObject([{ uploadEpochs: 2 }]);
+  });
+
+  it("a service that ignores keys echoes none: after its answers an ambiguous upload or renew is still not sent again", async () => {
+    const ignoring = await startEmulator({ port: 0, idempotency: "ignore" });
+    try {
+      const c = new TuskrClient({ baseUrl: ignoring.url, apiKey: KEY, retry: fastRetry });
+      const up = await c.uploadFile({ text: `ignored ${Math.random()}`, filename: "i.txt" }, { epochs: 1 }, { idempotencyKey: "ign-1" });
+      const before = await c.getFile(up.file.blobId);
+      await c.renewFile(up.file.blobId, 1, { idempotencyKey: "ign-2", expiresAtBefore: before.expiresAt });
+      expect([c.keysHonoured("upload"), c.keysHonoured("renew")]).toEqual([false, false]);
+      ignoring.setFaults({ script: [{ route: "upload", fault: "apply-then-drop" }] });
+      const failed = await expectApiError(c.uploadFile({ text: `dropped ${Math.random()}`, filename: "d.txt" }, { epochs: 2 }, { idempotencyKey: "ign-3" }));
+      expect(failed.code).toBe("UPLOAD_OUTCOME_UNKNOWN");
+      expect(ignoring.requests().filter((r) => r.route === "upload")).toHaveLength(2);
+    } finally {
+      await ignoring.close();
+    }
+  });
 });
 
 describe("client ↔ emulator: every error status becomes one structured error", () => {
@@ -231,12 +259,16 @@ describe("client ↔ emulator: retries", () => {
 });
 
 describe("client ↔ emulator: renew never buys twice", () => {
-  const renewOnce = async (fault: FaultKind) => {
+  const renewOnce = async (fault: FaultKind, c = client()) => {
     emu.setFaults({ script: [{ route: "renew", fault, times: 1 }] });
-    const before = await client().getFile(blobId);
+    const before = await c.getFile(blobId);
     emu.clearRequests();
-    const result = await client().renewFile(blobId, 4, { idempotencyKey: `key-${fault}`, expiresAtBefore: before.expiresAt });
+    const result = await c.renewFile(blobId, 4, { idempotencyKey: `key-${fault}`, expiresAtBefore: before.expiresAt });
     return { result, routes: v1().map((r) => r.route) };
+  };
+  const renewFails = async (fault: FaultKind) => {
+    const error = await expectApiError(renewOnce(fault));
+    return { error, routes: v1().map((r) => r.route) };
   };
 
   it("apply-then-drop: the read-back sees the expiry moved, so no second renew", async () => {
@@ -246,22 +278,38 @@ describe("client ↔ emulator: renew never buys twice", () => {
     expect(epochsBought(blobId)).toBe(4);
   });
 
-  it("5xx not applied: the read-back sees no move, so it renews again with the same key", async () => {
-    const { result, routes } = await renewOnce("5xx");
+  // Unmoved at the read-back says nothing of later: a service may still apply it, and one that
+  // ignores the key would then sell the resend too.
+  it("5xx not applied, keys not known to be honoured: the read-back sees no move, so it stops, never resent", async () => {
+    const { error, routes } = await renewFails("5xx");
+    expect(error.code).toBe("RENEW_OUTCOME_UNKNOWN");
+    expect(error.message).toMatch(/expiry unmoved, and the service is not known to honour Idempotency-Key.*Run `pulumi up` again later/);
+    expect(routes).toEqual(["renew", "get"]);
+    expect(epochsBought(blobId)).toBe(0);
+  });
+
+  it("reset before applying, keys not known to be honoured: stops after the read-back, never resent", async () => {
+    const { error, routes } = await renewFails("reset");
+    expect(error.code).toBe("RENEW_OUTCOME_UNKNOWN");
+    expect(routes).toEqual(["renew", "get"]);
+    expect(epochsBought(blobId)).toBe(0);
+  });
+
+  it("5xx not applied, keys known from an earlier renew's echo: resent under the same key, bought once", async () => {
+    const c = client();
+    const before = await c.getFile(blobId);
+    await c.renewFile(blobId, 1, { idempotencyKey: "key-first", expiresAtBefore: before.expiresAt });
+    expect(c.keysHonoured("renew")).toBe(true);
+    expect(c.keysHonoured("upload")).toBe(false);
+    const { result, routes } = await renewOnce("5xx", c);
     expect(result.confirmedBy).toBe("response");
-    expect(routes).toEqual(["renew", "get", "renew"]);
+    expect(routes).toEqual(["renew", "renew"]);
     const keys = emu
       .requests()
       .filter((r) => r.route === "renew")
       .map((r) => r.idempotencyKey);
     expect(new Set(keys)).toEqual(new Set(["key-5xx"]));
-    expect(epochsBought(blobId)).toBe(4);
-  });
-
-  it("reset before applying: renews again once", async () => {
-    const { routes } = await renewOnce("reset");
-    expect(routes).toEqual(["renew", "get", "renew"]);
-    expect(epochsBought(blobId)).toBe(4);
+    expect(epochsBought(blobId)).toBe(1 + 4);
   });
 
   // Someone else renews the file after this client last saw its expiry, then our renew fails
@@ -316,10 +364,11 @@ describe("client ↔ emulator: renew never buys twice", () => {
     expect(added).toBe(4);
   });
 
-  it("5xx after a smaller renewal elsewhere: a move short of our purchase means not applied; bought once", async () => {
-    const { routes, added } = await renewAfterOutOfBand("5xx", 2);
-    expect(routes).toEqual(["renew", "get", "renew"]);
-    expect(added).toBe(4);
+  it("5xx after a smaller renewal elsewhere: a move short of our purchase means not applied; stops, never resent", async () => {
+    const { error, routes, added } = await renewAfterOutOfBand("5xx", 2);
+    expect(error?.code).toBe("RENEW_OUTCOME_UNKNOWN");
+    expect(routes).toEqual(["renew", "get"]);
+    expect(added).toBe(0);
   });
 
   it("429 is not ambiguous: retried directly without a read-back", async () => {

@@ -342,6 +342,51 @@ describe("two weeks' epoch, no answer showing it yet: a count the setting guesse
   });
 });
 
+describe("a count from a start guessed at adoption buys one epoch to learn the length, then the rest in it", () => {
+  const CASES: Array<[string, number, string | undefined, number, number, number[]]> = [
+    ["an hour's epoch, the setting unset", 3600, undefined, 10, 20, [1, 9]],
+    ["an hour's epoch, the setting unset", 3600, undefined, 20, 30, [1, 9]],
+    ["a day's epoch, the setting two weeks", DAY, String(14 * DAY), 3, 10, [1, 6]],
+  ];
+  for (const [label, seconds, setting, had, declared, bought] of CASES) {
+    it(`${label}: an adopted file with ${had} epochs left, ${declared} declared, ends ${declared} epochs ahead; unchanged ups buy nothing`, async () => {
+      const e = await start(seconds);
+      printed();
+      const blobId = (await e.uploadFile({ content: `guessed ${Math.random()}`, filename: "g.txt", epochs: had })).blobId;
+      const run = () => configuredProvider(e, setting ? { "tuskr:epochSeconds": setting } : {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+      const inputs = { blobId, retentionEpochs: declared, __urn: urn("g") };
+      const { outs } = await (await run()).create(inputs);
+      // The guess alone would have bought its whole count in one renew (19, 29, 9).
+      expect(renews(e)).toEqual(bought);
+      expect(entry(e, blobId).endEpoch - e.currentEpoch()).toBe(declared);
+      expect(outs.__epochMsSeen).toBe(seconds * 1000);
+      let state = outs as Props;
+      for (let round = 1; round <= 2; round++) {
+        const provider = await run();
+        const olds = round === 1 ? ((await provider.read(blobId, state)).props as Props) : state;
+        if ((await provider.diff(blobId, olds, inputs)).changes) state = (await provider.update(blobId, olds, inputs)).outs as Props;
+      }
+      expect(renews(e)).toEqual(bought);
+    });
+  }
+
+  it("an hour's epoch: content another stack uploaded for 10 epochs, 20 declared by an upload answered 'already stored', ends 20 epochs ahead", async () => {
+    emu = await startEmulator({ port: 0, epochSeconds: 3600, duplicateUpload: "existing" });
+    const e = emu;
+    printed();
+    const text = `shared hours ${Math.random()}`;
+    const first = await (await newRun(e)).create({ source: textAsset(text), name: "s.txt", retentionEpochs: 10, __urn: urn("s") });
+    // The stack that uploaded it counts in epochs from its upload: a raise is one renew.
+    await (await newRun(e)).update(first.id, first.outs, { source: textAsset(text), name: "s.txt", retentionEpochs: 12, __urn: urn("s") });
+    expect(renews(e)).toEqual([2]);
+    e.clearRequests();
+    const second = await (await newRun(e)).create({ source: textAsset(text), name: "s.txt", retentionEpochs: 20, __urn: urn("s2") });
+    expect(second.id).toBe(first.id);
+    expect(renews(e)).toEqual([1, 7]);
+    expect(entry(e, first.id).endEpoch - e.currentEpoch()).toBe(20);
+  });
+});
+
 describe("one renew's answer is not the service's epoch on its word alone", () => {
   it("an answer moving the expiry 3 days more than the 2 epochs bought, on a file whose upload bounds the epoch: not learnt, said, read back", async () => {
     const e = await start(DAY);
@@ -393,6 +438,58 @@ describe("a length learnt however the answer came, and corrected by a shorter on
     });
   }
 
+  it("an hour's epoch, keys known from another file's answer in the same up: the 1 epoch bought first, answered by a replay of its resend, shows the length through the read", async () => {
+    const e = await start(3600);
+    printed();
+    const a = (await e.uploadFile({ content: `a ${Math.random()}`, filename: "a.txt", epochs: 1 })).blobId;
+    const b = (await e.uploadFile({ content: `b ${Math.random()}`, filename: "b.txt", epochs: 1 })).blobId;
+    // b's read waits until a's renew has echoed its key; then b's first renew is applied and its answer lost.
+    e.setFaults({
+      script: [
+        { route: "get", blobId: b, fault: "latency", latencyMs: 300 },
+        { route: "renew", blobId: b, fault: "apply-then-drop" },
+      ],
+    });
+    const provider = await newRun(e);
+    await Promise.all([
+      provider.create({ blobId: a, retentionEpochs: 2, __urn: urn("a") }),
+      provider.create({ blobId: b, retentionEpochs: 8, __urn: urn("b") }),
+    ]);
+    expect(entry(e, b).endEpoch - e.currentEpoch()).toBe(8);
+    expect(entry(e, b).epochsBought).toBe(7);
+  });
+
+  it("an hour's epoch: the 1 epoch bought first answered as a replay of another request shows no length; the rest is not bought on the guess, the up fails, the next buys it", async () => {
+    const e = await start(3600);
+    printed();
+    const blobId = (await e.uploadFile({ content: `replayed ${Math.random()}`, filename: "r.txt", epochs: 1 })).blobId;
+    let claim = true;
+    const proxy = await rewritingProxy(e.url, {
+      headers: (method, path, status) => {
+        if (!(claim && method === "POST" && path.endsWith("/renew") && status === 200)) return undefined;
+        claim = false;
+        return { "Idempotent-Replayed": "true" };
+      },
+    });
+    try {
+      const run = () => configuredProvider(proxy, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+      const inputs = { blobId, retentionEpochs: 8, __urn: urn("r") };
+      const failed = await (await run()).create(inputs).then(
+        () => undefined,
+        (err: Error & { properties?: Props }) => err,
+      );
+      expect(failed?.message).toMatch(
+        /bought to learn the service's epoch showed no length, so the rest is not bought on tuskr:epochSeconds; run `pulumi up` again/,
+      );
+      expect(renews(e)).toEqual([1]);
+      await (await run()).update(blobId, failed!.properties!, inputs);
+      expect(renews(e)).toEqual([1, 1, 5]);
+      expect(entry(e, blobId).endEpoch - e.currentEpoch()).toBe(8);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it("a length recorded longer than the service's (another purchase lengthened a move): the next renew's shorter move is taken", async () => {
     const e = await start(DAY);
     const lines = printed();
@@ -405,12 +502,13 @@ describe("a length learnt however the answer came, and corrected by a shorter on
     expect(lines.join("\n")).toMatch(/less than the 129600 s seen before .*the shorter is taken/);
   });
 
-  it("an hour's epoch, a count guessed in days refused past the horizon: one epoch learns the length, the rest is counted in it", async () => {
+  it("an hour's epoch, a count guessed in days that the service would refuse past its horizon: one epoch learns the length, the rest is counted in it", async () => {
     const e = await start(3600);
     printed();
     const blobId = (await e.uploadFile({ content: `hours ${Math.random()}`, filename: "h.txt", epochs: 30 })).blobId;
     await (await newRun(e)).create({ blobId, retentionEpochs: 40, __urn: urn("h") });
     expect(entry(e, blobId).endEpoch - e.currentEpoch()).toBe(40);
-    expect(renews(e)[1]).toBe(1);
+    // The guess (38) is not sent: a count from a guessed start buys 1 first, then the 9 lacking.
+    expect(renews(e)).toEqual([1, 9]);
   });
 });

@@ -243,6 +243,27 @@ describe("ends counted in the service's epochs, whatever their length", () => {
       undefined,
     ],
     [
+      "an adopted file, 20 declared, 10 days left: 10 by the setting, 1 first to learn the length",
+      { retentionEpochs: 0, retentionStartEpochs: 10, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(10) },
+      { retentionEpochs: 20 },
+      10,
+      1,
+    ],
+    [
+      "the same, 11 declared: the 1 lacking, no first renew",
+      { retentionEpochs: 0, retentionStartEpochs: 10, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(10) },
+      { retentionEpochs: 11 },
+      1,
+      undefined,
+    ],
+    [
+      "the same, its length seen since (a day): 10 in one renew",
+      { retentionEpochs: 0, retentionStartEpochs: 10, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(10), epochMsSeen: day },
+      { retentionEpochs: 20 },
+      10,
+      undefined,
+    ],
+    [
       "the same, its length seen since (two weeks): counted again from the moment, 6",
       { retentionEpochs: 0, retentionStartEpochs: 20, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(20), epochMsSeen: 14 * day },
       { retentionEpochs: 8 },

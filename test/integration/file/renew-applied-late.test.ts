@@ -1,0 +1,98 @@
+import { createHash } from "node:crypto";
+import { afterEach, expect, it, vi } from "vitest";
+import { type Emulator, startEmulator } from "../../../emulator";
+import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { STORED_FILE_TYPES, formatUrn } from "../../../provider/engine/urns";
+import { type HostileService, rewritingProxy } from "../../helpers/hostile-service";
+import { configuredProvider } from "../../helpers/provider-fixture";
+
+/**
+ * A renew the service answers with a 503 at once and applies a moment later (a commit still
+ * landing). A read-back right after shows nothing moved, so only a key the service is known to
+ * honour makes a resend safe; otherwise the run stops and the next `up` buys what is missing.
+ */
+
+const LATE_MS = 400;
+const urn = formatUrn({ stack: "dev", project: "proj", type: STORED_FILE_TYPES.dynamic, name: "late" });
+const textAsset = (text: string) => ({ [SIG_KEY]: ASSET_SIG, text, hash: createHash("sha256").update(text).digest("hex") });
+type Props = Record<string, unknown>;
+
+let closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  vi.restoreAllMocks();
+});
+
+/** The emulator behind a proxy that answers the next `late` renews 503 and forwards each LATE_MS later, as sent. */
+async function lateService(idempotency: "honour" | "ignore"): Promise<{ e: Emulator; proxy: HostileService; late: { count: number } }> {
+  const e = await startEmulator({ port: 0, idempotency });
+  const late = { count: 0 };
+  const landing: Array<Promise<unknown>> = [];
+  const proxy = await rewritingProxy(e.url, {
+    answer: (method, path, request) => {
+      if (!(method === "POST" && path.endsWith("/renew") && late.count > 0)) return undefined;
+      late.count--;
+      const sent = new Promise((resolve) => setTimeout(resolve, LATE_MS)).then(() => fetch(`${e.url}${path}`, { method, ...request }));
+      landing.push(sent.catch(() => undefined));
+      return [503, { error: { code: "SERVICE_UNAVAILABLE", message: "accepted, committing" } }];
+    },
+  });
+  closers.push(async () => {
+    await Promise.all(landing);
+    await proxy.close();
+    await e.close();
+  });
+  return { e, proxy, late };
+}
+
+const run = (service: { url: string }) => configuredProvider(service, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+const renewKeys = (e: Emulator) =>
+  e
+    .requests()
+    .filter((r) => r.route === "renew")
+    .map((r) => r.idempotencyKey);
+const bought = (e: Emulator, blobId: string) => e.files().find((f) => f.blobId === blobId)!.epochsBought;
+const endsAhead = (e: Emulator, blobId: string) => e.files().find((f) => f.blobId === blobId)!.endEpoch - e.currentEpoch();
+
+it("keys ignored: the renew is sent once, the up fails naming the next up, which buys nothing once the renew has landed", async () => {
+  const { e, proxy, late } = await lateService("ignore");
+  vi.spyOn(console, "log").mockImplementation(() => undefined);
+  const inputs = { source: textAsset(`late ${Math.random()}`), name: "l.txt", retentionEpochs: 2, __urn: urn };
+  const { id, outs } = await (await run(proxy)).create(inputs);
+  late.count = 1_000;
+  const failed = await (await run(proxy)).update(id, outs, { ...inputs, retentionEpochs: 6 }).then(
+    () => undefined,
+    (err: Error) => err.message,
+  );
+  expect(failed).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not have been applied/);
+  expect(failed).toMatch(/not known to honour Idempotency-Key.*Run `pulumi up` again later: it reads the file's expiry/);
+  expect(proxy.requests.filter((r) => r.path.endsWith("/renew"))).toHaveLength(1);
+  await new Promise((resolve) => setTimeout(resolve, LATE_MS + 300));
+  expect(bought(e, id)).toBe(4);
+  // The next `up`, from the state before the failed one: the read shows the renew landed.
+  late.count = 0;
+  const provider = await run(proxy);
+  const next = { ...inputs, retentionEpochs: 6 };
+  const diff = await provider.diff(id, outs as Props, next);
+  if (diff.changes) await provider.update(id, outs as Props, next);
+  expect(bought(e, id)).toBe(4);
+  expect(endsAhead(e, id)).toBe(6);
+});
+
+it("keys honoured, known from an earlier renew's answer in this run: resent under the same key, the late one replayed, bought once", async () => {
+  const { e, proxy, late } = await lateService("honour");
+  vi.spyOn(console, "log").mockImplementation(() => undefined);
+  const inputs = { source: textAsset(`late ${Math.random()}`), name: "l.txt", retentionEpochs: 2, __urn: urn };
+  const provider = await run(proxy);
+  const { id, outs } = await provider.create(inputs);
+  const raised = (await provider.update(id, outs, { ...inputs, retentionEpochs: 3 })).outs as Props;
+  late.count = 1;
+  await provider.update(id, raised, { ...inputs, retentionEpochs: 6 });
+  await new Promise((resolve) => setTimeout(resolve, LATE_MS + 300));
+  expect(bought(e, id)).toBe(1 + 3);
+  expect(endsAhead(e, id)).toBe(6);
+  // The raise to 3, then the resend and the late one under one key: the service replayed the second of them.
+  const keys = renewKeys(e);
+  expect(keys).toHaveLength(3);
+  expect(keys[2]).toBe(keys[1]);
+});
