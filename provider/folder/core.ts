@@ -1,29 +1,25 @@
-import * as path from "node:path";
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
-import { declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
+import { declaredValue, failureOwner, handedBack, ownDeclared } from "./inputs";
 import { earliestOf, firstPaths, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
-import { ASSET_SIG, SIG_KEY } from "../engine/markers";
+import { entriesByHash, entryInputs, entrySecrets, entryUrn } from "./entry";
 import { folderEntryUrn, urnName } from "../engine/urns";
 import type { StoredFileCore, StoredFileDiff } from "../file/core";
 import { type Notice, type ProviderLog, info, mapText, warning } from "../engine/notice";
 import { type PropertyDiff, putChange } from "../file/plan";
-import { type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
+import { type StoredFileState, isUnknown } from "../file/schema";
 import { type CheckFailure, checkFailure, validateInputs } from "../file/validate";
 import { redactor } from "../file/messages";
 import { shows } from "../file/reason";
-import { walkedSource } from "../file/source";
 import { parseState } from "../file/state";
-import { FILE_FIELDS, FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
+import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 
 /**
  * StoredFolder as one resource: each content is an entry StoredFileCore keeps exactly as a
  * StoredFile, recorded in this resource's state, so N files cost the engine one resource while
  * previews still name each file.
  */
-
-const isFileField = (field: string): field is keyof FileValues => (FILE_FIELDS as readonly string[]).includes(field);
 
 /** Entries worked on at once (each request also waits for the client's own bound). */
 const WORKERS = 8;
@@ -156,7 +152,7 @@ export class StoredFolderCore {
     let oldDates: Map<string, FolderEntry<unknown>> | undefined;
     const dateAsBefore = (hash: string, date: unknown): boolean => {
       if (date === undefined || date === null || !isPlainObject(olds?.manifest)) return false;
-      oldDates ??= this.entriesByHash(olds);
+      oldDates ??= entriesByHash(olds);
       return jsonEqual(declaredValue(oldDates.get(hash), "retainUntil"), date);
     };
     const refused = new Map<string, { property: string; reason: string; owners: string[]; shared: boolean }>();
@@ -171,11 +167,11 @@ export class StoredFolderCore {
         );
       }
       // The walk has just found each file regular, inside the folder, readable and within the limit: not looked at again.
-      const entryInputs = this.entryInputs(withManifest, entry, true);
+      const declared = entryInputs(withManifest, entry, true);
       // Dates declared as before are not judged again (see changeFailures, file/validate.ts).
-      const asBefore = dateAsBefore(entry.hash, entryInputs.retainUntil) ? { retainUntil: entryInputs.retainUntil } : {};
-      const secrets = this.entrySecrets(secretInputs, withManifest, entry);
-      const checked = this.files.check(asBefore, validateInputs(entryInputs, secrets), secrets, this.entryUrn(urn, entry));
+      const asBefore = dateAsBefore(entry.hash, declared.retainUntil) ? { retainUntil: declared.retainUntil } : {};
+      const secrets = entrySecrets(secretInputs, withManifest, entry);
+      const checked = this.files.check(asBefore, validateInputs(declared, secrets), secrets, entryUrn(urn, entry));
       for (const failure of checked.failures) {
         const owned = failureOwner(failure, entry, own, withManifest);
         const previous = refused.get(owned.key);
@@ -205,7 +201,7 @@ export class StoredFolderCore {
     // The entries as declared before (made only if an entry changes).
     let declaredEntries: Map<string, FolderEntry<unknown>> | undefined;
     const declaredAsBefore = (entry: FolderEntry<unknown>, field: string): boolean => {
-      declaredEntries ??= this.entriesByHash({ ...state, manifest: oldManifest });
+      declaredEntries ??= entriesByHash({ ...state, manifest: oldManifest });
       const old = declaredEntries.get(entry.hash);
       return old !== undefined && jsonEqual(declaredValue(old, field), declaredValue(entry, field));
     };
@@ -225,7 +221,7 @@ export class StoredFolderCore {
       const d = this.files.diff(
         before.blobId ?? entry.hash,
         before,
-        { inputs: this.entryInputs(news, entry), urn: this.entryUrn(req.urn, entry), secretInputs: this.entrySecrets(req.secretInputs, news, entry) },
+        { inputs: entryInputs(news, entry), urn: entryUrn(req.urn, entry), secretInputs: entrySecrets(req.secretInputs, news, entry) },
         gather,
       );
       if (d.changes) {
@@ -321,7 +317,7 @@ export class StoredFolderCore {
     for (const entry of manifestEntries({ ...before, manifest })) {
       const now = fresh.get(entry.hash);
       if (!now) continue;
-      const secret = new Set(this.entrySecrets(before.secretInputs ?? [], before, entry));
+      const secret = new Set(entrySecrets(before.secretInputs ?? [], before, entry));
       for (const field of PATCH_FIELDS) {
         const value = declaredValue(entry, field);
         if (secret.has(field) || value === undefined || value === null || jsonEqual(value, now[field])) continue;
@@ -341,9 +337,9 @@ export class StoredFolderCore {
     const entries = manifestEntries(news);
     const { failed, untried } = await eachLimited(entries, this.refusedFromNow(), async (entry) => {
       const entryReq = {
-        inputs: this.entryInputs(news, entry),
-        urn: this.entryUrn(req.urn, entry),
-        secretInputs: this.entrySecrets(req.secretInputs, news, entry),
+        inputs: entryInputs(news, entry),
+        urn: entryUrn(req.urn, entry),
+        secretInputs: entrySecrets(req.secretInputs, news, entry),
         onlyPreviewedContent: true,
       };
       const old = recorded.get(entry.hash);
@@ -423,44 +419,9 @@ export class StoredFolderCore {
     if (secretInputs.includes("files")) {
       for (const declared of manifestEntries({ ...state, manifest })) {
         const entry = entries.get(declared.hash);
-        if (entry) entry.secretInputs = this.entrySecrets(secretInputs, state, declared);
+        if (entry) entry.secretInputs = entrySecrets(secretInputs, state, declared);
       }
     }
     return entries;
-  }
-
-  /** The entries `inputs` declare, by their content's hash. */
-  private entriesByHash(inputs: FolderInputs | StoredFolderState): Map<string, FolderEntry<unknown>> {
-    return new Map(manifestEntries(inputs).map((e) => [e.hash, e]));
-  }
-
-  /** An entry's inputs, as a StoredFile declares them: its values, and its first path's content as the source (`walked`: as the walk just found it). */
-  private entryInputs(inputs: FolderInputs, entry: FolderEntry<unknown>, walked = false): DeclaredInputs {
-    const declared = FILE_FIELDS.filter((field) => entry.values[field] !== undefined && entry.values[field] !== null).map((field) => [
-      field,
-      entry.values[field],
-    ]);
-    const source = { [SIG_KEY]: ASSET_SIG, path: path.join(String(inputs.path), entry.paths[0]), hash: entry.hash };
-    return { ...Object.fromEntries(declared), source: walked ? walkedSource(source) : source } as DeclaredInputs;
-  }
-
-  /**
-   * An entry's secret input names. A non-secret shared value stays shown, since masking e.g.
-   * `retentionEpochs: 2` would garble every number in a message.
-   */
-  private entrySecrets(secretInputs: readonly string[], inputs: FolderInputs | StoredFolderState, entry: FolderEntry<unknown>): string[] {
-    // A shared secret value is the entry's unless a path's own (plain) value took its place (a later end, an override).
-    const shared: FileValues = inputs;
-    const names = new Set(secretInputs.filter((f) => isFileField(f) && (secretInputs.includes("files") || jsonEqual(entry.values[f], shared[f]))));
-    if (secretInputs.includes("files")) {
-      for (const rel of entry.paths) for (const f of Object.keys(ownValues(inputs, rel) ?? {})) if (isFileField(f)) names.add(f);
-    }
-    // An entry's source is a file under the folder's path: its messages must not show a secret one.
-    if (secretInputs.includes("path")) names.add("source");
-    return [...names];
-  }
-
-  private entryUrn(urn: string | undefined, entry: FolderEntry<unknown>): string | undefined {
-    return urn ? folderEntryUrn(urn, entry.hash) : undefined;
   }
 }

@@ -170,24 +170,10 @@ const LINK = "a symbolic link";
 const linkTarget = (dir: string, rel: string): Reason[number] => shows(` (to ${JSON.stringify(fs.readlinkSync(path.join(dir, rel)))})`, "");
 
 /**
- * The folder's regular files matching the globs, as sorted relative POSIX paths. Links and special
- * files are refused rather than followed: following a link could upload any file on the machine
- * running `pulumi up`.
+ * Globs are relative to the folder and stay in it: `..` or an absolute path would reach files
+ * outside. The refusal names the glob but not the folder, whose path may be secret when it is not.
  */
-export function folderFiles(name: string, dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {
-  let stat: fs.Stats;
-  try {
-    stat = fs.statSync(dir);
-  } catch {
-    throw new FolderInputError("path", [
-      `StoredFolder ${name}: `,
-      shows(`path ${dir}`, "the folder"),
-      ` does not exist (paths are relative to the program's directory, ${process.cwd()})`,
-    ]);
-  }
-  if (!stat.isDirectory()) throw new FolderInputError("path", [`StoredFolder ${name}: `, shows(`path ${dir}`, "the folder's path"), " is not a directory"]);
-  // Globs are relative to the folder and stay in it: `..` or an absolute path would reach files
-  // outside. The refusal names the glob but not the folder, whose path may be secret when it is not.
+function refuseGlobsLeaving(name: string, include: readonly string[], exclude: readonly string[]): void {
   for (const [field, globs] of [
     ["include", include],
     ["exclude", exclude],
@@ -202,24 +188,13 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
       }
     }
   }
-  const included = picomatch(include);
-  const excludedPath = exclude.length > 0 ? picomatch(exclude) : () => false;
-  // Excluding a directory excludes what is under it (as the glob walk does).
-  const excluded = (rel: string) =>
-    rel.split("/").some((_, i, parts) => excludedPath(parts.slice(0, i + 1).join("/")) || excludedPath(`${parts.slice(0, i + 1).join("/")}/`));
-  for (const entry of notRegularFiles(dir)) {
-    if (!included(entry.rel) || excluded(entry.rel)) continue;
-    throw new FolderInputError("path", [
-      `StoredFolder ${name}: `,
-      inFolder(dir, entry.rel),
-      ` is ${entry.what}`,
-      ...(entry.what === LINK ? [linkTarget(dir, entry.rel)] : []),
-      `: a folder uploads regular files only, following no link; exclude it (exclude: [${JSON.stringify(entry.rel)}]) or put the file there`,
-    ]);
-  }
-  const matched = globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false, followSymbolicLinks: false }).sort();
-  // A glob that names a path through a linked directory (`etc/*` where `etc` links to /etc) is
-  // walked through it by the glob library: every directory on a matched path is checked too.
+}
+
+/**
+ * A glob that names a path through a linked directory (`etc/*` where `etc` links to /etc) is
+ * walked through it by the glob library: every directory on a matched path is checked too.
+ */
+function refuseLinksOnPaths(name: string, dir: string, matched: readonly string[]): void {
   const checked = new Set<string>();
   for (const rel of matched) {
     // A glob can still reach out after the check above (braces: `..{,}/*` is `../*`): what it matched must be inside.
@@ -247,6 +222,43 @@ export function folderFiles(name: string, dir: string, include: string[] = ["**/
       }
     }
   }
+}
+
+/**
+ * The folder's regular files matching the globs, as sorted relative POSIX paths. Links and special
+ * files are refused rather than followed: following a link could upload any file on the machine
+ * running `pulumi up`.
+ */
+export function folderFiles(name: string, dir: string, include: string[] = ["**/*"], exclude: string[] = []): string[] {
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(dir);
+  } catch {
+    throw new FolderInputError("path", [
+      `StoredFolder ${name}: `,
+      shows(`path ${dir}`, "the folder"),
+      ` does not exist (paths are relative to the program's directory, ${process.cwd()})`,
+    ]);
+  }
+  if (!stat.isDirectory()) throw new FolderInputError("path", [`StoredFolder ${name}: `, shows(`path ${dir}`, "the folder's path"), " is not a directory"]);
+  refuseGlobsLeaving(name, include, exclude);
+  const included = picomatch(include);
+  const excludedPath = exclude.length > 0 ? picomatch(exclude) : () => false;
+  // Excluding a directory excludes what is under it (as the glob walk does).
+  const excluded = (rel: string) =>
+    rel.split("/").some((_, i, parts) => excludedPath(parts.slice(0, i + 1).join("/")) || excludedPath(`${parts.slice(0, i + 1).join("/")}/`));
+  for (const entry of notRegularFiles(dir)) {
+    if (!included(entry.rel) || excluded(entry.rel)) continue;
+    throw new FolderInputError("path", [
+      `StoredFolder ${name}: `,
+      inFolder(dir, entry.rel),
+      ` is ${entry.what}`,
+      ...(entry.what === LINK ? [linkTarget(dir, entry.rel)] : []),
+      `: a folder uploads regular files only, following no link; exclude it (exclude: [${JSON.stringify(entry.rel)}]) or put the file there`,
+    ]);
+  }
+  const matched = globSync(include, { cwd: dir, ignore: exclude, onlyFiles: true, expandDirectories: false, followSymbolicLinks: false }).sort();
+  refuseLinksOnPaths(name, dir, matched);
   // The folder's paths are keys of maps (the manifest, blobIds, urls): a JavaScript object, and so
   // Pulumi's SDK decoding a property map, takes this one key as its prototype and drops it.
   if (matched.includes("__proto__")) {
