@@ -36,7 +36,22 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         // The folder's three files: three uploads, one PATCH (index.html's metadata); the date in
         // the past buys nothing, the upload's epochs are the declared 2. Each upload is read back.
         // The adopted logo buys one epoch to learn the length, then what it lacks in it.
-        expect(routes().sort()).toEqual(["get", "get", "get", "get", "get", "patch", "patch", "patch", "renew", "renew", "upload", "upload", "upload", "upload"]);
+        expect(routes().sort()).toEqual([
+          "get",
+          "get",
+          "get",
+          "get",
+          "get",
+          "patch",
+          "patch",
+          "patch",
+          "renew",
+          "renew",
+          "upload",
+          "upload",
+          "upload",
+          "upload",
+        ]);
         const handbook = up.outputs.handbookBlobId.value as string;
         expect(await blobBytes(emu, handbook)).toEqual(fs.readFileSync(path.join(repoRoot, "examples/yaml/files/handbook.md")));
         expect(await storedOnEmulator(handbook)).toMatchObject({
