@@ -90,14 +90,17 @@ export function decideRetry(policy: RetryPolicy, q: RetryQuestion, random: () =>
 }
 
 /**
- * Whether a request the loop gave up on (`stop`) shows the service refusing every request, not
- * this one: pacing, failing or not answering past the retry budget, or rejecting the key. A 403 on
- * a request naming one file may be that file's account, so only one naming none counts.
+ * What a request the loop gave up on (`stop`) says of the service as a whole. "alone": a rejected key
+ * (401) or pacing past the retries (429: a rate limit is the key's, never one file's) refuses everyone
+ * by itself. "corroborated": failing or not answering past the retries may be this request's own
+ * fault (one file's broken row), so it counts only alongside another request's. A 403 is never the
+ * service's: it may be one file's account or one upload's content.
  */
-export function refusesEveryone(error: RetryFailure, stop: RetryStop, aboutOneFile: boolean): boolean {
-  if (error.status === 401 || (error.status === 403 && !aboutOneFile)) return true;
-  if (stop !== "attempts" && stop !== "deadline") return false;
-  return error.status === 429 || (error.status !== undefined && error.status >= 500) || error.code === "TIMEOUT" || error.code === "NETWORK_ERROR";
+export function refusalEvidence(error: RetryFailure, stop: RetryStop): "alone" | "corroborated" | undefined {
+  if (error.status === 401) return "alone";
+  if (stop !== "attempts" && stop !== "deadline") return undefined;
+  if (error.status === 429) return "alone";
+  return (error.status !== undefined && error.status >= 500) || error.code === "TIMEOUT" || error.code === "NETWORK_ERROR" ? "corroborated" : undefined;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { ErrorEnvelopeSchema, LIMITS, errorCodeForStatus } from "../../api";
 import { TuskrApiError, redactString, redactValue } from "./errors";
 import type { MultipartBody } from "./multipart";
-import { type RetryPolicy, type Semaphore, decideRetry, refusesEveryone, serverRequestedWaitSeconds, sleep } from "./retry";
+import { type RetryPolicy, type Semaphore, decideRetry, refusalEvidence, serverRequestedWaitSeconds, sleep } from "./retry";
 import { USER_AGENT } from "../engine/identity";
 
 /** The largest response body the client reads; a larger one is refused, never kept. */
@@ -46,10 +46,18 @@ export class Transport {
   private axiosInstance?: AxiosInstance;
   /**
    * The failure that showed the service refusing every request, and after how many attempts. While
-   * it stands (until a request gets through, or one starts with none other under way) nothing is
-   * sent, so thousands of files cost one retry budget per request under way, not one per file.
+   * it stands (until a request gets through, its hold ends and a probe does, or one starts with none
+   * other under way) nothing is sent, so thousands of files cost one retry budget per request under
+   * way, not one per file.
    */
-  private refused?: { error: TuskrApiError; attempts: number };
+  private refused?: { error: TuskrApiError; attempts: number; until: number; probing: boolean };
+  /**
+   * Requests refused (failing, pacing or not answering) since the last 2xx, by the file they are
+   * about: one past its retries may be that file's fault; another refused too makes it the service's.
+   */
+  private readonly failing = new Set<string>();
+  /** Sends so far: tells apart requests that name no file (uploads all share one path). */
+  private sends = 0;
   /** The latest such failure, kept after it stops standing: what a folder compares to stop starting entries. */
   private lastRefusal?: TuskrApiError;
   /** Retry loops running (waits included), and 2xx answers so far: what tells a refusal of everyone from one request's bad luck. */
@@ -125,17 +133,17 @@ export class Transport {
     if (this.active === 0) this.refused = undefined;
     this.active++;
     try {
-      return await this.attempts(method, path, opts);
+      return await this.attempts(method, path, opts, opts.about ?? `${method} ${path} #${++this.sends}`);
     } finally {
       this.active--;
     }
   }
 
-  private async attempts<S extends z.ZodType>(method: string, path: string, opts: SendOptions<S>): Promise<Sent<z.infer<S>>> {
+  private async attempts<S extends z.ZodType>(method: string, path: string, opts: SendOptions<S>, who: string): Promise<Sent<z.infer<S>>> {
     const succeededBefore = this.succeeded;
     for (let attempt = 1; ; attempt++) {
       // Checked before each resend too: a request under way stops at its next attempt.
-      if (this.refused) throw this.notSent(method, path, this.refused);
+      const probe = this.admit(method, path);
       let error: TuskrApiError;
       try {
         const response = await this.gate.run(() => this.request(method, path, opts));
@@ -143,6 +151,7 @@ export class Transport {
           // Whatever else was refused, this got through: the service does not refuse everyone.
           this.succeeded++;
           this.refused = undefined;
+          this.failing.clear();
           return {
             data: this.parseResponse(method, path, response, opts.schema),
             status: response.status,
@@ -153,18 +162,51 @@ export class Transport {
       } catch (e) {
         error = e instanceof TuskrApiError ? e : this.transportError(method, path, e);
       }
+      if (refusalEvidence(error, "attempts")) this.failing.add(who);
+      if (probe && this.refused) {
+        // A probe has one attempt: failing the service's way it renews the trip, otherwise the next request probes.
+        if (refusalEvidence(error, "attempts")) {
+          this.trip(error, attempt);
+          throw error;
+        }
+        this.refused.probing = false;
+      }
       const next = decideRetry(this.policy, { kind: "request", attempt, error, deadline: opts.deadline, ambiguousAllowed: opts.retryAmbiguous }, this.random);
       if ("stop" in next) {
         // Everyone's only if no other request got through while this one was being refused.
-        if (!this.refused && this.succeeded === succeededBefore && refusesEveryone(error, next.stop, opts.about !== undefined)) {
-          this.refused = { error, attempts: attempt };
-          this.lastRefusal = error;
-        }
+        if (this.succeeded === succeededBefore) this.weigh(error, next.stop, who, attempt);
         throw error;
       }
       this.onRetry?.({ method, path, attempt, waitMs: next.wait, error });
       await sleep(next.wait);
     }
+  }
+
+  /**
+   * Whether this attempt may be sent, and as the probe of a trip. A trip holds for twice the longest
+   * backoff, so every request under way meets it at its next attempt; then one request is let
+   * through, and its 2xx clears the trip, so a recovered service is not refused for a whole run.
+   */
+  private admit(method: string, path: string): boolean {
+    const refused = this.refused;
+    if (!refused) return false;
+    if (refused.probing || Date.now() < refused.until) throw this.notSent(method, path, refused);
+    refused.probing = true;
+    return true;
+  }
+
+  /** Records a request given up on (`stop`), tripping when it shows the service refusing every request. */
+  private weigh(error: TuskrApiError, stop: Parameters<typeof refusalEvidence>[1], who: string, attempts: number): void {
+    const evidence = refusalEvidence(error, stop);
+    if (!evidence) return;
+    // Another request still retrying counts: waiting for its budget to run out too would start more entries meanwhile.
+    if (evidence === "corroborated" && ![...this.failing].some((other) => other !== who)) return;
+    if (!this.refused) this.trip(error, attempts);
+  }
+
+  private trip(error: TuskrApiError, attempts: number): void {
+    this.refused = { error, attempts, until: Date.now() + 2 * this.policy.maxDelayMs, probing: false };
+    this.lastRefusal = error;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_RETRY_POLICY, decideRetry, refusesEveryone } from "../../../provider/client/retry";
+import { DEFAULT_RETRY_POLICY, decideRetry, refusalEvidence } from "../../../provider/client/retry";
 
 // One policy with round numbers, so every expected wait below can be worked out by hand.
 const policy = {
@@ -108,32 +108,28 @@ describe("decideRetry: a round of read → buy", () => {
   });
 });
 
-describe("refusesEveryone: a failure every other request would meet too", () => {
-  it("pacing, failing or not answering counts once the loop gave up for its budget (attempts or deadline), not before", () => {
-    for (const error of [
-      failure({ status: 429 }),
-      failure({ status: 503 }),
-      failure({ status: 500 }),
-      failure({ code: "TIMEOUT" }),
-      failure({ code: "NETWORK_ERROR" }),
-    ]) {
-      expect(refusesEveryone(error, "attempts", false)).toBe(true);
-      expect(refusesEveryone(error, "deadline", true)).toBe(true);
+describe("refusalEvidence: what a failure says of the service as a whole", () => {
+  it("pacing past the budget (429) counts alone; failing or not answering past it counts only alongside another request's", () => {
+    expect(refusalEvidence(failure({ status: 429 }), "attempts")).toBe("alone");
+    expect(refusalEvidence(failure({ status: 429 }), "deadline")).toBe("alone");
+    for (const error of [failure({ status: 503 }), failure({ status: 500 }), failure({ code: "TIMEOUT" }), failure({ code: "NETWORK_ERROR" })]) {
+      expect(refusalEvidence(error, "attempts")).toBe("corroborated");
+      expect(refusalEvidence(error, "deadline")).toBe("corroborated");
       // A purchase's ambiguous failure is not resent as is: its attempts are not spent.
-      expect(refusesEveryone(error, "ambiguous", false)).toBe(false);
+      expect(refusalEvidence(error, "ambiguous")).toBeUndefined();
     }
+    expect(refusalEvidence(failure({ status: 429 }), "ambiguous")).toBeUndefined();
   });
 
-  it("a rejected key counts at once; a 403 only on a request naming no file (on one, it may be that file's account)", () => {
-    expect(refusesEveryone(failure({ status: 401, code: "UNAUTHORIZED", retryable: false }), "not-retryable", true)).toBe(true);
-    expect(refusesEveryone(failure({ status: 403, code: "FORBIDDEN", retryable: false }), "not-retryable", false)).toBe(true);
-    expect(refusesEveryone(failure({ status: 403, code: "FORBIDDEN", retryable: false }), "not-retryable", true)).toBe(false);
+  it("a rejected key counts at once; a 403 never (one file's account, one upload's content)", () => {
+    expect(refusalEvidence(failure({ status: 401, code: "UNAUTHORIZED", retryable: false }), "not-retryable")).toBe("alone");
+    expect(refusalEvidence(failure({ status: 403, code: "FORBIDDEN", retryable: false }), "not-retryable")).toBeUndefined();
   });
 
   it("a file's own failure never counts: a 422, a 404, an answer that cannot be trusted, a budget spent before sending", () => {
-    expect(refusesEveryone(failure({ status: 422, code: "VALIDATION_ERROR", retryable: false }), "not-retryable", false)).toBe(false);
-    expect(refusesEveryone(failure({ status: 404, code: "NOT_FOUND", retryable: false }), "not-retryable", true)).toBe(false);
-    expect(refusesEveryone(failure({ code: "INVALID_RESPONSE", retryable: false, mayHaveBeenApplied: true }), "not-retryable", true)).toBe(false);
-    expect(refusesEveryone(failure({ code: "TIMEOUT", retryable: false }), "not-retryable", true)).toBe(false);
+    expect(refusalEvidence(failure({ status: 422, code: "VALIDATION_ERROR", retryable: false }), "not-retryable")).toBeUndefined();
+    expect(refusalEvidence(failure({ status: 404, code: "NOT_FOUND", retryable: false }), "not-retryable")).toBeUndefined();
+    expect(refusalEvidence(failure({ code: "INVALID_RESPONSE", retryable: false, mayHaveBeenApplied: true }), "not-retryable")).toBeUndefined();
+    expect(refusalEvidence(failure({ code: "TIMEOUT", retryable: false }), "not-retryable")).toBeUndefined();
   });
 });
