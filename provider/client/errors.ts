@@ -108,12 +108,20 @@ function secretForms(secret: string): string[] {
 }
 
 /**
- * A long secret also as a service may store it normalised (Unicode NFC or NFKC, spaces collapsed),
- * where runs of the text as written would not be found.
+ * A long secret also as a service may store it normalised (Unicode NFC, NFKC, NFD or NFKD, spaces
+ * collapsed), where runs of the text as written would not be found: macOS file systems and some
+ * services store text decomposed (NFD), so a composed secret would come back in other code units.
  */
 function normalisedForms(secret: string): string[] {
   const collapsed = (text: string) => text.replace(/\s+/g, " ").trim();
-  const forms = [secret.normalize("NFC"), secret.normalize("NFKC"), collapsed(secret), collapsed(secret.normalize("NFKC"))];
+  const forms = [
+    secret.normalize("NFC"),
+    secret.normalize("NFKC"),
+    secret.normalize("NFD"),
+    secret.normalize("NFKD"),
+    collapsed(secret),
+    collapsed(secret.normalize("NFKC")),
+  ];
   return [secret, ...new Set(forms.filter((f) => f.length >= RUN && f !== secret))];
 }
 

@@ -39,6 +39,11 @@ describe("redactString", () => {
     expect(redactString(`name "${secret.normalize("NFKC").replace(/\s+/g, " ").toUpperCase()}"`, [secret])).toBe('name "[REDACTED]"');
   });
 
+  it("masks a long secret a service stored decomposed (NFD, NFKD)", () => {
+    for (const secret of ["비밀번호는한국어로된긴문장입니다", "résumé-éléphant-ça-déjà"])
+      for (const form of ["NFD", "NFKD"] as const) expect(redactString(`said: ${secret.normalize(form)} (end)`, [secret])).toBe("said: [REDACTED] (end)");
+  });
+
   it("keeps wording that shares fewer than 8 characters with a long secret, and matches a short secret only whole", () => {
     const secret = "the-release-notes-2027";
     expect(redactString("the release notes of 2027: the-rel", [secret])).toBe("the release notes of 2027: the-rel");
