@@ -6,7 +6,8 @@ import { UNKNOWN } from "../../../provider/engine/markers";
 import { readPropertyPath } from "../../helpers/property-paths";
 
 /** The plan as property paths: what the provider plugin's preview shows (`~ metadata.team`). */
-const diffs = (olds: Record<string, unknown>, news: Record<string, unknown>, secrets: readonly string[] = []) => propertyDiffs(olds, news, planChange(olds, news), secrets);
+const diffs = (olds: Record<string, unknown>, news: Record<string, unknown>, secrets: readonly string[] = []) =>
+  propertyDiffs(olds, news, planChange(olds, news), secrets);
 const adopted = { blobId: "b1", name: "a.txt", tag: "t", metadata: { team: "web", nested: { a: 1, b: 2 }, "odd.key": 1 }, retentionEpochs: 2 };
 
 describe("property-level diffs", () => {
