@@ -217,11 +217,9 @@ export function redactString(text: string, secrets: readonly string[]): string {
 export function redactStrings(value: unknown, redact: (text: string) => string): unknown {
   if (typeof value === "string") return redact(value);
   if (Array.isArray(value)) return value.map((v) => redactStrings(v, redact));
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[redact(k)] = redactStrings(v, redact);
-    return out;
-  }
+  // Own entries made by fromEntries: a key named `__proto__` (a service's metadata may hold one)
+  // stays a key rather than setting the copy's prototype.
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), redactStrings(v, redact)]));
   return value;
 }
 

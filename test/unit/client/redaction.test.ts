@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactString } from "../../../provider/client/errors";
+import { redactString, redactValue } from "../../../provider/client/errors";
 
 /** A secret never survives redaction, whatever its size, characters or the form a message carries it in. */
 describe("redactString", () => {
@@ -53,5 +53,11 @@ describe("redactString", () => {
   it("masks short secrets and regex metacharacters, and never searches a mask again", () => {
     expect(redactString("a.b* and D", ["a.b*", "D"])).toBe("[REDACTED] and [REDACTED]");
     expect(redactString("xEx", ["E"])).toBe("x[REDACTED]x");
+  });
+
+  it("keeps a key named __proto__ as a key when it masks a value's strings", () => {
+    const out = redactValue(JSON.parse('{"__proto__":{"k":"a-long-secret-key"}}'), ["a-long-secret-key"]) as Record<string, unknown>;
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
+    expect(JSON.stringify(out)).toBe('{"__proto__":{"k":"[REDACTED]"}}');
   });
 });
