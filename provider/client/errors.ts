@@ -108,12 +108,20 @@ function secretForms(secret: string): string[] {
 }
 
 /**
- * A long secret also as a service may store it normalised (Unicode NFC or NFKC, spaces collapsed),
- * where runs of the text as written would not be found.
+ * A long secret also as a service may store it normalised (Unicode NFC, NFKC, NFD or NFKD, spaces
+ * collapsed), where runs of the text as written would not be found: macOS file systems and some
+ * services store text decomposed (NFD), so a composed secret would come back in other code units.
  */
 function normalisedForms(secret: string): string[] {
   const collapsed = (text: string) => text.replace(/\s+/g, " ").trim();
-  const forms = [secret.normalize("NFC"), secret.normalize("NFKC"), collapsed(secret), collapsed(secret.normalize("NFKC"))];
+  const forms = [
+    secret.normalize("NFC"),
+    secret.normalize("NFKC"),
+    secret.normalize("NFD"),
+    secret.normalize("NFKD"),
+    collapsed(secret),
+    collapsed(secret.normalize("NFKC")),
+  ];
   return [secret, ...new Set(forms.filter((f) => f.length >= RUN && f !== secret))];
 }
 
@@ -209,11 +217,9 @@ export function redactString(text: string, secrets: readonly string[]): string {
 export function redactStrings(value: unknown, redact: (text: string) => string): unknown {
   if (typeof value === "string") return redact(value);
   if (Array.isArray(value)) return value.map((v) => redactStrings(v, redact));
-  if (value && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[redact(k)] = redactStrings(v, redact);
-    return out;
-  }
+  // Own entries made by fromEntries: a key named `__proto__` (a service's metadata may hold one)
+  // stays a key rather than setting the copy's prototype.
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), redactStrings(v, redact)]));
   return value;
 }
 

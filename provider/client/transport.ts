@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { AxiosInstance, AxiosResponse, AxiosStatic } from "axios";
 import type { z } from "zod";
 import { ErrorEnvelopeSchema, LIMITS, errorCodeForStatus } from "../../api";
-import { TuskrApiError, redactString, redactValue } from "./errors";
+import { TuskrApiError, redactString, redactStrings, redactValue, secretMask } from "./errors";
 import type { MultipartBody } from "./multipart";
 import { type RetryPolicy, type Semaphore, decideRetry, refusalEvidence, serverRequestedWaitSeconds, sleep } from "./retry";
 import { USER_AGENT } from "../engine/identity";
@@ -330,7 +330,9 @@ export class Transport {
         throw this.invalidResponse(method, path, response.status, NOT_JSON, text.slice(0, 500));
       }
     }
-    const parsed = schema.safeParse(json);
+    // Every answer passes here, so the API key a service echoes (a signed link's query, a field
+    // holding it) is masked before any of it is recorded in a state, compared or said.
+    const parsed = schema.safeParse(json === undefined ? json : redactStrings(json, secretMask([this.apiKey])));
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue?.path.length ? issue.path.join(".") : "body";

@@ -77,6 +77,16 @@ const declaresRetention = (inputs: DeclaredInputs): boolean => inputs.retentionE
 const secretList = (names: readonly string[]): string[] | undefined => (names.length > 0 ? [...names] : undefined);
 
 /**
+ * Whether the secret input names differ from those recorded (order aside). A value made secret
+ * unchanged must still reach the state's names, or a later refresh would show it and fingerprint it.
+ */
+export function secretsMoved(recorded: readonly string[] | null | undefined, names: readonly string[]): boolean {
+  const was = new Set(recorded ?? []);
+  const now = new Set(names);
+  return was.size !== now.size || [...now].some((name) => !was.has(name));
+}
+
+/**
  * Metadata declared `{}` over stored keys clears them all. YAML and Go programs' `{a: null}`
  * arrives as that (Go drops null map entries), so the preview names the keys removed.
  */
@@ -199,17 +209,18 @@ export class StoredFileCore {
     const refusal = plan.replace ? undefined : planRefusal(plan);
     if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {
-      changes: plan.changedFields.length > 0 || plan.renewEpochs > 0,
+      // Secret names alone changed: an update that sends nothing and records them.
+      changes: plan.changedFields.length > 0 || plan.renewEpochs > 0 || secretsMoved(state.secretInputs, req.secretInputs),
       replaces: plan.replaceFields,
       deleteBeforeReplace: false,
-      detailedDiff: propertyDiffs(state, req.inputs, plan),
+      detailedDiff: propertyDiffs(state, req.inputs, plan, req.secretInputs),
     };
   }
 
-  /** What applying `inputs` to a file recorded as `state` would do, said nowhere and sent nowhere (a folder asks it of each entry). */
-  wouldChange(state: StoredFileState, inputs: DeclaredInputs): { changes: boolean; replace: boolean } {
+  /** What applying `inputs` (secret as `secretInputs` names) to a file recorded as `state` would do, said nowhere and sent nowhere (a folder asks it of each entry). */
+  wouldChange(state: StoredFileState, inputs: DeclaredInputs, secretInputs: readonly string[]): { changes: boolean; replace: boolean } {
     const plan = planChange(this.remember(state), inputs, this.clock());
-    return { changes: plan.changedFields.length > 0 || plan.renewEpochs > 0, replace: plan.replace };
+    return { changes: plan.changedFields.length > 0 || plan.renewEpochs > 0 || secretsMoved(state.secretInputs, secretInputs), replace: plan.replace };
   }
 
   /**

@@ -398,9 +398,9 @@ function patchPaths(below: readonly string[], before: unknown, patch: Record<str
 /**
  * The plan as property-level changes (`~ metadata.team`, `+ tag`, `blobId` replaced): what a
  * provider plugin answers in its diff, so a preview names each changed key. Derived from the
- * same plan the apply follows.
+ * same plan the apply follows. A secret input's change is one entry for the field, never a path inside it.
  */
-export function propertyDiffs(olds: StoredFileState, news: DeclaredInputs, plan: StoredFilePlan): Record<string, PropertyDiff> {
+export function propertyDiffs(olds: StoredFileState, news: DeclaredInputs, plan: StoredFilePlan, secrets: readonly string[]): Record<string, PropertyDiff> {
   const out: Record<string, PropertyDiff> = {};
   for (const field of plan.replaceFields) {
     const had = field === "source" ? Boolean(olds.sourceHash) : olds.blobId !== undefined && !olds.sourceHash;
@@ -408,7 +408,8 @@ export function propertyDiffs(olds: StoredFileState, news: DeclaredInputs, plan:
   }
   for (const field of plan.changedFields) {
     if (plan.replaceFields.includes(field)) continue;
-    if (field === "metadata" && plan.patch?.metadata && !isUnknown(news.metadata)) {
+    // Secret metadata's keys are data too (a path names them): its change is said of the field alone.
+    if (field === "metadata" && plan.patch?.metadata && !isUnknown(news.metadata) && !secrets.includes("metadata")) {
       if (olds.metadata === undefined || olds.metadata === null) putChange(out, { field: "metadata", kind: "add", inputDiff: true });
       else patchPaths([], olds.metadata, plan.patch.metadata as Record<string, unknown>, out);
       continue;

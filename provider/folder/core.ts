@@ -5,7 +5,7 @@ import { earliestOf, firstPaths, packEntries, pathText, recordedManifest, unpack
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { entriesByHash, entryInputs, entrySecrets, entryUrn } from "./entry";
 import { folderEntryUrn, urnName } from "../engine/urns";
-import type { StoredFileCore, StoredFileDiff } from "../file/core";
+import { type StoredFileCore, type StoredFileDiff, secretsMoved } from "../file/core";
 import { type Notice, type ProviderLog, info, mapText, warning } from "../engine/notice";
 import { type PropertyDiff, putChange } from "../file/plan";
 import { type StoredFileState, isUnknown } from "../file/schema";
@@ -261,7 +261,9 @@ export class StoredFolderCore {
     for (const notice of notices.slice(0, NOTICES)) this.log(notice, req.urn);
     if (notices.length > NOTICES)
       this.log(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
-    return { changes: entriesChange || Object.keys(detailedDiff).length > 0, replaces: [], deleteBeforeReplace: false, detailedDiff };
+    // The folder's secret names alone changed: an update that sends nothing and records them.
+    const secretsChange = secretsMoved(state.secretInputs, req.secretInputs);
+    return { changes: entriesChange || secretsChange || Object.keys(detailedDiff).length > 0, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 
   /** Uploads or adopts each content's entry (a content stored already is not uploaded twice within the folder). */
@@ -344,7 +346,7 @@ export class StoredFolderCore {
       };
       const old = recorded.get(entry.hash);
       try {
-        const plan = old ? this.files.wouldChange(old, entryReq.inputs) : undefined;
+        const plan = old ? this.files.wouldChange(old, entryReq.inputs, entryReq.secretInputs) : undefined;
         if (old && plan && !plan.replace) keep(entry, plan.changes ? await this.files.update(old.blobId ?? entry.hash, old, entryReq) : old);
         else keep(entry, (await this.files.create(entryReq)).state);
       } catch (e) {

@@ -98,3 +98,35 @@ describe("a secret cut short, trimmed or normalised by a message or the service 
     expect(said(error, logged)).not.toContain(EMULATOR_DEFAULT_API_KEY.slice(0, 8));
   });
 });
+
+describe("the API key in a service's answer is masked before anything records or says it", () => {
+  it("a record's url carrying the key in its query (a signed link): the state has the link masked", async () => {
+    const { emu, provider, logged } = await behind({
+      json: (_method, _path, _status, body) => {
+        const b = body as Record<string, unknown>;
+        return b && typeof b.url === "string" ? { ...b, url: `${b.url}?access_token=${EMULATOR_DEFAULT_API_KEY}` } : body;
+      },
+    });
+    const file = await emu.uploadFile({ content: `u ${Math.random()}`, filename: "u.txt" });
+    const created = await provider.create({ blobId: file.blobId, tag: "x", __urn: urn("u") });
+    expect((created.outs as { url: string }).url).toMatch(/\?access_token=\[REDACTED\]$/);
+    expect(JSON.stringify(created.outs)).not.toContain(EMULATOR_DEFAULT_API_KEY);
+    expect(logged.join("\n")).not.toContain(EMULATOR_DEFAULT_API_KEY);
+  });
+
+  it("a tag the service changed to hold the key: a refresh's drift warning does not show it", async () => {
+    let echo = false;
+    const { emu, provider, logged } = await behind({
+      json: (_method, _path, _status, body) => {
+        const b = body as Record<string, unknown>;
+        return echo && b && typeof b.tag === "string" ? { ...b, tag: `scoped to ${EMULATOR_DEFAULT_API_KEY}` } : body;
+      },
+    });
+    const file = await emu.uploadFile({ content: `t ${Math.random()}`, filename: "t.txt" });
+    const created = await provider.create({ blobId: file.blobId, tag: "x", __urn: urn("t") });
+    echo = true;
+    const read = await provider.read(created.id, created.outs as never);
+    expect(JSON.stringify(read)).not.toContain(EMULATOR_DEFAULT_API_KEY);
+    expect(logged.join("\n")).not.toContain(EMULATOR_DEFAULT_API_KEY);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactString } from "../../../provider/client/errors";
+import { redactString, redactValue } from "../../../provider/client/errors";
 
 /** A secret never survives redaction, whatever its size, characters or the form a message carries it in. */
 describe("redactString", () => {
@@ -39,6 +39,11 @@ describe("redactString", () => {
     expect(redactString(`name "${secret.normalize("NFKC").replace(/\s+/g, " ").toUpperCase()}"`, [secret])).toBe('name "[REDACTED]"');
   });
 
+  it("masks a long secret a service stored decomposed (NFD, NFKD)", () => {
+    for (const secret of ["비밀번호는한국어로된긴문장입니다", "résumé-éléphant-ça-déjà"])
+      for (const form of ["NFD", "NFKD"] as const) expect(redactString(`said: ${secret.normalize(form)} (end)`, [secret])).toBe("said: [REDACTED] (end)");
+  });
+
   it("keeps wording that shares fewer than 8 characters with a long secret, and matches a short secret only whole", () => {
     const secret = "the-release-notes-2027";
     expect(redactString("the release notes of 2027: the-rel", [secret])).toBe("the release notes of 2027: the-rel");
@@ -48,5 +53,11 @@ describe("redactString", () => {
   it("masks short secrets and regex metacharacters, and never searches a mask again", () => {
     expect(redactString("a.b* and D", ["a.b*", "D"])).toBe("[REDACTED] and [REDACTED]");
     expect(redactString("xEx", ["E"])).toBe("x[REDACTED]x");
+  });
+
+  it("keeps a key named __proto__ as a key when it masks a value's strings", () => {
+    const out = redactValue(JSON.parse('{"__proto__":{"k":"a-long-secret-key"}}'), ["a-long-secret-key"]) as Record<string, unknown>;
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
+    expect(JSON.stringify(out)).toBe('{"__proto__":{"k":"[REDACTED]"}}');
   });
 });

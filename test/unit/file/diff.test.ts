@@ -6,7 +6,8 @@ import { UNKNOWN } from "../../../provider/engine/markers";
 import { readPropertyPath } from "../../helpers/property-paths";
 
 /** The plan as property paths: what the provider plugin's preview shows (`~ metadata.team`). */
-const diffs = (olds: Record<string, unknown>, news: Record<string, unknown>) => propertyDiffs(olds, news, planChange(olds, news));
+const diffs = (olds: Record<string, unknown>, news: Record<string, unknown>, secrets: readonly string[] = []) =>
+  propertyDiffs(olds, news, planChange(olds, news), secrets);
 const adopted = { blobId: "b1", name: "a.txt", tag: "t", metadata: { team: "web", nested: { a: 1, b: 2 }, "odd.key": 1 }, retentionEpochs: 2 };
 
 describe("property-level diffs", () => {
@@ -31,6 +32,13 @@ describe("property-level diffs", () => {
       tag: { field: "tag", kind: "add", inputDiff: true },
       retentionEpochs: { field: "retentionEpochs", kind: "update", inputDiff: true },
     });
+  });
+
+  it("says a secret metadata's change of the field alone: its keys are data, never a path", () => {
+    const olds = { ...adopted, metadata: { "patient-jane.doe@example.com": "x" } };
+    const news = { ...adopted, metadata: { "patient-john.roe@example.com": "y" } };
+    expect(diffs(olds, news, ["metadata"])).toEqual({ metadata: { field: "metadata", kind: "update", inputDiff: true } });
+    expect(diffs({ ...adopted, metadata: undefined }, news, ["metadata"])).toEqual({ metadata: { field: "metadata", kind: "add", inputDiff: true } });
   });
 
   it("marks a value not known yet (preview) as an update of the whole field, and nothing when nothing changes", () => {
