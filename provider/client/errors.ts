@@ -181,9 +181,9 @@ function markRuns(text: string, forms: readonly string[], hidden: Uint8Array): v
  * characters or more is masked by its runs, so no part of it long enough to mean something
  * survives a message that cut, trimmed or embedded it; a shorter secret only where a form appears
  * whole. Overlapping and adjacent hits merge into one mask, never searched again; `Bearer` tokens
- * are masked too.
+ * are masked too in messages (`bearer`), never in data, where "Bearer bonds" is a user's value.
  */
-export function secretMask(secrets: readonly string[]): (text: string) => string {
+export function secretMask(secrets: readonly string[], bearer = true): (text: string) => string {
   const given = [...new Set(secrets.filter(Boolean))];
   const whole = [...new Set(given.filter((s) => s.length < RUN).flatMap(secretForms))].filter(Boolean);
   const runs = [
@@ -204,7 +204,7 @@ export function secretMask(secrets: readonly string[]): (text: string) => string
       while (j < text.length && hidden[j] === hidden[i]) j++;
       out += hidden[i] ? MASK : text.slice(i, j);
     }
-    return out.replace(/Bearer\s+[^\s"',;]+/gi, `Bearer ${MASK}`);
+    return bearer ? out.replace(/Bearer\s+[^\s"',;]+/gi, `Bearer ${MASK}`) : out;
   };
 }
 

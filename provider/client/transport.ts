@@ -332,7 +332,7 @@ export class Transport {
     }
     // Every answer passes here, so the API key a service echoes (a signed link's query, a field
     // holding it) is masked before any of it is recorded in a state, compared or said.
-    const parsed = schema.safeParse(json === undefined ? json : redactStrings(json, secretMask([this.apiKey])));
+    const parsed = schema.safeParse(json === undefined ? json : redactStrings(json, secretMask([this.apiKey], false)));
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue?.path.length ? issue.path.join(".") : "body";

@@ -114,6 +114,15 @@ describe("the API key in a service's answer is masked before anything records or
     expect(logged.join("\n")).not.toContain(EMULATOR_DEFAULT_API_KEY);
   });
 
+  it('a user\'s value that reads like a token ("Bearer bonds") is data: recorded as it is, no drift', async () => {
+    const { emu, provider } = await behind({});
+    const file = await emu.uploadFile({ content: `b ${Math.random()}`, filename: "b.txt" });
+    const created = await provider.create({ blobId: file.blobId, tag: "Bearer bonds", __urn: urn("b") });
+    expect((created.outs as { tag: string }).tag).toBe("Bearer bonds");
+    const read = await provider.read(created.id, created.outs as never);
+    expect((read.props as { tag: string }).tag).toBe("Bearer bonds");
+  });
+
   it("a tag the service changed to hold the key: a refresh's drift warning does not show it", async () => {
     let echo = false;
     const { emu, provider, logged } = await behind({
