@@ -294,10 +294,17 @@ export class TuskrClient {
         } catch {
           return { stop: "the file could not be read back" };
         }
-        const verdict = readBackVerdict(options.expiresAtBefore, after.expiresAt, epochs, options.epochMs);
+        const verdict = readBackVerdict(
+          options.expiresAtBefore,
+          after.expiresAt,
+          epochs,
+          options.epochMs ?? { atLeast: options.epochMsAtLeast, below: options.epochMsBelow },
+        );
         if (verdict === "applied") return { outcome: { file: after, confirmedBy: "read-back", keyHonoured: false } };
         if (verdict === "unattributable") {
-          return { stop: `the expiry moved from ${options.expiresAtBefore} to ${after.expiresAt}, more than this purchase: someone else renewed the file too` };
+          return {
+            stop: `the expiry moved from ${options.expiresAtBefore} to ${after.expiresAt}, which this purchase alone does not explain: someone else may have renewed the file too`,
+          };
         }
         // Unmoved now says nothing of later: a 5xx may be a commit still landing.
         return {

@@ -112,6 +112,12 @@ export interface RenewOptions {
    */
   epochMs?: number;
   /**
+   * Bounds on the epoch's length (an upload's answer), to judge a read-back by when no length was
+   * seen: a move another count of epochs could explain is not taken as ours.
+   */
+  epochMsAtLeast?: number;
+  epochMsBelow?: number;
+  /**
    * The service is known to honour Idempotency-Key (default: a renew's answer to this client echoed
    * one). Then an ambiguous failure is sent again under the same key; otherwise never: the file is
    * read back, a move the size of this purchase is taken, anything else is RENEW_OUTCOME_UNKNOWN.

@@ -275,7 +275,8 @@ async function takeRenewAnswer(
   if (shown.epochMsSeen !== undefined) state.epochMsSeen = shown.epochMsSeen;
   if (shown.problem) say(shown.problem);
   // The start stays where it is: as many more epochs before the expiry as it moved (this purchase's at least).
-  const moved = Math.max(epochs, movedSince(state, after, clock));
+  // A read-back was taken only on a move this purchase alone explains: never more than its epochs.
+  const moved = result.confirmedBy === "read-back" ? epochs : Math.max(epochs, movedSince(state, after, clock));
   Object.assign(state, observed(after, renew.managed), { retentionStartEpochs: retentionStartEpochs(state, clock) + moved });
 }
 
@@ -366,9 +367,12 @@ export async function applyPlan(
       const result = await client.renewFile(blobId, epochs, {
         idempotencyKey: purchaseKey(["renew", blobId, from, reaches]),
         expiresAtBefore: state.expiresAt,
-        // A length no answer has shown is not one to judge a move by: any move then counts (and
-        // the answer's expiry is checked against the epochs bought, by checkPurchase).
+        // A length no answer has shown is not one to judge a move by exactly (the answer's expiry
+        // is checked against the epochs bought, by checkPurchase).
         epochMs: epoch.seen ? epoch.ms : undefined,
+        // Without it, a read-back is judged by what the upload's answer bounded.
+        epochMsAtLeast: typeof state.epochMsAtLeast === "number" ? state.epochMsAtLeast : undefined,
+        epochMsBelow: typeof state.epochMsBelow === "number" ? state.epochMsBelow : undefined,
       });
       if (plan.lengthProbe === undefined) state.keepAliveEpochs = (state.keepAliveEpochs ?? 0) + plan.keepAliveEpochs;
       if (result.confirmedBy === "replay" && !result.resent) {

@@ -271,8 +271,13 @@ describe("client ↔ emulator: renew never buys twice", () => {
     return { error, routes: v1().map((r) => r.route) };
   };
 
-  it("apply-then-drop: the read-back sees the expiry moved, so no second renew", async () => {
-    const { result, routes } = await renewOnce("apply-then-drop");
+  it("apply-then-drop: the read-back sees the expiry moved by the purchase, so no second renew", async () => {
+    const c = client();
+    emu.setFaults({ script: [{ route: "renew", fault: "apply-then-drop", times: 1 }] });
+    const before = await c.getFile(blobId);
+    emu.clearRequests();
+    const result = await c.renewFile(blobId, 4, { idempotencyKey: "key-apply-then-drop", expiresAtBefore: before.expiresAt, epochMs: 86_400_000 });
+    const routes = v1().map((r) => r.route);
     expect(result.confirmedBy).toBe("read-back");
     expect(routes).toEqual(["renew", "get"]);
     expect(epochsBought(blobId)).toBe(4);
@@ -333,7 +338,7 @@ describe("client ↔ emulator: renew never buys twice", () => {
     const { error, routes, added } = await renewAfterOutOfBand("5xx", 5);
     expect(routes).toEqual(["renew", "get"]);
     expect(error?.code).toBe("RENEW_OUTCOME_UNKNOWN");
-    expect(error?.message).toMatch(/more than this purchase: someone else renewed the file too/);
+    expect(error?.message).toMatch(/this purchase alone does not explain: someone else may have renewed the file too/);
     expect(added).toBe(0);
   });
 
