@@ -118,9 +118,9 @@ export interface RenewOptions {
   epochMsAtLeast?: number;
   epochMsBelow?: number;
   /**
-   * The service is known to honour Idempotency-Key (default: a renew's answer to this client echoed
-   * one). Then an ambiguous failure is sent again under the same key; otherwise never: the file is
-   * read back, a move the size of this purchase is taken, anything else is RENEW_OUTCOME_UNKNOWN.
+   * The service is known to honour Idempotency-Key (default: this client saw it replay a renew's
+   * answer). Then an ambiguous failure is sent again under the same key; otherwise never: the file
+   * is read back, a move only this purchase explains is taken, anything else is RENEW_OUTCOME_UNKNOWN.
    */
   keyHonoured?: boolean;
 }
@@ -130,7 +130,7 @@ export interface RenewResult {
   file?: Partial<ReceivedFile>;
   /** How we know the epochs were bought: the answer, a replay of an earlier answer, or a read-back. */
   confirmedBy: "response" | "replay" | "read-back";
-  /** The service echoed the Idempotency-Key: it took the key into account. */
+  /** The service is known to honour Idempotency-Key: this client saw it replay a renew's answer. */
   keyHonoured: boolean;
   /** This call sent the purchase more than once (a replay then answers its own earlier send). */
   resent: boolean;
