@@ -203,6 +203,7 @@ export class TuskrClient {
           path,
           status: lastError?.status,
           retryable: false,
+          mayHaveBeenApplied: true,
         }),
     });
     return { ...answered, file: await this.confirmedUpload(answered, { size, filename: source.filename, sentAt, sha256: options.contentSha256 }, deadline) };
@@ -340,6 +341,7 @@ export class TuskrClient {
           path,
           status: lastError?.status,
           retryable: false,
+          mayHaveBeenApplied: true,
         }),
     });
   }

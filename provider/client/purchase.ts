@@ -16,6 +16,8 @@ export async function purchase<T>(
     unknown: (lastError: TuskrApiError | undefined, why: string) => TuskrApiError;
   },
 ): Promise<T & { resent: boolean }> {
+  // The latest failure of an attempt that may have been applied.
+  let mayHaveApplied: TuskrApiError | undefined;
   for (let attempt = 1; ; attempt++) {
     let error: TuskrApiError;
     try {
@@ -24,7 +26,12 @@ export async function purchase<T>(
       error = e as TuskrApiError;
     }
     const next = decideRetry(policy, { kind: "purchase", attempt, error, deadline: p.deadline }, random);
-    if ("stop" in next && next.stop === "not-retryable") throw error;
+    if ("stop" in next && next.stop === "not-retryable") {
+      // A resend that definitely failed says nothing of an earlier attempt: that one may still have been applied.
+      if (mayHaveApplied) throw p.unknown(mayHaveApplied, `a resend then failed: ${error.message}`);
+      throw error;
+    }
+    if (error.mayHaveBeenApplied) mayHaveApplied = error;
     if ("stop" in next && next.stop === "deadline") throw p.unknown(error, "the operation's time budget ran out");
     // Settled after the last attempt too: a read-back may still show that the purchase was made.
     const settled = await p.settle();
