@@ -59,10 +59,12 @@ export class TuskrClient {
   private readonly random: () => number;
   readonly baseUrl: string;
   /**
-   * Purchases whose Idempotency-Key this service echoed in an answer (so it reads keys): only
-   * those may be resent after an ambiguous failure, since a resend under the key is then replayed.
+   * Purchases this service was seen replaying: only those may be resent after an ambiguous
+   * failure. An echoed key proves nothing (a gateway may echo what the service ignores).
    */
-  private readonly echoed = new Set<"upload" | "renew">();
+  private readonly replaying = new Set<"upload" | "renew">();
+  /** Each key's first answer in this process, which a replay under that key must repeat. */
+  private readonly answers = new Map<string, { blobId?: string; expiresAt?: string | null }>();
 
   constructor(options: TuskrClientOptions) {
     if (!options.apiKey) {
@@ -85,9 +87,24 @@ export class TuskrClient {
     return this.http.refusal;
   }
 
-  /** Whether this service is known to honour Idempotency-Key on `kind`: an answer of that kind echoed its key. */
+  /** Whether this service is known to honour Idempotency-Key on `kind`: it replayed an answer of that kind. */
   keysHonoured(kind: "upload" | "renew"): boolean {
-    return this.echoed.has(kind);
+    return this.replaying.has(kind);
+  }
+
+  /**
+   * Notes an answer under `key`; one marked as a replay that repeats the key's earlier answer (same
+   * file, expiry not moved further) shows the service honours keys, since it sold nothing again.
+   */
+  private noteAnswer(kind: "upload" | "renew", key: string, replayMarked: boolean, answer: { blobId?: string; expiresAt?: string | null }): void {
+    const id = `${kind} ${key}`;
+    const earlier = this.answers.get(id);
+    if (!earlier) {
+      this.answers.set(id, answer);
+      return;
+    }
+    const further = Date.parse(answer.expiresAt ?? "") > Date.parse(earlier.expiresAt ?? "");
+    if (replayMarked && answer.blobId === earlier.blobId && answer.expiresAt && !further) this.replaying.add(kind);
   }
 
   /** Requests currently in flight (for tests of the concurrency bound). */
@@ -117,7 +134,7 @@ export class TuskrClient {
 
   /**
    * `POST /v1/files`, streamed from disk. It buys epochs, so an ambiguous failure is resent only
-   * once the service is known to honour keys (an upload's answer echoed one); otherwise
+   * once the service is known to honour keys (it replayed an upload's answer); otherwise
    * UPLOAD_OUTCOME_UNKNOWN, since there is no id to read back and a second upload may be sold.
    */
   async uploadFile(
@@ -149,8 +166,7 @@ export class TuskrClient {
           return { file: { blobId: stored }, created: false, confirmedBy: "response" as const, keyHonoured: false };
         }
         const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
-        const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
-        if (keyHonoured) this.echoed.add("upload");
+        const echoed = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
         const u = sent.data;
         // The record of other content is not this upload's (a blob is its content).
         if (u.size !== size)
@@ -164,8 +180,10 @@ export class TuskrClient {
         // The id every later request goes to: it must be one the contract allows.
         const idProblem = blobIdProblem(u.blob_id);
         if (idProblem) throw this.http.invalidResponse("POST", path, sent.status, `blob_id ${idProblem}`, undefined);
-        const replayed = keyHonoured && header("Idempotent-Replayed") === "true";
+        const replayed = echoed && header("Idempotent-Replayed") === "true";
         if (!replayed) this.expectPlausibleExpiry("POST", path, sent.status, { createdAt: u.created_at, expiresAt: u.expires_at }, sentAt, options.epochMs);
+        this.noteAnswer("upload", options.idempotencyKey, replayed, { blobId: u.blob_id, expiresAt: u.expires_at });
+        const keyHonoured = this.keysHonoured("upload");
         return {
           file: { blobId: u.blob_id, url: u.url, size: u.size, mimeType: u.mime_type, tag: u.tag, createdAt: u.created_at, expiresAt: u.expires_at },
           created: sent.status === 201,
@@ -185,6 +203,7 @@ export class TuskrClient {
           path,
           status: lastError?.status,
           retryable: false,
+          mayHaveBeenApplied: true,
         }),
     });
     return { ...answered, file: await this.confirmedUpload(answered, { size, filename: source.filename, sentAt, sha256: options.contentSha256 }, deadline) };
@@ -294,10 +313,17 @@ export class TuskrClient {
         } catch {
           return { stop: "the file could not be read back" };
         }
-        const verdict = readBackVerdict(options.expiresAtBefore, after.expiresAt, epochs, options.epochMs);
+        const verdict = readBackVerdict(
+          options.expiresAtBefore,
+          after.expiresAt,
+          epochs,
+          options.epochMs ?? { atLeast: options.epochMsAtLeast, below: options.epochMsBelow },
+        );
         if (verdict === "applied") return { outcome: { file: after, confirmedBy: "read-back", keyHonoured: false } };
         if (verdict === "unattributable") {
-          return { stop: `the expiry moved from ${options.expiresAtBefore} to ${after.expiresAt}, more than this purchase: someone else renewed the file too` };
+          return {
+            stop: `the expiry moved from ${options.expiresAtBefore} to ${after.expiresAt}, which this purchase alone does not explain: someone else may have renewed the file too`,
+          };
         }
         // Unmoved now says nothing of later: a 5xx may be a commit still landing.
         return {
@@ -315,6 +341,7 @@ export class TuskrClient {
           path,
           status: lastError?.status,
           retryable: false,
+          mayHaveBeenApplied: true,
         }),
     });
   }
@@ -328,9 +355,8 @@ export class TuskrClient {
     sent: Sent<z.infer<typeof RenewFileResponseSchema>>,
   ): Omit<RenewResult, "resent"> {
     const header = (name: string) => String(sent.headers[name.toLowerCase()] ?? "");
-    const keyHonoured = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
-    if (keyHonoured) this.echoed.add("renew");
-    const replayed = keyHonoured && header("Idempotent-Replayed") === "true";
+    const echoed = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
+    const replayed = echoed && header("Idempotent-Replayed") === "true";
     const file = sent.data ?? undefined;
     if (file) {
       this.expectFile(blobId, "POST", path, file);
@@ -348,8 +374,9 @@ export class TuskrClient {
         );
       }
       if (!replayed) this.expectPlausibleExpiry("POST", path, sent.status, file, sentAt, options.epochMs);
+      this.noteAnswer("renew", options.idempotencyKey, replayed, { blobId, expiresAt: file.expiresAt });
     }
-    return { file, confirmedBy: replayed ? "replay" : "response", keyHonoured };
+    return { file, confirmedBy: replayed ? "replay" : "response", keyHonoured: this.keysHonoured("renew") };
   }
 
   /**

@@ -112,9 +112,15 @@ export interface RenewOptions {
    */
   epochMs?: number;
   /**
-   * The service is known to honour Idempotency-Key (default: a renew's answer to this client echoed
-   * one). Then an ambiguous failure is sent again under the same key; otherwise never: the file is
-   * read back, a move the size of this purchase is taken, anything else is RENEW_OUTCOME_UNKNOWN.
+   * Bounds on the epoch's length (an upload's answer), to judge a read-back by when no length was
+   * seen: a move another count of epochs could explain is not taken as ours.
+   */
+  epochMsAtLeast?: number;
+  epochMsBelow?: number;
+  /**
+   * The service is known to honour Idempotency-Key (default: this client saw it replay a renew's
+   * answer). Then an ambiguous failure is sent again under the same key; otherwise never: the file
+   * is read back, a move only this purchase explains is taken, anything else is RENEW_OUTCOME_UNKNOWN.
    */
   keyHonoured?: boolean;
 }
@@ -124,7 +130,7 @@ export interface RenewResult {
   file?: Partial<ReceivedFile>;
   /** How we know the epochs were bought: the answer, a replay of an earlier answer, or a read-back. */
   confirmedBy: "response" | "replay" | "read-back";
-  /** The service echoed the Idempotency-Key: it took the key into account. */
+  /** The service is known to honour Idempotency-Key: this client saw it replay a renew's answer. */
   keyHonoured: boolean;
   /** This call sent the purchase more than once (a replay then answers its own earlier send). */
   resent: boolean;

@@ -275,7 +275,8 @@ async function takeRenewAnswer(
   if (shown.epochMsSeen !== undefined) state.epochMsSeen = shown.epochMsSeen;
   if (shown.problem) say(shown.problem);
   // The start stays where it is: as many more epochs before the expiry as it moved (this purchase's at least).
-  const moved = Math.max(epochs, movedSince(state, after, clock));
+  // A read-back was taken only on a move this purchase alone explains: never more than its epochs.
+  const moved = result.confirmedBy === "read-back" ? epochs : Math.max(epochs, movedSince(state, after, clock));
   Object.assign(state, observed(after, renew.managed), { retentionStartEpochs: retentionStartEpochs(state, clock) + moved });
 }
 
@@ -331,6 +332,33 @@ function afterRenew(
 }
 
 /**
+ * Per provider process (one client): the turn for a length probe, so one is in flight at a time,
+ * and the shortest length a renew's answer showed. Files waiting their turn count in that length
+ * rather than each buying an epoch to learn it.
+ */
+const probes = new WeakMap<TuskrClient, { turn: Promise<void>; seenMs?: number }>();
+
+function probeGate(client: TuskrClient): { turn: Promise<void>; seenMs?: number } {
+  let gate = probes.get(client);
+  if (!gate) {
+    gate = { turn: Promise.resolve() };
+    probes.set(client, gate);
+  }
+  return gate;
+}
+
+/** Waits for the probes before this one to end; the returned function ends this one's turn. */
+async function probeTurn(gate: { turn: Promise<void> }): Promise<() => void> {
+  const before = gate.turn;
+  let release: () => void = () => undefined;
+  gate.turn = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await before;
+  return release;
+}
+
+/**
  * Carries out a plan, updating `state` after each confirmed step so a later failure records exactly
  * what was done. The expiry is reread and the plan remade before buying, so nothing bought earlier
  * is bought again.
@@ -347,62 +375,94 @@ export async function applyPlan(
 ): Promise<void> {
   const managed = declaredFields(news);
   if (plan.patch) await applyPatch(client, blobId, state, news, plan.patch, managed);
-  let unknown: unknown;
-  for (let round = 1; plan.renewEpochs > 0; round++) {
-    if (!fresh) {
-      // After a purchase whose outcome is unknown, a file that cannot be read leaves it unknown: said as such.
-      const file = await client.getFile(blobId).catch((e: unknown) => Promise.reject(unknown ?? e));
-      observe(state, file, managed, clock, blobId);
-      plan = replanned(state, news, clock, blobId);
-      if (plan.renewEpochs === 0) break;
-    }
-    const from = state.expiresAt ?? "";
-    const epoch = epochLength(state, clock);
-    // Bought to learn the length first (the rest is counted in it), else all the plan buys.
-    const epochs = plan.lengthProbe ?? plan.renewEpochs;
-    const reaches = new Date(Date.parse(from) + epochs * epoch.ms).toISOString();
-    const before = { expiresAt: state.expiresAt, createdAt: state.createdAt };
-    try {
-      const result = await client.renewFile(blobId, epochs, {
-        idempotencyKey: purchaseKey(["renew", blobId, from, reaches]),
-        expiresAtBefore: state.expiresAt,
-        // A length no answer has shown is not one to judge a move by: any move then counts (and
-        // the answer's expiry is checked against the epochs bought, by checkPurchase).
-        epochMs: epoch.seen ? epoch.ms : undefined,
-      });
-      if (plan.lengthProbe === undefined) state.keepAliveEpochs = (state.keepAliveEpochs ?? 0) + plan.keepAliveEpochs;
-      if (result.confirmedBy === "replay" && !result.resent) {
-        log(
-          warning(
-            `StoredFile ${label(state, blobId)}: the service already had this purchase (to ${reaches}): made by an earlier, interrupted run; not bought again.`,
-          ),
-        );
-      }
-      await takeRenewAnswer(client, blobId, state, { result, before, epochs, managed }, clock, log);
-      const remade = afterRenew(state, news, plan, { epochs, seenBefore: epoch.seen }, clock, blobId);
-      if (!remade) break;
-      plan = remade;
-      fresh = true;
-    } catch (e) {
-      // Refused past the horizon on a count no answer has confirmed: the guess was the setting's.
-      // One epoch shows the length; the rest is counted in it (nothing was bought by the refusal).
-      const probe = isTuskrApiError(e) && e.code === "VALIDATION_ERROR" && !epoch.seen && epochs > 1;
-      // Sent, perhaps made: read the file again and buy only what is still missing. Only under a
-      // key the service honours: else a renew it applies after that read would be bought twice.
-      const reread = isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN" && client.keysHonoured("renew");
-      const next = decideRetry(client.policy, { kind: "round", attempt: round });
-      if (!(probe || reread) || "stop" in next) throw e;
-      await sleep(next.wait);
-      if (probe) {
-        plan = { ...plan, lengthProbe: 1 };
-        fresh = true;
-      } else {
-        unknown = e;
-        fresh = false;
-      }
-    }
+  const gate = probeGate(client);
+  let endTurn: (() => void) | undefined;
+  try {
+    await buyRounds();
+  } finally {
+    endTurn?.();
   }
   // The declaration is met: what is recorded is what is declared.
   state.retentionEpochs = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
   state.retainUntil = typeof news.retainUntil === "string" ? news.retainUntil : undefined;
+
+  async function buyRounds(): Promise<void> {
+    let unknown: unknown;
+    for (let round = 1; plan.renewEpochs > 0; round++) {
+      if (!fresh) {
+        // After a purchase whose outcome is unknown, a file that cannot be read leaves it unknown: said as such.
+        const file = await client.getFile(blobId).catch((e: unknown) => Promise.reject(unknown ?? e));
+        observe(state, file, managed, clock, blobId);
+        plan = replanned(state, news, clock, blobId);
+        if (plan.renewEpochs === 0) break;
+      }
+      if (plan.lengthProbe !== undefined && !epochLength(state, clock).seen) {
+        endTurn ??= await probeTurn(gate);
+        if (gate.seenMs !== undefined) {
+          // Another file's probe showed the length while this one waited: counted in it, not probed again.
+          clock = { ...clock, seenEpochMs: gate.seenMs };
+          state.epochMsSeen ??= gate.seenMs;
+          endTurn();
+          endTurn = undefined;
+          plan = replanned(state, news, clock, blobId);
+          if (plan.renewEpochs === 0) break;
+        }
+      }
+      const from = state.expiresAt ?? "";
+      const epoch = epochLength(state, clock);
+      // Bought to learn the length first (the rest is counted in it), else all the plan buys.
+      const epochs = plan.lengthProbe ?? plan.renewEpochs;
+      const reaches = new Date(Date.parse(from) + epochs * epoch.ms).toISOString();
+      const before = { expiresAt: state.expiresAt, createdAt: state.createdAt };
+      try {
+        const result = await client.renewFile(blobId, epochs, {
+          idempotencyKey: purchaseKey(["renew", blobId, from, reaches]),
+          expiresAtBefore: state.expiresAt,
+          // A length no answer has shown is not one to judge a move by exactly (the answer's expiry
+          // is checked against the epochs bought, by checkPurchase).
+          epochMs: epoch.seen ? epoch.ms : undefined,
+          // Without it, a read-back is judged by what the upload's answer bounded.
+          epochMsAtLeast: typeof state.epochMsAtLeast === "number" ? state.epochMsAtLeast : undefined,
+          epochMsBelow: typeof state.epochMsBelow === "number" ? state.epochMsBelow : undefined,
+        });
+        if (plan.lengthProbe === undefined) state.keepAliveEpochs = (state.keepAliveEpochs ?? 0) + plan.keepAliveEpochs;
+        if (result.confirmedBy === "replay" && !result.resent) {
+          log(
+            warning(
+              `StoredFile ${label(state, blobId)}: the service already had this purchase (to ${reaches}): made by an earlier, interrupted run; not bought again.`,
+            ),
+          );
+        }
+        await takeRenewAnswer(client, blobId, state, { result, before, epochs, managed }, clock, log);
+        const seen = state.epochMsSeen;
+        if (typeof seen === "number" && seen > 0) {
+          gate.seenMs = Math.min(seen, gate.seenMs ?? seen);
+          // The length is known: the files waiting for it need not wait for this one's other purchases.
+          endTurn?.();
+          endTurn = undefined;
+        }
+        const remade = afterRenew(state, news, plan, { epochs, seenBefore: epoch.seen }, clock, blobId);
+        if (!remade) break;
+        plan = remade;
+        fresh = true;
+      } catch (e) {
+        // Refused past the horizon on a count no answer has confirmed: the guess was the setting's.
+        // One epoch shows the length; the rest is counted in it (nothing was bought by the refusal).
+        const probe = isTuskrApiError(e) && e.code === "VALIDATION_ERROR" && !epoch.seen && epochs > 1;
+        // Sent, perhaps made: read the file again and buy only what is still missing. Only under a
+        // key the service honours: else a renew it applies after that read would be bought twice.
+        const reread = isTuskrApiError(e) && e.code === "RENEW_OUTCOME_UNKNOWN" && client.keysHonoured("renew");
+        const next = decideRetry(client.policy, { kind: "round", attempt: round });
+        if (!(probe || reread) || "stop" in next) throw e;
+        await sleep(next.wait);
+        if (probe) {
+          plan = { ...plan, lengthProbe: 1 };
+          fresh = true;
+        } else {
+          unknown = e;
+          fresh = false;
+        }
+      }
+    }
+  }
 }

@@ -438,7 +438,7 @@ describe("a length learnt however the answer came, and corrected by a shorter on
     });
   }
 
-  it("an hour's epoch, keys known from another file's answer in the same up: the 1 epoch bought first, answered by a replay of its resend, shows the length through the read", async () => {
+  it("an hour's epoch, keys echoed by another file's answer in the same up: no proof; b's renew, its answer lost, is not resent", async () => {
     const e = await start(3600);
     printed();
     const a = (await e.uploadFile({ content: `a ${Math.random()}`, filename: "a.txt", epochs: 1 })).blobId;
@@ -451,12 +451,14 @@ describe("a length learnt however the answer came, and corrected by a shorter on
       ],
     });
     const provider = await newRun(e);
-    await Promise.all([
+    const [, made] = await Promise.allSettled([
       provider.create({ blobId: a, retentionEpochs: 2, __urn: urn("a") }),
       provider.create({ blobId: b, retentionEpochs: 8, __urn: urn("b") }),
     ]);
-    expect(entry(e, b).endEpoch - e.currentEpoch()).toBe(8);
-    expect(entry(e, b).epochsBought).toBe(7);
+    // b counts in the length a's renew showed, so its renew is read back exactly; or it stays unknown.
+    if (made.status === "rejected") expect(String(made.reason)).toMatch(/RENEW_OUTCOME_UNKNOWN|may or may not have been applied/);
+    else expect(entry(e, b).endEpoch - e.currentEpoch()).toBe(8);
+    expect(e.requests().filter((r) => r.route === "renew" && r.blobId === b)).toHaveLength(1);
   });
 
   it("an hour's epoch: the 1 epoch bought first answered as a replay of another request shows no length; the rest is not bought on the guess, the up fails, the next buys it", async () => {

@@ -138,7 +138,8 @@ describe("a renew killed after the service applied it", () => {
     }
   });
 
-  it("keys known to be honoured (an earlier renew echoed its key): renews sent are maxAttempts × maxPurchaseRounds, then the failure", async () => {
+  // An echoed key is no proof (a gateway may echo what the service ignores): only a replay is.
+  it("keys only echoed by an earlier renew, no replay seen: an ambiguous renew is sent once, then the failure, whatever the rounds", async () => {
     for (const maxPurchaseRounds of [1, 2]) {
       const emu = await start({ idempotency: "honour" });
       const blobId = (await emu.uploadFile({ content: `rounds ${Math.random()}`, filename: "c.txt", epochs: 1 })).blobId;
@@ -151,7 +152,7 @@ describe("a renew killed after the service applied it", () => {
         (e: Error) => e,
       );
       expect(failed?.message).toMatch(/may or may not have been applied/);
-      expect(emu.requests().filter((r) => r.route === "renew")).toHaveLength(2 * maxPurchaseRounds);
+      expect(emu.requests().filter((r) => r.route === "renew")).toHaveLength(1);
       expect(entry(emu, blobId).epochsBought).toBe(1);
       await emu.close();
     }
