@@ -54,12 +54,23 @@ export function json(res: http.ServerResponse, status: number, body: unknown, he
 
 /** What a rewriting proxy does with one request: answer it itself, or let the emulator answer and rewrite that. */
 export interface Rewrite {
-  /** Answer without the emulator: [status, JSON body]. `request` is what was sent (headers without host and length), to forward later. */
-  answer?(method: string, path: string, request: { headers: Record<string, string>; body?: Buffer }): [number, unknown] | undefined;
+  /**
+   * Answer without the emulator: [status, JSON body]. `request` is what was sent (headers without host and length), to forward later;
+   * it may be a promise, so a lie can first send the emulator something else (another stack's move racing ours).
+   */
+  answer?(method: string, path: string, request: ProxiedRequest): [number, unknown] | undefined | Promise<[number, unknown] | undefined>;
   /** The emulator's JSON answer, changed (the proxy's own origin already stands for the emulator's in every url). */
   json?(method: string, path: string, status: number, body: unknown): unknown;
-  /** Headers set on the emulator's answer, over its own. */
-  headers?(method: string, path: string, status: number): Record<string, string> | undefined;
+  /** Headers set on the emulator's answer, over its own; `request` lets a gateway echo what was sent (an Idempotency-Key). */
+  headers?(method: string, path: string, status: number, request: ProxiedRequest): Record<string, string> | undefined;
+  /** True to cut the connection once the emulator has answered: the request was applied, but the caller never hears so. */
+  drop?(method: string, path: string, request: ProxiedRequest): boolean;
+}
+
+/** A request as the proxy received it: headers without host and length, and the body if there was one. */
+interface ProxiedRequest {
+  headers: Record<string, string>;
+  body?: Buffer;
 }
 
 /**
@@ -79,16 +90,18 @@ export async function rewritingProxy(target: string, rewrite: Rewrite): Promise<
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "content-length") headers[k] = v;
       const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-      const lie = rewrite.answer?.(method, path, { headers, body });
+      const request = { headers, body };
+      const lie = await rewrite.answer?.(method, path, request);
       if (lie) return json(res, lie[0], lie[1]);
       const answer = await fetch(`${target}${path}`, { method, headers, body });
       const received = Buffer.from(await answer.arrayBuffer());
+      if (rewrite.drop?.(method, path, request)) return req.socket.destroy();
       const type = answer.headers.get("content-type") ?? "";
       const passOn: Record<string, string> = {};
       answer.headers.forEach((v, k) => {
         if (k !== "content-length" && k !== "content-encoding" && k !== "transfer-encoding" && k !== "connection") passOn[k] = v;
       });
-      Object.assign(passOn, rewrite.headers?.(method, path, answer.status));
+      Object.assign(passOn, rewrite.headers?.(method, path, answer.status, request));
       if (!type.includes("json") || received.length === 0) return res.writeHead(answer.status, passOn).end(received);
       const parsed = JSON.parse(received.toString("utf8").split(target).join(own)) as unknown;
       const out = rewrite.json ? rewrite.json(method, path, answer.status, parsed) : parsed;

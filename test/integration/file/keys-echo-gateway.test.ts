@@ -1,7 +1,6 @@
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, expect, it, vi } from "vitest";
 import { startEmulator, type Emulator } from "../../../emulator";
+import { rewritingProxy } from "../../helpers/hostile-service";
 import { configuredProvider } from "../../helpers/provider-fixture";
 
 const URN = (n: string) => `urn:pulumi:dev::p::pulumi-nodejs:dynamic:Resource::${n}`;
@@ -12,42 +11,23 @@ afterEach(async () => {
   vi.restoreAllMocks();
 });
 
-/** A gateway that echoes every request's Idempotency-Key (as some gateways echo request headers) but the service behind ignores it. */
-async function echoingGateway(target: string, dropRenewOf: () => string | undefined, opts: { echoOnErrors?: boolean } = {}) {
+/**
+ * A gateway that echoes every 2xx request's Idempotency-Key (as some gateways echo request headers) but the service behind
+ * ignores it; it drops the first renew of `dropRenewOf()` after forwarding it, so that renew is applied but never answered.
+ */
+async function echoingGateway(target: string, dropRenewOf: () => string | undefined) {
   let dropped = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", async () => {
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "content-length") headers[k] = v;
-      const path = req.url ?? "/";
-      const a = await fetch(`${target}${path}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-      const body = await a.text();
-      const target2 = dropRenewOf();
-      if (req.method === "POST" && target2 && path.includes(encodeURIComponent(target2)) && path.endsWith("/renew") && dropped === 0) {
-        dropped++;
-        return req.socket.destroy();
-      }
-      const h: Record<string, string> = {};
-      a.headers.forEach((v, k) => {
-        if (!["content-length", "content-encoding", "transfer-encoding", "connection"].includes(k)) h[k] = v;
-      });
-      if (headers["idempotency-key"] && (a.status < 300 || opts.echoOnErrors)) h["idempotency-key"] = headers["idempotency-key"];
-      res.writeHead(a.status, h).end(body.split(target).join(own));
-    });
+  const gw = await rewritingProxy(target, {
+    headers: (_m, _p, status, { headers }) => (headers["idempotency-key"] && status < 300 ? { "idempotency-key": headers["idempotency-key"] } : undefined),
+    drop: (method, path) => {
+      const blob = dropRenewOf();
+      if (method !== "POST" || !blob || !path.includes(encodeURIComponent(blob)) || !path.endsWith("/renew") || dropped > 0) return false;
+      dropped++;
+      return true;
+    },
   });
-  let own = "";
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  own = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  closers.push(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: own };
+  closers.push(() => gw.close());
+  return gw;
 }
 
 it("a gateway echoes Idempotency-Key, the service ignores it: a renew applied then dropped is not bought twice", async () => {

@@ -1,9 +1,8 @@
-import * as http from "node:http";
 import { createHash } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import { afterEach, expect, it, vi } from "vitest";
 import { startEmulator, type Emulator } from "../../../emulator";
 import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { rewritingProxy } from "../../helpers/hostile-service";
 import { configuredProvider } from "../../helpers/provider-fixture";
 import { EngineStack } from "../../helpers/provider-driver";
 
@@ -17,41 +16,18 @@ afterEach(async () => {
 
 /** While `armed`, a renew is answered 503 unapplied, and meanwhile another stack's renew of `other` epochs lands on the same file. */
 async function racingProxy(target: string, other: number, state: { armed: number }) {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", async () => {
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "content-length") headers[k] = v;
-      const path = req.url ?? "/";
-      const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      if (req.method === "POST" && path.endsWith("/renew") && state.armed > 0) {
-        state.armed--;
-        const { "idempotency-key": _k, ...h2 } = headers;
-        await fetch(`${target}${path}`, { method: "POST", headers: h2, body: JSON.stringify({ epochs: other }) });
-        res.writeHead(503, { "content-type": "application/json" });
-        return res.end(JSON.stringify({ error: { code: "SERVICE_UNAVAILABLE", message: "busy" } }));
-      }
-      const a = await fetch(`${target}${path}`, { method: req.method, headers, body });
-      const text = await a.text();
-      const h: Record<string, string> = {};
-      a.headers.forEach((v, k) => {
-        if (!["content-length", "content-encoding", "transfer-encoding", "connection"].includes(k)) h[k] = v;
-      });
-      res.writeHead(a.status, h).end(text.split(target).join(own));
-    });
+  const svc = await rewritingProxy(target, {
+    answer: async (method, path, { headers }) => {
+      if (method !== "POST" || !path.endsWith("/renew") || state.armed <= 0) return undefined;
+      state.armed--;
+      // The other stack sends its own request: no key of ours, so a service honouring keys applies it.
+      const { "idempotency-key": _k, ...h2 } = headers;
+      await fetch(`${target}${path}`, { method: "POST", headers: h2, body: JSON.stringify({ epochs: other }) });
+      return [503, { error: { code: "SERVICE_UNAVAILABLE", message: "busy" } }];
+    },
   });
-  let own = "";
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  own = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  closers.push(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: own };
+  closers.push(() => svc.close());
+  return svc;
 }
 
 for (const idempotency of ["ignore", "honour"] as const)

@@ -1,9 +1,8 @@
-import * as http from "node:http";
 import { createHash } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import { afterEach, expect, it, vi } from "vitest";
 import { startEmulator, type Emulator } from "../../../emulator";
 import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { rewritingProxy } from "../../helpers/hostile-service";
 import { configuredProvider } from "../../helpers/provider-fixture";
 import { EngineStack } from "../../helpers/provider-driver";
 
@@ -14,42 +13,21 @@ afterEach(async () => {
   vi.restoreAllMocks();
 });
 
+/** A gateway that, if `echo`, echoes a 2xx request's Idempotency-Key, and drops the first upload named `dropUploadNamed()` once it is applied. */
 async function gateway(target: string, echo: boolean, dropUploadNamed: () => string | undefined) {
   let dropped = 0;
-  let own = "";
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", async () => {
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "content-length") headers[k] = v;
-      const p = req.url ?? "/";
-      const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      const a = await fetch(`${target}${p}`, { method: req.method, headers, body });
-      const text = await a.text();
+  const gw = await rewritingProxy(target, {
+    headers: (_m, _p, status, { headers }) =>
+      echo && headers["idempotency-key"] && status < 300 ? { "idempotency-key": headers["idempotency-key"] } : undefined,
+    drop: (method, path, { body }) => {
       const name = dropUploadNamed();
-      if (req.method === "POST" && p === "/v1/files" && name && body?.includes(name) && dropped === 0) {
-        dropped++;
-        return req.socket.destroy();
-      }
-      const h: Record<string, string> = {};
-      a.headers.forEach((v, k) => {
-        if (!["content-length", "content-encoding", "transfer-encoding", "connection"].includes(k)) h[k] = v;
-      });
-      if (echo && headers["idempotency-key"] && a.status < 300) h["idempotency-key"] = headers["idempotency-key"];
-      res.writeHead(a.status, h).end(text.split(target).join(own));
-    });
+      if (method !== "POST" || path !== "/v1/files" || !name || !body?.includes(name) || dropped > 0) return false;
+      dropped++;
+      return true;
+    },
   });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  own = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  closers.push(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: own };
+  closers.push(() => gw.close());
+  return gw;
 }
 
 // A service that ignores keys and sells a second upload of stored bytes: the next `up` still buys
