@@ -11,9 +11,10 @@ const USAGE = `usage: pulumi-tuskr summary [--now <ISO time>] < preview.json
        pulumi-tuskr expiry [--within <epochs>] [--config <file>] [--json] [--now <ISO time>] < stack.json
 
 summary  reads the output of \`pulumi preview --json\` on stdin and prints Markdown: per StoredFile,
-         what changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces, totals;
-         exits 1 when the preview failed (it reports errors: the Markdown says so), 2 when the
-         input is not a preview, else 0.
+         what changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces,
+         imports, totals (reads counted); exits 1 when the preview failed (it reports errors: the
+         Markdown says so), 2 when the input is not a preview or has a file step it cannot
+         describe, else 0.
 expiry   reads the output of \`pulumi stack export\` on stdin and prints each StoredFile's (and each
          content of a one-resource StoredFolder's) blobId, expiry, epochs left and keep-alive
          (Markdown, or JSON with --json); exits 1 when a file ends within --within epochs (default

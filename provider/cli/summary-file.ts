@@ -4,8 +4,8 @@ import type { DeclaredInputs, StoredFileState } from "../file/schema";
 import { wireAsset } from "../file/source";
 import { parseState } from "../file/state";
 import { type Phrase, joined, say, value } from "./summary-phrase";
-import type { ChangeStep } from "./summary-preview";
-import { type Row, hiddenNote, hidesPatch, uploadToDate, withoutHidden } from "./summary-row";
+import type { RowStep } from "./summary-preview";
+import { type Row, forgetRow, hiddenNote, hidesPatch, uploadToDate, withoutHidden } from "./summary-row";
 
 /**
  * A StoredFile's row, planned by the provider's own planChange on the step's recorded outputs
@@ -16,20 +16,41 @@ type Shown = ReturnType<typeof withoutHidden>;
 type Plan = ReturnType<typeof planChange>;
 type Clock = PlanClock & { epochMs: number };
 
-/** A file's row, and its notices; none for the steps said elsewhere (the replaced half of a replace). */
-export function fileRow(step: ChangeStep, clock: Clock, notices: Phrase[]): Row | undefined {
+/** A file's row, and its notices. */
+export function fileRow(step: Extract<RowStep, { kind: "file" }>, clock: Clock, notices: Phrase[]): Row {
   const { name } = step;
-  if (step.op === "delete")
-    return { name, op: "delete", changes: [["no longer managed; no request, the file keeps its period"]], epochs: 0, keepAlive: 0, patch: false };
-  // Reported once, as the replace.
-  if (step.op === "delete-replaced" || step.op === "discard" || step.op === "create-replacement") return undefined;
-  const shown = withoutHidden(step.oldState?.outputs ?? {}, step.newState?.inputs ?? {});
-  if (step.op === "create") return createRow(name, shown, clock);
-  const olds: StoredFileState = parseState(shown.olds);
-  const plan = planChange(olds, shown.news, clock);
-  if (plan.replace) return replaceRow(name, shown, olds, clock);
-  return updateRow(name, step.op, shown, olds, plan, clock, notices);
+  switch (step.action) {
+    case "delete":
+      return { name, op: "delete", changes: [["no longer managed; no request, the file keeps its period"]], epochs: 0, keepAlive: 0, patch: false };
+    case "forget":
+      return forgetRow(name);
+    case "import":
+      return { name, op: "import", changes: [importPhrase(step.importID)], epochs: 0, keepAlive: 0, patch: false, imported: true };
+    case "replace-by-import": {
+      const olds = parseState(withoutHidden(step.oldState.outputs, {}).olds);
+      const changes = [say`**replace** by an import: ${importPhrase(step.importID)}; ${leftAsItIs(olds)}`];
+      return { name, op: "replace", changes, epochs: 0, keepAlive: 0, patch: false, imported: true };
+    }
+    case "create":
+      return createRow(name, withoutHidden({}, step.newState.inputs), clock);
+    case "update":
+    case "replace": {
+      const shown = withoutHidden(step.oldState.outputs, step.newState.inputs);
+      const olds: StoredFileState = parseState(shown.olds);
+      const plan = planChange(olds, shown.news, clock);
+      if (plan.replace) return replaceRow(name, shown, olds, clock);
+      return updateRow(name, step.action, shown, olds, plan, clock, notices);
+    }
+  }
 }
+
+/** An import reads the file and records it; Pulumi fails it, buying nothing, when the declaration differs from what it read. */
+const importPhrase = (blobId: string): Phrase =>
+  say`adopt ${value(blobId)} by reading it: one GET, nothing bought (Pulumi refuses the import if the declaration differs)`;
+
+/** A replaced file stays on the service: the stack only stops managing it. */
+const leftAsItIs = (olds: StoredFileState): Phrase =>
+  say`the old file ${value(olds.blobId)} is left as it is${olds.expiresAt ? `, stored until ${olds.expiresAt}` : ""}`;
 
 function createRow(name: string, shown: Shown, clock: Clock): Row {
   const news = shown.news;
@@ -82,7 +103,7 @@ function replaceRow(name: string, shown: Shown, olds: StoredFileState, clock: Cl
   const content = wireAsset(news.source);
   const declared = uploadEpochs(news, clock);
   const epochs = content ? Math.max(declared, 1) : declared;
-  const old = say`the old file ${value(olds.blobId)} is left as it is${olds.expiresAt ? `, stored until ${olds.expiresAt}` : ""}`;
+  const old = leftAsItIs(olds);
   const hashes = olds.sourceHash && content?.hash ? ` (sha256 ${olds.sourceHash.slice(0, 12)}… → ${content.hash.slice(0, 12)}…)` : "";
   const changes = [
     content
@@ -105,7 +126,7 @@ function metadataChanges(before: unknown, after: Record<string, unknown>): Phras
   return out;
 }
 
-function updateRow(name: string, op: string, shown: Shown, olds: StoredFileState, plan: Plan, clock: Clock, notices: Phrase[]): Row {
+function updateRow(name: string, op: "update" | "replace", shown: Shown, olds: StoredFileState, plan: Plan, clock: Clock, notices: Phrase[]): Row {
   const changes = [...patchChanges(shown.news, olds, plan), ...endChanges(shown.news, olds, plan)];
   if (plan.keepAliveEpochs > 0) changes.push([`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`]);
   changes.push(...hiddenNote(shown, true));

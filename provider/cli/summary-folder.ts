@@ -7,8 +7,8 @@ import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackE
 import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "../folder/schema";
 import { manifestEntries } from "../folder/walk";
 import { type Phrase, joined, say, value, values } from "./summary-phrase";
-import type { ChangeStep } from "./summary-preview";
-import { DATE_TOP_UP, PURCHASE_FIELDS, type Row, SHOWN_SECRET, hiddenNote, holds, withoutHidden } from "./summary-row";
+import type { RowStep } from "./summary-preview";
+import { DATE_TOP_UP, PURCHASE_FIELDS, type Row, SHOWN_SECRET, forgetRow, hiddenNote, holds, withoutHidden } from "./summary-row";
 
 /** Paths a folder row names one by one before it counts the rest. */
 const FOLDER_PATHS_LISTED = 10;
@@ -90,27 +90,27 @@ function purchaseNotes(bought: ReturnType<typeof folderPurchases>, compared: boo
  * A one-resource folder's row: its files added, changed and removed, from the manifests (what the
  * preview compares), and what its entries buy. Uploads are the added and changed contents.
  */
-export function folderRow(step: ChangeStep, clock: PlanClock): Row {
+export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: PlanClock): Row {
   const { name } = step;
-  if (step.op === "delete") {
+  if (step.action === "delete") {
     return { name, op: "delete", changes: [["folder no longer managed; no request, its files keep their periods"]], epochs: 0, keepAlive: 0, patch: false };
   }
+  if (step.action === "forget") return forgetRow(name);
+  const created = step.action === "create";
+  const oldState = created ? undefined : step.oldState;
   // The manifest the last run compared (its inputs), else the one its outputs record.
-  const compared = step.oldState?.inputs?.manifest;
-  const before = isPlainObject(compared) ? (compared as Record<string, string>) : recordedManifest(step.oldState?.outputs ?? {});
-  const news = step.newState?.inputs ?? {};
+  const compared = oldState?.inputs?.manifest;
+  const before = isPlainObject(compared) ? (compared as Record<string, string>) : recordedManifest(oldState?.outputs ?? {});
+  const news = step.newState.inputs;
   const after = (isPlainObject(news.manifest) ? news.manifest : {}) as Record<string, string>;
   const marks = pathMarks(before, after);
   const contents = new Set(Object.values(before));
   const uploads = new Set(Object.values(after).filter((h) => !contents.has(h))).size;
-  const what = marks.count ? marks.listed : valuesChange(step.oldState?.inputs, news);
-  const bought = folderPurchases(step.op === "create" ? undefined : (step.oldState?.outputs ?? {}), news, clock);
-  const changes = [
-    say`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)` : ""}`,
-    ...purchaseNotes(bought, step.op !== "create"),
-  ];
+  const what = marks.count ? marks.listed : valuesChange(oldState?.inputs, news);
+  const bought = folderPurchases(oldState?.outputs, news, clock);
+  const changes = [say`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)` : ""}`, ...purchaseNotes(bought, !created)];
   // Counted as uploaded when created (as a file is); an update's uploads are in its row.
-  const row = { name, op: step.op === "create" ? "create" : "update", changes, upload: step.op === "create", uploads };
+  const row = { name, op: created ? "create" : "update", changes, upload: created, uploads } as const;
   // Nothing of its entries is planned: neither what they buy nor what they PATCH.
   if ("why" in bought) return { ...row, epochs: 0, keepAlive: 0, patch: false, notCounted: true, patchesHidden: true };
   return {

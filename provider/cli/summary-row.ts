@@ -11,7 +11,8 @@ import { type Phrase, say, values } from "./summary-phrase";
 
 export interface Row {
   name: string;
-  op: string;
+  /** The step as the table names it: a forgotten read file is Pulumi's `discard`. */
+  op: "create" | "update" | "replace" | "delete" | "import" | "discard";
   changes: Phrase[];
   epochs: number;
   keepAlive: number;
@@ -19,6 +20,8 @@ export interface Row {
   patch: boolean;
   /** The step uploads content (a create or replace with `source`). */
   upload?: boolean;
+  /** The step adopts a file by reading it (an import, or a replace by one): nothing bought. */
+  imported?: boolean;
   /** A folder's: its PATCHes and renews (a file's are one at most, said by `patch` and its epochs). */
   patches?: number;
   renews?: number;
@@ -73,6 +76,16 @@ export function hiddenNote({ secret, unknown }: Hidden, compared: boolean): Phra
   ];
 }
 
+/** A read file the program no longer reads: Pulumi drops it from the state, and the provider is not called. */
+export const forgetRow = (name: string): Row => ({
+  name,
+  op: "discard",
+  changes: [["no longer read by the program: forgotten from the state; no request"]],
+  epochs: 0,
+  keepAlive: 0,
+  patch: false,
+});
+
 /** What an upload to a `retainUntil` date may add (the plan's rule: `uploadEndsAtDate`). */
 export const DATE_TOP_UP =
   "up to 1 more epoch, by a renew after the upload when the service counts from the start of its current epoch (known only from the upload's answer); the date's epochs are renewed after the upload, counted in the length its answers show";
@@ -84,14 +97,18 @@ export function uploadToDate(uploads: boolean, shown: { endHidden: boolean }, ne
   return 1;
 }
 
-/** What a merge sends and buys, over every row. */
+/** What a merge sends and buys, over every row and the reads. */
 export interface Totals {
   adopted: number;
   /** Undefined when no row uploads (the totals then do not mention uploads). */
   uploaded?: number;
+  /** Said only when there are some (as uploads are), as `forgotten` and `read` are. */
+  imported: number;
   updated: number;
   replaced: number;
   deleted: number;
+  forgotten: number;
+  read: number;
   patches: number;
   /** Some row may PATCH a value not shown. */
   patchesHidden: boolean;
@@ -103,16 +120,20 @@ export interface Totals {
   caveats: string[];
 }
 
-export function totalsOf(rows: Row[]): Totals {
-  const count = (op: string) => rows.filter((l) => l.op === op).length;
+/** The totals; `read` is the refresh and read steps, which have no row (a `--refresh` preview has one per file). */
+export function totalsOf(rows: Row[], read: number): Totals {
+  const count = (op: Row["op"]) => rows.filter((l) => l.op === op).length;
   // A row whose purchases are not counted adds none of its own, nor its renews.
   const counted = rows.filter((l) => !l.notCounted);
   return {
     adopted: rows.filter((l) => l.op === "create" && !l.upload).length,
     uploaded: rows.some((l) => l.upload) ? rows.filter((l) => l.upload).length : undefined,
+    imported: rows.filter((l) => l.imported).length,
     updated: count("update"),
     replaced: count("replace"),
     deleted: count("delete"),
+    forgotten: count("discard"),
+    read,
     patches: rows.reduce((n, l) => n + (l.patches ?? (l.patch ? 1 : 0)), 0),
     patchesHidden: rows.some((l) => l.patchesHidden),
     // An upload buys its epochs in the upload itself: no renew is sent for it.
@@ -127,7 +148,7 @@ function caveatsOf(rows: Row[]): string[] {
   const counted = rows.filter((l) => !l.notCounted);
   const toDate = counted.reduce((n, l) => n + (l.toDate ?? 0), 0);
   return [
-    ...(rows.some((l) => l.op === "create" || l.op === "replace" || l.keepAliveFound)
+    ...(rows.some((l) => ((l.op === "create" || l.op === "replace") && !l.imported) || l.keepAliveFound)
       ? ["adopted files: declared epochs; keep-alive, if any, decides on the expiry it finds"]
       : []),
     ...(counted.some((l) => l.upload || (l.uploads ?? 0) > 0)

@@ -24,9 +24,11 @@ export function summarizePreview(json: unknown, options: SummaryOptions = {}): s
   const clock = clockOf(preview, options.nowMs);
   const rows: Row[] = [];
   const notices: Phrase[] = [];
+  let read = 0;
   for (const step of changeSteps(preview)) {
-    const row = step.kind === "folder" ? folderRow(step, clock) : fileRow(step, clock, notices);
-    if (row) rows.push(row);
+    // A `--refresh` preview reads every file: counted, not a row each.
+    if (step.action === "read") read++;
+    else rows.push(step.kind === "folder" ? folderRow(step, clock) : fileRow(step, clock, notices));
   }
-  return renderSummary(rows, notices);
+  return renderSummary(rows, notices, read);
 }

@@ -36,6 +36,31 @@ describe("pulumi-tuskr summary (the CLI)", () => {
     expect(none.stdout).toMatch(/No StoredFile changes/);
   });
 
+  it("a file step it cannot describe (an op it does not know, an update with neither state) exits 2 with one line naming the op and the file, nothing on stdout", () => {
+    const fileUrn = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/tuskr:StoredFile::logo";
+    for (const [step, said] of [
+      [{ op: "frobnicate", urn: fileUrn }, /^StoredFile "logo": step op "frobnicate" is not one pulumi-tuskr summary can describe[^\n]*\n$/],
+      [{ op: "update", urn: fileUrn }, /^StoredFile "logo": its update step has no oldState\.outputs[^\n]*\n$/],
+    ] as const) {
+      const out = spawnSync(process.execPath, [cli, "summary"], { input: JSON.stringify({ steps: [stackStep, step] }), encoding: "utf8" });
+      expect([out.status, out.stdout], JSON.stringify(step)).toEqual([2, ""]);
+      expect(out.stderr).toMatch(said);
+    }
+    // What it knows it says, exit 0: an import is a read, and a read is no "nothing is sent".
+    const imported = spawnSync(process.execPath, [cli, "summary"], {
+      input: JSON.stringify({
+        steps: [
+          stackStep,
+          { op: "import", urn: fileUrn, newState: { type: "pulumi-nodejs:dynamic/tuskr:StoredFile", importID: "b7", inputs: { blobId: "b7" } } },
+        ],
+      }),
+      encoding: "utf8",
+    });
+    expect(imported.status).toBe(0);
+    expect(imported.stdout).toContain("| `logo` | import | adopt `b7` by reading it: one GET, nothing bought");
+    expect(imported.stdout).not.toMatch(/nothing is sent/);
+  });
+
   it("a failed preview (its JSON lists errors, and the steps stop where it failed) is said so, and exits 1; warnings alone do not", () => {
     const diagnostics = (severity: string) => [
       {

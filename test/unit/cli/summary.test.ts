@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { packEntries } from "../../../provider/folder/entries";
 import { code } from "../../../provider/cli/markdown";
+import { NotTheInput } from "../../../provider/cli/input";
 import { summarizePreview } from "../../../provider/cli/summary";
 import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
 
@@ -434,12 +435,13 @@ describe("a truthful summary", () => {
     expect(md).toMatch(/horizon leaves no room; nothing bought/);
   });
 
-  it("a --refresh preview's refresh steps of unchanged files add no rows", () => {
+  it("a --refresh preview's refresh steps of unchanged files add no rows, only a count", () => {
     const md = summarizePreview(
       { steps: [update("same-a", {}, { tag: "old", retentionEpochs: 2 }, "refresh"), update("same-b", {}, { tag: "old", retentionEpochs: 2 }, "read")] },
       { nowMs: now },
     );
-    expect(md).toMatch(/No StoredFile changes/);
+    // Each is a GET, which the summary counts: "nothing is sent" would be untrue.
+    expect(md).toContain("No StoredFile changes: 2 read (a GET per file); nothing else is sent and no epochs are bought.");
   });
 
   it("uploads are counted as uploads, not as renews", () => {
@@ -592,5 +594,121 @@ describe("inert text: control, bidi and zero-width characters are shown escaped"
       expect(md).toContain(escaped);
     // A provider's message quoting a declared value (a notice, not a code span) is escaped too.
     expect(md).toContain("contentType text/html\\u2066:");
+  });
+});
+
+describe("every step op Pulumi writes, for what it is", () => {
+  const FOLDER = "tuskr:index:StoredFolder";
+  const recorded = { type: TYPE, id: "b1", inputs: { blobId: "b1", retentionEpochs: 2 }, outputs: outputs({}) };
+  const step = (op: string, name: string, states: Record<string, unknown> = { oldState: recorded, newState: recorded }) => ({ op, urn: urn(name), ...states });
+  const summary = (...steps: unknown[]) => summarizePreview({ steps }, { nowMs: now });
+  const row = (md: string, name: string) => md.split("\n").find((l) => l.startsWith(`| \`${name}\``));
+
+  it("refuses a file's or a folder's step whose op it does not know, naming the op and the resource; another resource's is not its business", () => {
+    for (const [input, line] of [
+      [step("frobnicate", "a"), 'StoredFile "a": step op "frobnicate" is not one pulumi-tuskr summary can describe'],
+      // Pulumi's own ops that never show a resource's change: refused too, not taken for "nothing".
+      [step("diff", "a"), 'StoredFile "a": step op "diff" is not one pulumi-tuskr summary can describe'],
+      [
+        { op: "extend-parameterize", urn: `urn:pulumi:dev::p::${FOLDER}::site`, newState: { type: FOLDER, custom: true } },
+        'StoredFolder "site": step op "extend-parameterize"',
+      ],
+      // The provider refuses to import a folder, so no preview that succeeded has such a step.
+      [
+        { op: "import", urn: `urn:pulumi:dev::p::${FOLDER}::site`, newState: { type: FOLDER, custom: true, importID: "x", inputs: { manifest: {} } } },
+        'StoredFolder "site": step op "import" is not one pulumi-tuskr summary can describe',
+      ],
+      // One line, whatever the name and op hold.
+      [step("new\nop", "we\u202Eird\nname"), 'StoredFile "we\\u202Eird\\nname": step op "new\\nop" is not one'],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        summary(input);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown, JSON.stringify(input)).toBeInstanceOf(NotTheInput);
+      expect((thrown as Error).message.startsWith(line), (thrown as Error).message).toBe(true);
+      expect((thrown as Error).message).not.toMatch(/[\n\u202E]/);
+      expect((thrown as Error).message.split(/\s+/).length).toBeLessThanOrEqual(30);
+    }
+    expect(summary({ op: "frobnicate", urn: "urn:pulumi:dev::p::aws:s3/bucket:Bucket::b" })).toMatch(/No StoredFile changes/);
+  });
+
+  it("an import adopts a file by reading it: a row saying one GET and nothing bought, counted as imported", () => {
+    const md = summary(step("import", "imp", { newState: { type: TYPE, importID: "b7", inputs: { blobId: "b7", tag: "t", retentionEpochs: 5 } } }));
+    expect(row(md, "imp")).toBe(
+      "| `imp` | import | adopt `b7` by reading it: one GET, nothing bought (Pulumi refuses the import if the declaration differs) | — | — |",
+    );
+    expect(md).toMatch(
+      /\*\*Totals:\*\* 0 adopted, 1 imported, 0 updated, 0 replaced, 0 no longer managed; 0 PATCH on existing files, 0 renew\(s\), \*\*0 epoch\(s\) to buy\*\*\./,
+    );
+    expect(md).not.toMatch(/No StoredFile changes|nothing is sent/);
+  });
+
+  it("refresh and read steps are reads: no row each, but counted, and never said to send nothing", () => {
+    const external = { type: TYPE, id: "b3", external: true, outputs: outputs({ blobId: "b3" }) };
+    // A one-resource folder's refresh reads each of its files.
+    const folder = {
+      op: "refresh",
+      urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+      oldState: { type: FOLDER, custom: true, outputs: {} },
+      newState: { type: FOLDER, custom: true, outputs: {} },
+    };
+    const reads = summary(step("refresh", "r1"), step("read", "r2", { newState: external }), folder);
+    expect(reads).toContain("No StoredFile changes: 3 read (a GET per file); nothing else is sent and no epochs are bought.");
+    expect(reads).not.toContain("nothing is sent");
+    // Beside changes, in the totals.
+    const mixed = summary(step("refresh", "r1"), step("update", "u", { oldState: recorded, newState: { type: TYPE, inputs: { blobId: "b1", tag: "new" } } }));
+    expect(mixed).toMatch(/0 adopted, 1 updated, 0 replaced, 0 no longer managed; 1 read \(a GET per file\), 1 PATCH on existing files, 0 renew\(s\)/);
+    expect(row(mixed, "r1")).toBeUndefined();
+  });
+
+  it("a discard forgets a read file: a row saying no request, counted as forgotten, not taken for half of a replace", () => {
+    const md = summary(step("discard", "was-read", { oldState: { ...recorded, external: true } }));
+    expect(row(md, "was-read")).toBe("| `was-read` | discard | no longer read by the program: forgotten from the state; no request | — | — |");
+    const folder = summary({ op: "discard", urn: `urn:pulumi:dev::p::${FOLDER}::site`, oldState: { type: FOLDER, custom: true, external: true, outputs: {} } });
+    expect(row(folder, "site")).toBe("| `site` | discard | no longer read by the program: forgotten from the state; no request | — | — |");
+    expect(md).toMatch(
+      /0 adopted, 0 updated, 0 replaced, 0 no longer managed, 1 forgotten; 0 PATCH on existing files, 0 renew\(s\), \*\*0 epoch\(s\) to buy\*\*\./,
+    );
+  });
+
+  it("the halves of a replace add nothing; a replace by an import or of a read file says what it sends", () => {
+    const halves = ["create-replacement", "delete-replaced", "read-replacement", "discard-replaced", "import-replacement", "remove-pending-replace", "same"];
+    expect(summary(...halves.map((op) => step(op, "half")))).toContain("No StoredFile changes: nothing is sent to the service and no epochs are bought.");
+    // The engine's rule: a goal whose import ID is not the recorded one's is an import (here replacing the recorded file).
+    const imported = { type: TYPE, importID: "b2", inputs: { blobId: "b2", retentionEpochs: 5 } };
+    const md = summary(step("replace", "x", { oldState: recorded, newState: imported }));
+    expect(row(md, "x")).toBe(
+      "| `x` | replace | **replace** by an import: adopt `b2` by reading it: one GET, nothing bought (Pulumi refuses the import if the declaration differs); the old file `b1` is left as it is, stored until 2026-12-02T00:00:00.000Z | — | — |",
+    );
+    expect(md).toMatch(/0 adopted, 1 imported, 0 updated, 1 replaced, .*\*\*0 epoch\(s\) to buy\*\*\./);
+    // A file imported before keeps its import ID: its replace is a replace.
+    const again = summary(
+      step("replace", "y", {
+        oldState: { ...recorded, importID: "b1" },
+        newState: { type: TYPE, importID: "b1", inputs: { blobId: "b9", retentionEpochs: 5 } },
+      }),
+    );
+    expect(row(again, "y")).toMatch(/\*\*replace\*\*: blobId `b1` → `b9` .* \| 5 \|/);
+    // A read file whose id changed is read again.
+    const reread = summary(step("replace", "z", { oldState: { ...recorded, external: true }, newState: { type: TYPE, id: "b4", external: true, inputs: {} } }));
+    expect(reread).toContain("No StoredFile changes: 1 read (a GET per file); nothing else is sent and no epochs are bought.");
+  });
+
+  it("refuses a step without the state its op describes (an update with neither state), rather than a row of dashes", () => {
+    for (const [input, line] of [
+      [step("update", "a", {}), 'StoredFile "a": its update step has no oldState.outputs'],
+      [step("update", "a", { oldState: { type: TYPE }, newState: { type: TYPE } }), 'StoredFile "a": its update step has no oldState.outputs'],
+      [step("update", "a", { oldState: recorded }), 'StoredFile "a": its update step has no newState.inputs'],
+      [step("replace", "a", { newState: recorded }), 'StoredFile "a": its replace step has no oldState.outputs'],
+      [step("create", "a", {}), 'StoredFile "a": its create step has no newState.inputs'],
+      [step("import", "a", { newState: { type: TYPE, inputs: { blobId: "b7" } } }), 'StoredFile "a": its import step has no newState.importID'],
+      [{ op: "update", urn: `urn:pulumi:dev::p::${FOLDER}::site` }, 'StoredFolder "site": its update step has no oldState.outputs'],
+    ] as const) {
+      expect(() => summary(input), JSON.stringify(input)).toThrow(NotTheInput);
+      expect(() => summary(input)).toThrow(line);
+    }
   });
 });
