@@ -85,6 +85,12 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
     run: "`pulumi cancel`, then `pulumi up`: it finishes what was interrupted without buying anything twice.",
   },
   {
+    situation: "`pulumi-tuskr summary` exits 2: `… is not one pulumi-tuskr summary can describe` or `… step has no …`",
+    means:
+      "A StoredFile or StoredFolder step it cannot describe: an op it does not know (a newer Pulumi's), or a step without the state Pulumi writes for it (an edited or cut preview). Nothing is summarized.",
+    run: "Pipe in `pulumi preview --json`'s output as written; for an op it does not know, update pulumi-tuskr.",
+  },
+  {
     situation: "A file is expiring (a preview notice, `pulumi-tuskr expiry` exits 1)",
     means: "`tuskr:expiryWarningEpochs` epochs are left, or fewer (the current epoch counted).",
     run: "Raise `retentionEpochs` or declare `keepAlive`, and run `pulumi up` (on a schedule: keep-alive acts only during an `up`).",
