@@ -11,16 +11,16 @@ function normalize(markdown: string, blobIds: string[]): string {
   return out.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, "<time>");
 }
 
-/** `pulumi preview --json` on the stack, summarized, compared with golden/<name>.md (`vitest -u` rewrites it). */
-async function expectSummary(ctx: EngineStack, name: string, blobIds: string[]): Promise<void> {
-  const preview = await ctx.cli(["preview", "--json"]);
+/** `pulumi preview --json` (and `extra` options) on the stack, summarized, compared with golden/<name>.md (`vitest -u` rewrites it). */
+async function expectSummary(ctx: EngineStack, name: string, blobIds: string[], extra: string[] = []): Promise<void> {
+  const preview = await ctx.cli(["preview", "--json", ...extra]);
   expect(preview.code, preview.stderr).toBe(0);
   const markdown = normalize(summarizePreview(JSON.parse(preview.stdout)), blobIds);
   await expect(markdown).toMatchFileSnapshot(`./golden/${name}.md`);
 }
 
 describe("pulumi-tuskr summary on real preview output (golden files)", () => {
-  it("adopt, then update (name, tag, metadata keys, epochs), keep-alive due, and replace", async () => {
+  it("adopt, a --refresh preview, then update (name, tag, metadata keys, epochs), keep-alive due, and replace", async () => {
     const [a, b, c] = await Promise.all([upload("sum-a"), upload("sum-b"), upload("sum-c")]);
     await withStack(FIXTURE, async (ctx) => {
       const { stack, emu, declare } = ctx;
@@ -32,6 +32,8 @@ describe("pulumi-tuskr summary on real preview output (golden files)", () => {
       await expectSummary(ctx, "adopt", [a, b, c]);
       await stack.up();
       await expectSummary(ctx, "no-change", [a, b, c]);
+      // The pull-request workflow's preview reads each file again: a GET each, said as such.
+      await expectSummary(ctx, "refresh", [a, b, c], ["--refresh"]);
 
       await declare({
         ...base,
