@@ -7,7 +7,6 @@ import { SECRET_SIG, SIG_KEY } from "../engine/markers";
 import { folderOfContentResource, isStoredFileType, isStoredFolderType, urnName } from "../engine/urns";
 import { CONFIG_KEYS, configOfSettings, settingsFrom } from "../config/settings";
 import { remainingEpochs } from "../file/plan";
-import { fileClock } from "../file/epoch";
 import { parseState } from "../file/state";
 import { StoredFolderStateSchema } from "../folder/schema";
 
@@ -102,7 +101,8 @@ export function expiryReport(exported: unknown, options: { withinEpochs?: number
   const row = (resource: string, values: Record<string, unknown>): ExpiryRow => {
     const expiresAt = str(values.expiresAt);
     // Counted in the service's epoch as the file's state records it (the setting is a first guess).
-    const left = remainingEpochs(expiresAt, fileClock(parseState(values), clock));
+    const seen = parseState(values).epochMsSeen;
+    const left = remainingEpochs(expiresAt, typeof seen === "number" ? { ...clock, epochMs: seen } : clock);
     const ka = isPlainObject(values.keepAlive) ? values.keepAlive : undefined;
     // Only a policy of two counts is one (a secret one is an encrypted object: not shown).
     const keepAlive =

@@ -130,12 +130,11 @@ function updateRow(name: string, op: "update" | "replace", shown: Shown, olds: S
   const changes = [...patchChanges(shown.news, olds, plan), ...endChanges(shown.news, olds, plan)];
   if (plan.keepAliveEpochs > 0) changes.push([`keep-alive renewal due (${plan.remainingBefore} epoch(s) left)`]);
   changes.push(...hiddenNote(shown, true));
-  // A renewal that buys is a change of the row; every other notice is said.
-  for (const n of plan.notices) if (n.kind !== "keep-alive-due") notices.push(say`${value(name)}: ${n.text}`);
+  // A renewal that buys is a change of the row; learning the epoch's length is the stack's, said once (summary.ts).
+  for (const n of plan.notices) if (n.kind !== "keep-alive-due" && n.kind !== "length-probe") notices.push(say`${value(name)}: ${n.text}`);
   for (const problem of [plan.expiredProblem, plan.horizonProblem]) if (problem) notices.push(say`${value(name)}: **will fail**: ${problem}`);
   const expires = olds.expiresAt ? Date.parse(olds.expiresAt) : Number.NaN;
-  const newExpiry =
-    plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * (plan.epoch?.ms ?? clock.epochMs)).toISOString() : undefined;
+  const newExpiry = plan.renewEpochs > 0 && !Number.isNaN(expires) ? new Date(expires + plan.renewEpochs * clock.epochMs).toISOString() : undefined;
   return {
     name,
     op,

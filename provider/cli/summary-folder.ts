@@ -16,6 +16,16 @@ const FOLDER_PATHS_LISTED = 10;
 /** A folder's shared values that no purchase follows: left out of its plan when not shown. */
 const FOLDER_LOOKS: readonly string[] = SHARED_FIELDS.filter((f) => !PURCHASE_FIELDS.includes(f));
 
+/** The service's epochs a one-resource folder's recorded entries carry (each learnt by the stack), where the preview shows them. */
+export function folderEpochs(outputs: Record<string, unknown> | undefined): unknown[] {
+  const recorded = fromOutputTexts(outputs ?? {});
+  if (holds(recorded.entries, SHOWN_SECRET)) return [];
+  const manifest = recordedManifest(recorded);
+  return [...unpackEntries(recorded.entries, { manifest, blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) }).values()].map(
+    (e) => e.epochMsSeen,
+  );
+}
+
 /**
  * What a one-resource folder's entries buy and patch, planned as its `up` would from the recorded
  * expiry (the `up` rereads it). When the preview hides what the epochs need, say why.

@@ -5,6 +5,13 @@ import { isStoredFileType, isStoredFolderType, parseUrn, urnName } from "../engi
 import type { PlanClock } from "../file/plan";
 import { inert } from "../engine/inert";
 import { NotTheInput, readInput } from "./input";
+import { parseState } from "../file/state";
+import { ServiceFacts } from "../service/facts";
+import { folderEpochs } from "./summary-folder";
+
+/** The service's epoch a file's recorded outputs carry, if an answer showed it to the stack. */
+const recordedEpochMs = (outputs: Record<string, unknown> | undefined): number | undefined =>
+  outputs ? (parseState(outputs).epochMsSeen ?? undefined) : undefined;
 
 /**
  * The summary's parse step: `pulumi preview --json` read into the steps of StoredFiles and
@@ -152,7 +159,14 @@ export function clockOf(preview: Preview, nowMs: number | undefined): PlanClock 
     },
     {},
   );
-  return { nowMs: nowMs ?? Date.now(), epochMs: settings.epochSeconds * 1000, warnWithinEpochs: settings.expiryWarningEpochs };
+  // One service, one epoch: a length any file's state recorded counts for every plan, as in the provider.
+  const facts = new ServiceFacts({ epochSeconds: settings.epochSecondsAssumed ? undefined : settings.epochSeconds });
+  for (const step of preview.steps ?? []) {
+    facts.seed(recordedEpochMs(step.oldState?.outputs));
+    for (const ms of folderEpochs(step.oldState?.outputs)) facts.seed(ms);
+  }
+  const epoch = facts.epoch;
+  return { nowMs: nowMs ?? Date.now(), epochMs: epoch.ms, epochKnown: epoch.known, warnWithinEpochs: settings.expiryWarningEpochs };
 }
 
 /**

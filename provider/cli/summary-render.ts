@@ -20,7 +20,7 @@ export function renderFailed(errors: number): string {
 const words = (phrase: Phrase): string => phrase.map((part) => (typeof part === "string" ? part : code(part.value))).join("");
 
 /** The rows, their totals and the notices; `read` counts the refresh and read steps, which have no row. */
-export function renderSummary(rows: Row[], notices: Phrase[], read: number): string {
+export function renderSummary(rows: Row[], notices: Phrase[], read: number, learnsLength = false): string {
   const out: string[] = [TITLE, ""];
   if (rows.length === 0) {
     out.push(
@@ -39,7 +39,7 @@ export function renderSummary(rows: Row[], notices: Phrase[], read: number): str
           : `${l.epochs + l.keepAlive}${l.keepAlive ? ` (keep-alive ${l.keepAlive})` : ""}`;
       out.push(`| ${code(l.name)} | ${l.op} | ${l.changes.map(words).join("; ") || "—"} | ${epochs} | ${l.newExpiry ?? "—"} |`);
     }
-    out.push("", totalsLine(rows, read));
+    out.push("", totalsLine(rows, read, learnsLength));
   }
   if (notices.length > 0) out.push("", "**Notices**", "", ...[...new Set(notices.map(words))].map((n) => `- ${n}`));
   return markdown(out);
@@ -48,8 +48,8 @@ export function renderSummary(rows: Row[], notices: Phrase[], read: number): str
 /** A refresh reads each file of a folder as it does a StoredFile: one GET each. */
 const readCount = (read: number): string => `${read} read (a GET per file)`;
 
-function totalsLine(rows: Row[], read: number): string {
-  const t = totalsOf(rows, read);
+function totalsLine(rows: Row[], read: number, learnsLength: boolean): string {
+  const t = totalsOf(rows, read, learnsLength);
   return (
     `**Totals:** ${t.adopted} adopted, ${t.uploaded !== undefined ? `${t.uploaded} uploaded, ` : ""}${t.imported ? `${t.imported} imported, ` : ""}` +
     `${t.updated} updated, ${t.replaced} replaced, ${t.deleted} no longer managed${t.forgotten ? `, ${t.forgotten} forgotten` : ""}; ` +

@@ -121,7 +121,7 @@ export interface Totals {
 }
 
 /** The totals; `read` is the refresh and read steps, which have no row (a `--refresh` preview has one per file). */
-export function totalsOf(rows: Row[], read: number): Totals {
+export function totalsOf(rows: Row[], read: number, learnsLength = false): Totals {
   const count = (op: Row["op"]) => rows.filter((l) => l.op === op).length;
   // A row whose purchases are not counted adds none of its own, nor its renews.
   const counted = rows.filter((l) => !l.notCounted);
@@ -137,12 +137,15 @@ export function totalsOf(rows: Row[], read: number): Totals {
     patches: rows.reduce((n, l) => n + (l.patches ?? (l.patch ? 1 : 0)), 0),
     patchesHidden: rows.some((l) => l.patchesHidden),
     // An upload buys its epochs in the upload itself: no renew is sent for it.
-    renews: counted.reduce((n, l) => n + (l.renews ?? (!l.upload && l.epochs + l.keepAlive > 0 ? 1 : 0)), 0),
+    // Learning the epoch's length splits the first purchase in two: one renew more.
+    renews: renewsOf(counted) + (learnsLength && renewsOf(counted) > 0 ? 1 : 0),
     epochs: counted.reduce((n, l) => n + l.epochs + l.keepAlive, 0),
     notCounted: rows.length - counted.length,
-    caveats: caveatsOf(rows),
+    caveats: [...caveatsOf(rows), ...(learnsLength ? ["1 renew more, the first, to learn the service's epoch"] : [])],
   };
 }
+
+const renewsOf = (rows: Row[]): number => rows.reduce((n, l) => n + (l.renews ?? (!l.upload && l.epochs + l.keepAlive > 0 ? 1 : 0)), 0);
 
 function caveatsOf(rows: Row[]): string[] {
   const counted = rows.filter((l) => !l.notCounted);

@@ -4,6 +4,11 @@ import { changeSteps, clockOf, parsePreview, previewErrors } from "./summary-pre
 import { renderFailed, renderSummary } from "./summary-render";
 import type { Phrase } from "./summary-phrase";
 import type { Row } from "./summary-row";
+import { say } from "./summary-phrase";
+
+/** What the summary says once when the stack has not learnt the service's epoch. */
+const LEARNS_LENGTH =
+  "the service's epoch is not known to this stack (tuskr:epochSeconds unset, no answer has shown it): the up's first purchase buys 1 epoch, whose answer shows it, then the rest; an adopted file that lacks nothing may buy that 1 epoch. `pulumi-tuskr doctor` measures it";
 
 /**
  * The pull-request summary: from `pulumi preview --json`, what a merge will change and buy per
@@ -30,5 +35,9 @@ export function summarizePreview(json: unknown, options: SummaryOptions = {}): s
     if (step.action === "read") read++;
     else rows.push(step.kind === "folder" ? folderRow(step, clock) : fileRow(step, clock, notices));
   }
-  return renderSummary(rows, notices, read);
+  // The service's epoch not known to the stack: the up's first purchase learns it, said once however many files buy.
+  const learns =
+    !clock.epochKnown && rows.some((r) => !r.notCounted && ((!r.upload && r.epochs + r.keepAlive > 0) || (r.op === "create" && !r.upload && !r.imported)));
+  if (learns) notices.push(say`${LEARNS_LENGTH}`);
+  return renderSummary(rows, notices, read, learns);
 }

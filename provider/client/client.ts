@@ -43,6 +43,11 @@ export interface TuskrClientOptions {
    * refused, since the bearer key would cross the network in clear.
    */
   allowInsecureHttp?: boolean;
+  /**
+   * Whether the service honours Idempotency-Key, as the stack's setting says (`tuskr:idempotencyKeys`).
+   * Unset: taken as honoured only once this client has seen it replay an answer.
+   */
+  idempotencyKeys?: "honoured" | "ignored";
   /** Called once per retry, for logs and tests; never given the key. */
   onRetry?: (info: { method: string; path: string; attempt: number; waitMs: number; error: TuskrApiError }) => void;
   /** Injected in tests to make the jitter deterministic. */
@@ -57,6 +62,7 @@ export class TuskrClient {
   /** How this client retries; the provider's rounds of read → buy follow it too. */
   readonly policy: RetryPolicy;
   private readonly random: () => number;
+  private readonly idempotencyKeys: TuskrClientOptions["idempotencyKeys"];
   readonly baseUrl: string;
   /**
    * Purchases this service was seen replaying: only those may be resent after an ambiguous
@@ -78,6 +84,7 @@ export class TuskrClient {
     if (insecure) throw new TuskrApiError({ code: "CONFIG_ERROR", message: `tuskr:baseUrl: ${insecure}` });
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.random = options.random ?? Math.random;
+    this.idempotencyKeys = options.idempotencyKeys;
     const gate = new Semaphore(options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
     this.http = new Transport(this.baseUrl, options.apiKey, this.policy, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, gate, this.random, options.onRetry);
   }
@@ -89,6 +96,7 @@ export class TuskrClient {
 
   /** Whether this service is known to honour Idempotency-Key on `kind`: it replayed an answer of that kind. */
   keysHonoured(kind: "upload" | "renew"): boolean {
+    if (this.idempotencyKeys !== undefined) return this.idempotencyKeys === "honoured";
     return this.replaying.has(kind);
   }
 
@@ -313,12 +321,7 @@ export class TuskrClient {
         } catch {
           return { stop: "the file could not be read back" };
         }
-        const verdict = readBackVerdict(
-          options.expiresAtBefore,
-          after.expiresAt,
-          epochs,
-          options.epochMs ?? { atLeast: options.epochMsAtLeast, below: options.epochMsBelow },
-        );
+        const verdict = readBackVerdict(options.expiresAtBefore, after.expiresAt, epochs, options.epochMs);
         if (verdict === "applied") return { outcome: { file: after, confirmedBy: "read-back", keyHonoured: false } };
         if (verdict === "unattributable") {
           return {

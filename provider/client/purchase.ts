@@ -43,40 +43,32 @@ export async function purchase<T>(
   }
 }
 
-/** Lengths closer than this are one (an answer's times may be whole seconds). */
-const SAME_LENGTH_MS = 1000;
-/** The shortest epoch a service may have: tuskr:epochSeconds is at least one second. */
-const SHORTEST_EPOCH_MS = 1000;
+/** The longest epoch a move is believed to show: four weeks, twice Walrus mainnet's. */
+const LONGEST_EPOCH_MS = 28 * 86_400_000;
 
 /**
- * Whether a renew whose answer was lost was applied, judged by how far the expiry moved. Without a
- * length seen, the move counts as ours only when no other count of epochs of a length within the
- * bounds explains it: another stack's purchase in between would otherwise be taken as ours.
- * Anything else that moved is "unattributable", since taking it would record epochs never bought.
+ * Whether a renew whose answer was lost was applied, judged by how far the expiry moved. With the
+ * length known, only the move of exactly its epochs is ours (a renewal made elsewhere is not).
+ * Without it the provider sends only a renew of one epoch, whose move, at most the longest epoch,
+ * shows the length: another purchase alongside it can only make that length longer (fewer epochs
+ * counted, never a file short). Anything else moved is "unattributable".
  */
 export function readBackVerdict(
   before: string,
   after: string | null | undefined,
   epochs: number,
-  epoch?: number | { atLeast?: number; below?: number },
+  epochMs?: number,
 ): "applied" | "not-applied" | "unattributable" {
   const b = Date.parse(before);
   const a = after ? Date.parse(after) : NaN;
   if (Number.isNaN(a) || Number.isNaN(b)) return "not-applied";
   const moved = a - b;
-  if (typeof epoch === "number" && epoch > 0) {
-    const expected = epochs * epoch;
-    if (moved < expected - epoch / 2) return "not-applied";
-    if (moved <= expected + epoch / 2) return "applied";
+  if (epochMs !== undefined && epochMs > 0) {
+    const expected = epochs * epochMs;
+    if (moved < expected - epochMs / 2) return "not-applied";
+    if (moved <= expected + epochMs / 2) return "applied";
     return "unattributable";
   }
   if (!(moved > 0)) return "not-applied";
-  const least = (typeof epoch === "object" && epoch.atLeast) || SHORTEST_EPOCH_MS;
-  const below = (typeof epoch === "object" && epoch.below) || Number.POSITIVE_INFINITY;
-  const fits = (k: number) => moved / k >= least - SAME_LENGTH_MS && moved / k < below + SAME_LENGTH_MS;
-  if (!fits(epochs)) return "unattributable";
-  // Any count whose length is within the bounds is a purchase that could have made this move.
-  const most = Math.floor(moved / Math.max(1, least - SAME_LENGTH_MS));
-  for (let k = 1; k <= most; k++) if (k !== epochs && fits(k)) return "unattributable";
-  return "applied";
+  return epochs === 1 && moved <= LONGEST_EPOCH_MS ? "applied" : "unattributable";
 }

@@ -107,16 +107,11 @@ export interface RenewOptions {
    */
   expiresAtBefore?: string | null;
   /**
-   * Length of one epoch. With it, the read-back counts the renew as applied only on an exact move,
-   * so a renewal made elsewhere is not mistaken for ours.
+   * Length of one epoch, when known. With it, the read-back counts the renew as applied only on an
+   * exact move, so a renewal made elsewhere is not mistaken for ours; without it only a renew of
+   * one epoch is sent, and its move shows the length.
    */
   epochMs?: number;
-  /**
-   * Bounds on the epoch's length (an upload's answer), to judge a read-back by when no length was
-   * seen: a move another count of epochs could explain is not taken as ours.
-   */
-  epochMsAtLeast?: number;
-  epochMsBelow?: number;
   /**
    * The service is known to honour Idempotency-Key (default: this client saw it replay a renew's
    * answer). Then an ambiguous failure is sent again under the same key; otherwise never: the file

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DEFAULT_EPOCH_SECONDS } from "../../api";
 import { DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_MS, type TuskrClientOptions } from "../client/client";
 import { insecureBaseUrlProblem } from "../client/urls";
+import { IDEMPOTENCY_KEYS } from "../service/facts";
 
 /**
  * How each setting is documented and typed, once: the README's configuration table, the package
@@ -38,8 +39,13 @@ export const ProviderConfigSchema = z.object({
   }),
   epochSeconds: setting(positiveInt, {
     description:
-      "Length of one epoch in seconds, as a first guess (about a day): each file's state keeps the length the service's answers show, and no purchase rests on this setting once an answer contradicts it.",
-    default: `${DEFAULT_EPOCH_SECONDS} (a first guess; the service's answers decide)`,
+      "The service's epoch in seconds, as `pulumi-tuskr doctor` measured it: purchases count in it. A renew's answer showing another length counts over it (and is said).",
+    default: `unset: counts wait for the service's answers, and the first purchase that depends on the length buys 1 epoch to learn it (previews count in ${DEFAULT_EPOCH_SECONDS} s)`,
+  }),
+  idempotencyKeys: setting(z.enum(IDEMPOTENCY_KEYS), {
+    description:
+      "Whether the service honours `Idempotency-Key` (`honoured`: it replays the first answer of a key), as `pulumi-tuskr doctor` found it: with `honoured` a purchase whose answer was lost is sent again under its key; with `ignored` never.",
+    default: "unset: each `up` takes keys as honoured only once the service has replayed an answer",
   }),
   expiryWarningEpochs: setting(positiveInt, {
     description: "Previews warn about files with this many epochs left or fewer.",
@@ -63,8 +69,10 @@ export function settingDoc(key: keyof typeof ProviderConfigSchema.shape): Settin
  */
 export type ProviderSettings = Partial<z.infer<typeof ProviderConfigSchema>> &
   Required<Pick<z.infer<typeof ProviderConfigSchema>, "baseUrl" | "epochSeconds" | "expiryWarningEpochs" | "allowInsecureHttp">> & {
-    /** Whether epochSeconds is the default, set by nobody: a count resting on it alone is said. */
+    /** Whether epochSeconds is the default, set by nobody: the service's answers then teach it. */
     epochSecondsAssumed?: boolean;
+    /** Settings given a value that is not one of theirs (refused before any request, never replaced by a default). */
+    unreadable?: Array<{ setting: SettingName; value: string }>;
   };
 
 /** The package's name in stack config: every setting is `tuskr:<name>`. */
@@ -102,31 +110,57 @@ export function settingsFrom(config: ConfigSource | undefined, env: NodeJS.Proce
     const n = v === undefined ? undefined : Number(v);
     return n !== undefined && Number.isSafeInteger(n) && n > 0 ? n : undefined;
   };
+  const unreadable: Array<{ setting: SettingName; value: string }> = [];
+  for (const key of ["maxConcurrency", "timeoutMs", "epochSeconds", "expiryWarningEpochs"] as const) {
+    const v = text(key);
+    if (v !== undefined && int(key) === undefined) unreadable.push({ setting: key, value: v });
+  }
+  const keys = text("idempotencyKeys");
+  if (keys !== undefined && oneOf(keys, IDEMPOTENCY_KEYS) === undefined) unreadable.push({ setting: "idempotencyKeys", value: keys });
   return {
+    unreadable,
     apiKey: text("apiKey"),
     baseUrl: text("baseUrl") ?? DEFAULT_BASE_URL,
     maxConcurrency: int("maxConcurrency"),
     timeoutMs: int("timeoutMs"),
     epochSeconds: int("epochSeconds") ?? DEFAULT_EPOCH_SECONDS,
     epochSecondsAssumed: int("epochSeconds") === undefined,
+    idempotencyKeys: oneOf(text("idempotencyKeys"), IDEMPOTENCY_KEYS),
     expiryWarningEpochs: int("expiryWarningEpochs") ?? DEFAULT_EXPIRY_WARNING_EPOCHS,
     allowInsecureHttp: text("allowInsecureHttp") === "true",
   };
 }
 
+/** `value` when it is one of `options`, else undefined. */
+function oneOf<T extends string>(value: string | undefined, options: readonly T[]): T | undefined {
+  return options.find((o) => o === value);
+}
+
 /** What is wrong with the settings, naming the config key, or undefined: checked before any request. */
 export function settingsProblem(settings: ProviderSettings): { setting: SettingName; message: string } | undefined {
+  return settingsProblems(settings)[0];
+}
+
+/** Everything wrong with the settings, each naming its config key. */
+export function settingsProblems(settings: ProviderSettings): Array<{ setting: SettingName; message: string }> {
+  const problems: Array<{ setting: SettingName; message: string }> = [];
   // Every request needs the key: without one, a preview would promise what the apply cannot do.
   if (!settings.apiKey) {
-    return {
+    problems.push({
       setting: "apiKey",
       message:
         `${CONFIG_KEYS.apiKey} is not set: set the Tuskr API key as a secret (pulumi config set --secret ${CONFIG_KEYS.apiKey} <key>)` +
         ` or in the environment (${settingDoc("apiKey").env})`,
-    };
+    });
+  }
+  // A value that is not one of the setting's is refused, never replaced by the default.
+  for (const bad of settings.unreadable ?? []) {
+    const expected = bad.setting === "idempotencyKeys" ? IDEMPOTENCY_KEYS.join(" or ") : "a whole number above 0";
+    problems.push({ setting: bad.setting, message: `${CONFIG_KEYS[bad.setting]} must be ${expected} (got ${JSON.stringify(bad.value.slice(0, 40))})` });
   }
   const insecure = insecureBaseUrlProblem(settings.baseUrl, settings.allowInsecureHttp);
-  return insecure ? { setting: "baseUrl", message: `${CONFIG_KEYS.baseUrl}: ${insecure}` } : undefined;
+  if (insecure) problems.push({ setting: "baseUrl", message: `${CONFIG_KEYS.baseUrl}: ${insecure}` });
+  return problems;
 }
 
 /** The client options these settings make (the caller adds its own, e.g. a retry counter in tests). */
@@ -137,5 +171,6 @@ export function clientOptionsFrom(settings: ProviderSettings): TuskrClientOption
     maxConcurrency: settings.maxConcurrency,
     timeoutMs: settings.timeoutMs,
     allowInsecureHttp: settings.allowInsecureHttp,
+    idempotencyKeys: settings.idempotencyKeys,
   };
 }

@@ -3,16 +3,17 @@ import { PATCH_FIELDS, type PatchField, isPlainObject } from "../../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, checkRecord, observe, retentionStartOf, type Start } from "./purchases";
-import { applyPlan } from "./renew";
+import { adopt, checkRecord, observe, retentionStartOf, settleUnconfirmed, type Start } from "./purchases";
+import { applyPlan, type RenewFacts } from "./renew";
+import { type EpochFinding, ServiceFacts, findingText } from "../service/facts";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor, subject } from "./messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan } from "./plan";
-import { horizonClock, startFields } from "./epoch";
+import { horizonClock, retentionStartEpochs } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { type CheckedInputs, changeFailures } from "./validate";
 import { ContentClaims } from "./claims";
-import { EARLIER_START_FIELDS, drifted, keptDriftSeen, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
+import { drifted, keptDriftSeen, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
 import { sourceFilename, wireAsset } from "./source";
 import { compact, declaredFields, observed, recorded } from "./state";
 import { uploadSource } from "./upload";
@@ -62,8 +63,8 @@ export interface StoredFileDiff {
  */
 type PartialFailure = TuskrApiError & { id: string; properties: StoredFileState; reasons: string[] };
 
-function partialFailure(error: TuskrApiError, id: string, state: StoredFileState, clock: PlanClock): PartialFailure {
-  return Object.assign(error, { id, properties: recorded(state, clock), reasons: [error.message] });
+function partialFailure(error: TuskrApiError, id: string, properties: StoredFileState): PartialFailure {
+  return Object.assign(error, { id, properties, reasons: [error.message] });
 }
 
 /** Why a plan must not be applied (the preview fails with it, and the apply sends nothing), or undefined. */
@@ -110,8 +111,8 @@ interface Configured {
   client(): TuskrClient;
   /** The client's latest refusal of every request, if it was built and met one (building none). */
   refusal(): TuskrApiError | undefined;
-  /** The service's epoch as the answers recorded in any file's state showed it (one service, one epoch). */
-  seenEpochMs?: number;
+  /** What this provider process knows of the service (one service, one epoch). */
+  facts: ServiceFacts;
 }
 
 export class StoredFileCore {
@@ -141,7 +142,11 @@ export class StoredFileCore {
       client ??= new TuskrClient({ ...clientOptionsFrom(settings), ...this.clientOptions });
       return client;
     };
-    return { settings, client: built, refusal: () => client?.refusal };
+    const facts = new ServiceFacts({
+      epochSeconds: settings.epochSecondsAssumed ? undefined : settings.epochSeconds,
+      idempotencyKeys: settings.idempotencyKeys,
+    });
+    return { settings, client: built, refusal: () => client?.refusal, facts };
   }
 
   private get context(): Configured {
@@ -152,25 +157,49 @@ export class StoredFileCore {
 
   /** Each call reads the time once, here, and passes this clock down. */
   private clock(): PlanClock {
-    const { epochSeconds, expiryWarningEpochs, epochSecondsAssumed } = this.context.settings;
+    const epoch = this.context.facts.epoch;
+    return { nowMs: Date.now(), epochMs: epoch.ms, epochKnown: epoch.known, warnWithinEpochs: this.context.settings.expiryWarningEpochs };
+  }
+
+  /** The length a file's state recorded counts for every file: one service, one epoch. Returns `state`. */
+  private remember<T extends StoredFileState | undefined>(state: T): T {
+    this.context.facts.seed(state?.epochMsSeen);
+    return state;
+  }
+
+  /** The state as recorded, with the length the stack learnt, so each later `up` finds it. */
+  private record(state: StoredFileState, clock: PlanClock): StoredFileState {
+    return recorded(state, clock, this.context.facts.learntMs);
+  }
+
+  /** Causes already said in this process: a warning about the service is said once per stack, never once per file. */
+  private readonly said = new Set<string>();
+
+  /** Says `text` once per provider process (one per stack and command) for `cause`. */
+  sayOnce(cause: string, text: string, log: ProviderLog = this.log, urn?: string): void {
+    if (this.said.has(cause)) return;
+    this.said.add(cause);
+    log(warning(text), urn);
+  }
+
+  /** What the purchase code reads of the service's epoch, and how it teaches it; what it learns is said once. */
+  private facts(log: ProviderLog, urn?: string): RenewFacts {
+    const facts = this.context.facts;
+    const tell = (finding: EpochFinding | undefined) => finding && this.sayOnce(finding.kind, findingText(finding), log, urn);
     return {
-      nowMs: Date.now(),
-      epochMs: epochSeconds * 1000,
-      warnWithinEpochs: expiryWarningEpochs,
-      seenEpochMs: this.context.seenEpochMs,
-      epochAssumed: epochSecondsAssumed,
+      clock: () => this.clock(),
+      learn: (ms) => tell(facts.learn(ms)),
+      bounded: (range) => tell(facts.bounded(range)),
+      probeTurn: () => facts.probeTurn(),
     };
   }
 
-  /**
-   * Keeps the epoch a file's state records as the service's: a file that has none yet (a new one,
-   * one of an earlier release) is counted in it rather than in the setting. Returns `state`.
-   */
-  private remember<T extends StoredFileState | undefined>(state: T): T {
-    const seen = state?.epochMsSeen;
-    // The shorter of two lengths stands: a purchase made alongside a renew only lengthens its move.
-    if (typeof seen === "number" && seen > 0) this.context.seenEpochMs = Math.min(seen, this.context.seenEpochMs ?? seen);
-    return state;
+  /** A plan's notices: about the file, each said with it; about the service, once. */
+  private tellPlan(plan: StoredFilePlan, who: string, redact: (t: string) => string, log: ProviderLog, urn?: string): void {
+    for (const notice of plan.notices) {
+      if (notice.kind === "length-probe") this.sayOnce(notice.kind, notice.text, log, urn);
+      else log(warning(redact(`StoredFile ${who}: ${notice.text}`)), urn);
+    }
   }
 
   /** The latest failure that showed the service refusing every request: a folder that sees a new one starts no more entries. */
@@ -204,7 +233,7 @@ export class StoredFileCore {
     const redact = redactor(req.inputs, req.secretInputs, state);
     const plan = planChange(this.remember(state), req.inputs, this.clock());
     const who = label(state, state.blobId ?? id);
-    for (const notice of plan.notices) log(warning(redact(`StoredFile ${who}: ${notice.text}`)), req.urn);
+    this.tellPlan(plan, who, redact, log, req.urn);
     const emptied = emptiedMetadata(state, req);
     if (emptied) log(warning(redact(`StoredFile ${who}: ${emptied}`)), req.urn);
     const refusal = plan.replace ? undefined : planRefusal(plan);
@@ -232,14 +261,14 @@ export class StoredFileCore {
     const { inputs } = req;
     const redact = redactor(inputs, req.secretInputs);
     const log = (notice: Notice) => this.log(mapText(notice, redact), req.urn);
-    const clock = this.clock();
+    const facts = this.facts((notice, urn) => this.log(mapText(notice, redact), urn ?? req.urn), req.urn);
     const client = this.context.client();
     const asset = wireAsset(inputs.source);
     let start: Start;
     try {
       start = asset
-        ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent }, clock, log)
-        : await adopt(client, String(inputs.blobId), clock);
+        ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent }, facts, log)
+        : await adopt(client, String(inputs.blobId), this.clock());
     } catch (e) {
       throw masked(
         describe(
@@ -260,27 +289,27 @@ export class StoredFileCore {
       contentType: typeof inputs.contentType === "string" ? inputs.contentType : undefined,
       secretInputs: secretList(req.secretInputs),
       serviceUrl: client.baseUrl,
-      epochMsSeen: clock.seenEpochMs,
       ...start.state,
     };
+    const clock = this.clock();
     const plan = planChange({ ...state, keepAlive: undefined }, inputs, clock);
-    // A create has no preview diff to say it: the count that rests on the setting is said here.
-    for (const notice of plan.notices) if (notice.kind === "epoch-unconfirmed") log(warning(`StoredFile ${label(state, blobId)}: ${notice.text}`));
+    // A create has no preview diff to say it: buying to learn the length is said here, once.
+    for (const notice of plan.notices) if (notice.kind === "length-probe") this.sayOnce(notice.kind, notice.text, log);
     const refusal = planRefusal(plan);
     if (refusal) {
       const message = `StoredFile ${label(state, blobId)}: ${refusal}`;
       // Adopting wrote nothing. An upload stored the file and bought its epochs: recorded, so the
       // next run does not upload it again, and plans what it still lacks from what it has.
       if (!asset) throw new Error(redact(message));
-      throw masked(partialFailure(new TuskrApiError({ code: "VALIDATION_ERROR", message }), blobId, state, clock), redact);
+      throw masked(partialFailure(new TuskrApiError({ code: "VALIDATION_ERROR", message }), blobId, this.record(state, clock)), redact);
     }
     try {
-      await applyPlan(client, blobId, state, inputs, plan, clock, true, log);
+      await applyPlan(client, blobId, state, inputs, plan, facts, true, log);
     } catch (e) {
       // The file exists and may already be patched: record it, so nothing done is forgotten.
-      throw masked(partialFailure(describe(e, blobId, asset ? "uploading the file" : "adopting the file"), blobId, state, clock), redact);
+      throw masked(partialFailure(describe(e, blobId, asset ? "uploading the file" : "adopting the file"), blobId, this.record(state, this.clock())), redact);
     }
-    return { id: blobId, state: recorded(this.remember(state), clock) };
+    return { id: blobId, state: this.record(state, this.clock()) };
   }
 
   /**
@@ -297,7 +326,6 @@ export class StoredFileCore {
     const blobId = before.blobId ?? id;
     const who = subject(before, blobId, urn, path);
     this.remember(before);
-    const clock = this.clock();
     const client = this.context.client();
     let file: ReceivedFile;
     try {
@@ -332,14 +360,22 @@ export class StoredFileCore {
     for (const line of drifted(before, file, managed, blobId, who)) this.log(warning(redact(line)), urn);
     // No `source` among the outputs: the engine gives read an asset with its contents elided
     // (hash only), which the program could not load back. The inputs may keep it.
+    // A renew whose outcome an earlier `up` did not learn is settled by this record.
+    const settled = { ...before };
+    settleUnconfirmed(
+      settled,
+      file,
+      this.facts((notice, u) => this.log(mapText(notice, redact), u ?? urn), urn),
+    );
+    const now = this.clock();
     try {
-      checkRecord(file, horizonClock(before, clock), blobId);
+      checkRecord(file, horizonClock(now), blobId);
     } catch (e) {
       throw masked(describe(e, blobId, "reading the file"), redact);
     }
-    const state = refreshedState(before, file, managed, clock, { blobId, serviceUrl: client.baseUrl });
+    const state = refreshedState(settled, file, managed, now, { blobId, serviceUrl: client.baseUrl });
     const inputs = refreshedInputs(before, state, file, managed);
-    return { id, state: recorded(this.remember(state), clock), inputs: compact(inputs) as DeclaredInputs };
+    return { id, state: this.record(state, this.clock()), inputs: compact(inputs) as DeclaredInputs };
   }
 
   /**
@@ -368,7 +404,7 @@ export class StoredFileCore {
     };
     const inputs: Record<string, unknown> = { blobId };
     for (const field of managed) inputs[field] = file[field];
-    return { id: blobId, state: recorded(state, this.clock()), inputs: inputs as DeclaredInputs };
+    return { id: blobId, state: this.record(state, this.clock()), inputs: inputs as DeclaredInputs };
   }
 
   /** `getFile`: one GET of any file, nothing written. */
@@ -398,11 +434,11 @@ export class StoredFileCore {
     // A stored type cannot be changed (the plan's notice says so): the declaration is recorded, `mimeType` stays the served one.
     state.contentType = typeof news.contentType === "string" ? news.contentType : undefined;
     this.remember(before);
+    const log: ProviderLog = (notice, urn) => this.log(mapText(notice, redact), urn ?? req.urn);
+    const facts = this.facts(log, req.urn);
     const clock = this.clock();
-    state.epochMsSeen ??= clock.seenEpochMs;
-    // Fixed once, in epochs: a state of an earlier release gets the start its purchases imply.
-    for (const field of EARLIER_START_FIELDS) delete state[field];
-    Object.assign(state, startFields(before, clock));
+    // In epochs: a state of an earlier release gets the start its purchases imply.
+    state.retentionStartEpochs = retentionStartEpochs(before, clock);
     const client = this.context.client();
     // A field declared now but not managed before is not in the state: read the file once, so
     // the PATCH is planned against what the service holds (metadata keys it has must go too).
@@ -410,7 +446,7 @@ export class StoredFileCore {
     if (newlyManaged.length > 0) {
       try {
         const fresh = await client.getFile(blobId);
-        observe(state, fresh, new Set(), clock, blobId);
+        observe(state, fresh, new Set(), facts, blobId);
         Object.assign(before, observed(fresh, new Set(newlyManaged)));
       } catch (e) {
         throw masked(describe(e, blobId, "reading the file"), redact);
@@ -421,15 +457,15 @@ export class StoredFileCore {
     if (refusal) throw new Error(redact(`StoredFile ${label(state, blobId)}: ${refusal}`));
     const unchanged = JSON.stringify(compact(state));
     try {
-      await applyPlan(client, blobId, state, news, plan, clock, newlyManaged.length > 0, (notice) => this.log(mapText(notice, redact), req.urn));
+      await applyPlan(client, blobId, state, news, plan, facts, newlyManaged.length > 0, log);
     } catch (e) {
       const error = describe(e, blobId, "updating the file");
       // Only if an earlier step went through is there anything new to record.
-      if (JSON.stringify(compact(state)) !== unchanged) throw masked(partialFailure(error, id, state, clock), redact);
+      if (JSON.stringify(compact(state)) !== unchanged) throw masked(partialFailure(error, id, this.record(state, this.clock())), redact);
       throw masked(error, redact);
     }
     // A file changed through this service is held by it.
     if (plan.changedFields.length > 0 || plan.renewEpochs > 0 || newlyManaged.length > 0) state.serviceUrl = client.baseUrl;
-    return recorded(this.remember(state), clock);
+    return this.record(state, this.clock());
   }
 }

@@ -3,7 +3,6 @@ import { blobIdProblem } from "../../api";
 import type { TuskrClient } from "../client/client";
 import { isTuskrApiError } from "../client/errors";
 import { remainingEpochs } from "./plan";
-import { fileClock } from "./epoch";
 
 /**
  * `getFile`: one GET, writing nothing, to use a file another stack keeps without adopting it.
@@ -27,13 +26,13 @@ export const GetFileResultSchema = z.object({
 export type GetFileResult = z.infer<typeof GetFileResultSchema>;
 
 /** The read itself, for both front doors: a clear error for a bad, unknown or expired blobId. */
-export async function readFile(client: TuskrClient, blobId: unknown, clock: { nowMs: number; epochMs: number; seenEpochMs?: number }): Promise<GetFileResult> {
+export async function readFile(client: TuskrClient, blobId: unknown, clock: { nowMs: number; epochMs: number }): Promise<GetFileResult> {
   const problem = blobIdProblem(blobId);
   if (problem) throw new Error(`getFile: blobId ${problem}`);
   const id = blobId as string;
   try {
     const file = await client.getFile(id);
-    const result = GetFileResultSchema.parse({ ...file, blobId: id, remainingEpochs: remainingEpochs(file.expiresAt, fileClock({}, clock)) });
+    const result = GetFileResultSchema.parse({ ...file, blobId: id, remainingEpochs: remainingEpochs(file.expiresAt, clock) });
     // The metadata as the client took it: the parse rebuilds it by assignment, which drops a key named __proto__.
     return { ...result, metadata: file.metadata };
   } catch (e) {

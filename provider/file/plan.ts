@@ -3,19 +3,20 @@ import { UNKNOWN } from "../engine/markers";
 import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./schema";
 import { type Reason, shows } from "./reason";
 import { sameMediaType, wireAsset } from "./source";
-import { LONGEST_EPOCH_MS, type EpochLength, epochLength, horizonClock, mayLack, retentionStartEpochs, startMoment } from "./epoch";
+import { horizonClock, mayLack, retentionStartEpochs, startGuessed } from "./epoch";
 
 /** Time, made explicit so the plan stays a pure function. */
 export interface PlanClock {
   nowMs: number;
-  /** Length of one epoch as set (`tuskr:epochSeconds`): a first guess, never a constant (about a day). */
+  /** The service's epoch as the stack knows it (service/facts.ts). */
   epochMs: number;
-  /** The epoch as another file's answers showed it to this provider (one service, one epoch), if any did. */
-  seenEpochMs?: number;
+  /**
+   * Whether an answer or the stack's setting gave that length. Otherwise it is the contract's
+   * "about a day", and a purchase whose count depends on it buys one epoch first to learn it.
+   */
+  epochKnown: boolean;
   /** Warn when a file has this many epochs left or fewer. */
   warnWithinEpochs: number;
-  /** Whether epochMs is the default nobody set (then a count resting on it alone is said). */
-  epochAssumed?: boolean;
 }
 
 /** Whole epochs left, the current one included; undefined when the expiry is not known. */
@@ -54,9 +55,9 @@ function epochsUntil(untilMs: number | undefined, clock: Pick<PlanClock, "nowMs"
  * epoch length. A guess may overbuy, so what the date still lacks after upload is renewed on the
  * observed length.
  */
-export function uploadFormEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "seenEpochMs">): number {
+export function uploadFormEpochs(news: DeclaredInputs, clock: Pick<PlanClock, "nowMs" | "epochMs" | "epochKnown">): number {
   const declared = typeof news.retentionEpochs === "number" ? news.retentionEpochs : 0;
-  return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), { ...clock, epochMs: clock.seenEpochMs ?? LONGEST_EPOCH_MS }));
+  return Math.max(declared, epochsUntil(retainUntilMs(news.retainUntil), horizonClock(clock)));
 }
 
 /** Epochs the create of `news` buys in all, counted in `clock`'s epochs: what its declared ends need from now (the later of the two), at least 0. */
@@ -104,7 +105,8 @@ function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): num
  */
 /** What a plan says of a file, by kind: a reader decides by the kind, never by the words. */
 interface PlanNotice {
-  kind: "type-kept" | "expired" | "keep-alive-due" | "keep-alive-no-room" | "expiring-soon" | "epoch-unconfirmed";
+  /** `length-probe` is about the service, not the file: said once per stack, however many files it concerns. */
+  kind: "type-kept" | "expired" | "keep-alive-due" | "keep-alive-no-room" | "expiring-soon" | "unconfirmed-renew" | "length-probe";
   text: string;
 }
 
@@ -122,13 +124,10 @@ export interface StoredFilePlan {
   /** Of renewEpochs, what the file lacks of the declared end (`retentionEpochs`, `retainUntil`: the later). */
   retentionIncrease: number;
   /**
-   * Set when a first renew buys only this many epochs to learn the epoch's length from its answer,
-   * so a guess cannot overbuy a `retainUntil` or a count from a guessed start; the rest is planned
-   * on the observed length.
+   * Set (to 1) when the plan buys while the service's epoch is not known: the first renew buys one
+   * epoch, its answer shows the length, and the rest is planned in it (a guess never buys more).
    */
   lengthProbe?: number;
-  /** The epoch's length this plan counts in, and what the answers showed of it. */
-  epoch?: EpochLength;
   /** Of renewEpochs, what keep-alive buys because too few epochs are left. */
   keepAliveEpochs: number;
   /** Epochs left before this plan, as of the recorded expiry. */
@@ -216,38 +215,30 @@ function declaredChanges(olds: StoredFileState, news: DeclaredInputs) {
 
 /**
  * What the file lacks of the declared end (the later of retentionEpochs and retainUntil), counted
- * in the service's own epochs so purchases converge. Until an answer shows the epoch's length, a
- * date's first renew, and a count's from a guessed start, buy conservatively and the rest follows.
+ * in the service's own epochs so purchases converge. While the length is not known, a guessed
+ * count that buys nothing may still lack in a longer epoch: one epoch then learns it.
  */
-function endPurchase(olds: StoredFileState, news: DeclaredInputs, setting: Clock, clock: Clock, epoch: StoredFilePlan["epoch"], settingWrong: boolean) {
+function endPurchase(olds: StoredFileState, news: DeclaredInputs, clock: Clock): { retentionIncrease: number; learnsLength: boolean; fewest: number } {
   const declaredEpochs = news.retentionEpochs;
-  const byCount = typeof declaredEpochs === "number" ? Math.max(0, declaredEpochs - retentionStartEpochs(olds, setting)) : 0;
+  const start = clock ? retentionStartEpochs(olds, clock) : (olds.retentionStartEpochs ?? olds.retentionEpochs ?? 0);
+  const byCount = typeof declaredEpochs === "number" ? Math.max(0, declaredEpochs - start) : 0;
   const expires = Date.parse(olds.expiresAt ?? "");
   const untilMs = clock ? retainUntilMs(news.retainUntil) : undefined;
   const byDate = clock && untilMs !== undefined && !Number.isNaN(expires) ? epochsToReach(expires, untilMs, clock.epochMs) : 0;
   const retentionIncrease = Math.max(byCount, byDate);
-  const longest = typeof olds.epochMsBelow === "number" ? olds.epochMsBelow : LONGEST_EPOCH_MS;
-  const fewest = untilMs !== undefined ? Math.max(1, epochsToReach(expires, untilMs, longest)) : 1;
-  // A count from a start guessed at a moment (a file this stack did not upload) is as wrong as the
-  // setting: one epoch first shows the service's length, and the rest is counted in it.
-  const countGuessed = epoch !== undefined && !epoch.seen && startMoment(olds) !== undefined;
-  const first = Math.max(countGuessed ? Math.min(byCount, 1) : byCount, Math.min(byDate, fewest));
-  // A count the setting guessed that buys nothing may leave the file short in longer epochs. Once the
-  // setting is known wrong, one epoch bought to learn the length settles it; until then it is said.
-  const mayBeShort = epoch !== undefined && retentionIncrease === 0 && typeof declaredEpochs === "number" && mayLack(olds, declaredEpochs, epoch, longest);
-  if (mayBeShort && (epoch.contradicted || settingWrong)) return { retentionIncrease: 1, lengthProbe: 1, unconfirmed: false };
-  const lengthProbe = epoch !== undefined && !epoch.seen && first < retentionIncrease ? first : undefined;
-  // Said on every preview while the count of a file this stack did not upload rests on a default
-  // nobody set (a setting someone set is theirs to keep right).
-  const guessedStart = typeof olds.retentionStartMomentMs === "number" && setting?.epochAssumed === true;
-  const unconfirmed =
-    mayBeShort ||
-    (guessedStart &&
-      epoch !== undefined &&
-      retentionIncrease === 0 &&
-      typeof declaredEpochs === "number" &&
-      mayLack({ ...olds, retentionEpochs: 0 }, declaredEpochs, epoch, longest));
-  return { retentionIncrease, lengthProbe, unconfirmed };
+  // What is bought whatever the length, for the horizon: a count (from a guessed start, its end as
+  // many epochs ahead in any length as in the guess), a date in the longest epoch.
+  const sure = !clock || clock.epochKnown;
+  const fewest = sure
+    ? retentionIncrease
+    : Math.max(byCount, untilMs !== undefined && !Number.isNaN(expires) ? epochsToReach(expires, untilMs, horizonClock(clock).epochMs) : 0);
+  const unsure = !sure && retentionIncrease === 0 && typeof declaredEpochs === "number" && mayLack(olds, declaredEpochs);
+  // More epochs left than the service sells ahead: a day is too short a guess, and an earlier
+  // release's count in it no count (a declaration it recorded as met stands, as it bought).
+  const refuted = !sure && (remainingEpochs(olds.expiresAt, clock) ?? 0) > LIMITS.maxEpochsAhead + 1 && declaredEpochs !== undefined;
+  const met = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
+  if (unsure && (startGuessed(olds) || (refuted && (declaredEpochs as number) > met))) return { retentionIncrease: 1, learnsLength: true, fewest: 1 };
+  return { retentionIncrease, learnsLength: false, fewest };
 }
 
 /** Keep-alive's purchase, measured after the declared one, and what the plan says of an expired or expiring file. */
@@ -308,18 +299,13 @@ function planProblems(olds: StoredFileState, remainingBefore: number | undefined
   return { horizonProblem, expiredProblem };
 }
 
-export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?: PlanClock): StoredFilePlan {
-  // Every count of this file's epochs uses the length its answers showed; the setting only while none contradicts it.
-  const epoch = setting ? epochLength(olds, setting) : undefined;
-  const clock = setting && epoch ? { ...setting, epochMs: epoch.ms } : undefined;
+export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: PlanClock): StoredFilePlan {
   const { replaceFields, expiredContent } = replacement(olds, news, clock);
   const replace = replaceFields.length > 0;
   const patched = patchOf(olds, news);
   const declared = declaredChanges(olds, news);
   const changedFields: InputField[] = [...replaceFields, ...patched.fields, ...declared.fields];
-  // More epochs left than the service sells ahead, by the setting's count: the setting is wrong.
-  const settingWrong = !!setting && !epoch?.seen && (remainingEpochs(olds.expiresAt, setting) ?? 0) > LIMITS.maxEpochsAhead + 1;
-  const { retentionIncrease, lengthProbe, unconfirmed } = endPurchase(olds, news, setting, clock, epoch, settingWrong);
+  const { retentionIncrease, learnsLength, fewest } = endPurchase(olds, news, clock);
   const kept = keepAliveAndNotices(olds, news, clock, retentionIncrease, expiredContent);
   const notices = kept.notices;
   const declaredType = news.contentType;
@@ -329,16 +315,26 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?
       text: `contentType ${declaredType}: the service keeps the type these bytes were uploaded with and no request changes it: nothing is sent, it stays served as ${olds.mimeType}`,
     });
   }
-  if (unconfirmed && setting) {
+  const sent = olds.unconfirmedRenew;
+  if (sent) {
     notices.push({
-      kind: "epoch-unconfirmed",
-      text: `retentionEpochs ${news.retentionEpochs} is counted in tuskr:epochSeconds (${setting.epochMs / 1000} s), which no answer has confirmed: in longer epochs the file ends early; set the service's epoch`,
+      kind: "unconfirmed-renew",
+      text: `a renew of ${sent.epochs} epoch(s) an earlier up sent may have been bought (its answer was lost): the up reads the file first and buys only what is still lacking`,
+    });
+  }
+  // Bought while the length is not known: one epoch first, whose answer shows it.
+  const lengthProbe = clock && !clock.epochKnown && kept.renewEpochs > 0 ? 1 : undefined;
+  if (lengthProbe !== undefined) {
+    const why = learnsLength ? "even where a day's epochs would lack none" : `of the ${kept.renewEpochs} a day's epochs would lack`;
+    notices.push({
+      kind: "length-probe",
+      text: `the service's epoch is not known to this stack (tuskr:epochSeconds unset, no answer has shown it): the up buys 1 epoch first, ${why}, to learn it, then what is lacking in it; \`pulumi-tuskr doctor\` measures it`,
     });
   }
   const hasPatch = Object.keys(patched.patch).length > 0;
-  // A setting known wrong is no basis for a refusal: the horizon is then counted in the longest epoch possible.
-  const horizonLeft = settingWrong && setting ? remainingEpochs(olds.expiresAt, horizonClock(olds, setting)) : kept.remainingBefore;
-  const problems = planProblems(olds, horizonLeft, kept.renewEpochs, hasPatch || kept.renewEpochs > 0, replace);
+  // Not known, the length is no basis for a refusal: the horizon is counted in the longest epoch, for what is bought whatever the length.
+  const horizonLeft = clock && !clock.epochKnown ? remainingEpochs(olds.expiresAt, horizonClock(clock)) : kept.remainingBefore;
+  const problems = planProblems(olds, horizonLeft, lengthProbe ? Math.max(1, fewest) : kept.renewEpochs, hasPatch || kept.renewEpochs > 0, replace);
   return {
     replace,
     replaceFields,
@@ -347,7 +343,6 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, setting?
     renewEpochs: kept.renewEpochs,
     retentionIncrease,
     lengthProbe,
-    epoch,
     keepAliveEpochs: kept.keepAliveEpochs,
     remainingBefore: kept.remainingBefore,
     ...problems,

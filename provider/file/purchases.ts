@@ -7,7 +7,8 @@ import { isTuskrApiError, TuskrApiError } from "../client/errors";
 import { label } from "./messages";
 import { sameMediaType } from "./source";
 import { type PlanClock, remainingEpochs } from "./plan";
-import { epochLength, epochSettingProblem, epochsBetween, fileClock, horizonClock, LONGEST_EPOCH_MS, retentionStartEpochs, startMoment } from "./epoch";
+import { LONGEST_EPOCH_MS } from "../service/facts";
+import { epochsBetween, expiryMovedMs, horizonClock, retentionStartEpochs, startMoment } from "./epoch";
 import type { StoredFileState } from "./schema";
 import { observed } from "./state";
 
@@ -36,42 +37,60 @@ export interface Start {
   state: Partial<StoredFileState>;
 }
 
-/** The retention start of a resource created now on `file`: the start of this epoch, so as many epochs before its expiry as are left. */
-export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs" | "seenEpochMs">): Partial<StoredFileState> {
-  const count = remainingEpochs(file.expiresAt, fileClock({}, clock)) ?? 0;
+/**
+ * The retention start of a resource created now on `file`: the start of this epoch, so as many
+ * epochs before its expiry as are left. Counted in a guess while the length is not known: the
+ * moment lets it be counted again once it is.
+ */
+export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanClock, "nowMs" | "epochMs" | "epochKnown">): Partial<StoredFileState> {
+  const count = remainingEpochs(file.expiresAt, clock) ?? 0;
   const created = Date.parse(file.createdAt ?? "");
-  // Counted in a guess until a length is seen: the moment lets it be counted again then.
-  const guessed = clock.seenEpochMs === undefined && !Number.isNaN(created);
+  const guessed = !clock.epochKnown && !Number.isNaN(created);
   return { retentionStartEpochs: count, retentionStartMomentMs: guessed ? clock.nowMs - created : undefined };
 }
 
 /**
- * Takes a checked service record into `state`. Its expiry must be plausible, and the retention
- * start moves with the expiry, so a purchase made elsewhere or a refresh keeps the count right.
+ * What learns the service's epoch from an answer (the stack's facts): the purchase code hands it a
+ * length and reads the clock again.
  */
-export function observe(state: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, setting: PlanClock, blobId: string): void {
-  checkRecord(file, horizonClock(state, setting), blobId);
-  const moved = movedSince(state, file, setting);
-  Object.assign(state, observed(file, managed), { ...movedStart(state, moved, setting), retentionStartEpochs: retentionStartEpochs(state, setting) + moved });
+export interface EpochLearner {
+  clock(): PlanClock;
+  /** A length a renew's answer (or a read-back of one) showed. */
+  learn(ms: number): void;
+  /** What a new entry's answer shows: the length is at least `atLeastMs` and, from an upload of 2 epochs or more, below `belowMs`. */
+  bounded(range: { atLeastMs: number; belowMs?: number }): void;
 }
 
 /**
- * A move counted while no length is seen is a guess: a count that was exact (an upload's, made in
- * its start's epoch) gets its creation as the moment to count from once a length is seen.
+ * Takes a checked service record into `state`. Its expiry must be plausible, and the retention
+ * start moves with the expiry, so a purchase made elsewhere or a refresh keeps the count right. A
+ * renew this stack sent whose outcome was unknown is settled here: its move counts as its epochs,
+ * and, the length not known, shows it (a probe buys one epoch, so the move is at least one).
  */
-export function movedStart(
-  state: StoredFileState,
-  moved: number,
-  setting: Pick<PlanClock, "epochMs" | "seenEpochMs">,
-): Pick<StoredFileState, "retentionStartMomentMs"> {
-  if (moved === 0 || epochLength(state, setting).seen || startMoment(state) !== undefined || Number.isNaN(Date.parse(state.createdAt ?? ""))) return {};
-  return { retentionStartMomentMs: 0 };
+export function observe(state: StoredFileState, file: Partial<ReceivedFile>, managed: ReadonlySet<PatchField>, epochs: EpochLearner, blobId: string): void {
+  settleUnconfirmed(state, file, epochs);
+  const clock = epochs.clock();
+  checkRecord(file, horizonClock(clock), blobId);
+  const moved = epochsBetween(state, file, clock);
+  Object.assign(state, observed(file, managed), { ...movedStart(state, moved, clock), retentionStartEpochs: retentionStartEpochs(state, clock) + moved });
 }
 
-/** Epochs `file`'s expiry moved past the one `state` records, counted in the epoch's length as `state` knows it. */
-export function movedSince(state: StoredFileState, file: Partial<ReceivedFile>, setting: Pick<PlanClock, "epochMs">): number {
-  const epoch = epochLength(state, setting);
-  return epochsBetween(state, file, epoch.ms, epoch.seen);
+/** A renew recorded as unconfirmed, judged by the record read now: its move shows the length when none is known. */
+export function settleUnconfirmed(state: StoredFileState, file: Partial<ReceivedFile>, epochs: EpochLearner): void {
+  const sent = state.unconfirmedRenew;
+  if (!sent) return;
+  state.unconfirmedRenew = undefined;
+  const moved = expiryMovedMs({ expiresAt: sent.fromExpiresAt, createdAt: state.createdAt }, file) ?? 0;
+  if (!epochs.clock().epochKnown && moved > 0 && moved <= sent.epochs * LONGEST_EPOCH_MS) epochs.learn(moved / sent.epochs);
+}
+
+/**
+ * A move counted while the length is not known is a guess: a count that was exact (an upload's,
+ * made in its start's epoch) gets its creation as the moment to count from once it is known.
+ */
+export function movedStart(state: StoredFileState, moved: number, clock: Pick<PlanClock, "epochKnown">): Pick<StoredFileState, "retentionStartMomentMs"> {
+  if (moved === 0 || clock.epochKnown || startMoment(state) !== undefined || Number.isNaN(Date.parse(state.createdAt ?? ""))) return {};
+  return { retentionStartMomentMs: 0 };
 }
 
 /** A record's expiry must be one a live file can have: not past the service's horizon (in epochs of `clock`'s length). */
@@ -98,20 +117,10 @@ export function checkPurchase(method: string, path: string, file: Partial<Receiv
   });
 }
 
-/**
- * What a new entry's answer shows of the epoch: it ends `epochs` after its creation epoch's start,
- * which bounds the epoch's length from both sides.
- */
-function epochBoundsOf(file: Partial<ReceivedFile>, epochs: number): Pick<StoredFileState, "epochMsAtLeast" | "epochMsBelow"> {
-  const span = Date.parse(file.expiresAt ?? "") - Date.parse(file.createdAt ?? "");
-  if (!(span > 0)) return {};
-  return { epochMsAtLeast: span / epochs, epochMsBelow: epochs >= 2 ? span / (epochs - 1) : undefined };
-}
-
 /** An existing file, by blobId: read, nothing bought yet. */
 export async function adopt(client: TuskrClient, blobId: string, clock: PlanClock): Promise<Start> {
   const file = await client.getFile(blobId);
-  checkRecord(file, horizonClock({}, clock), blobId);
+  checkRecord(file, horizonClock(clock), blobId);
   return { blobId, file, state: retentionStartOf(file, clock) };
 }
 
@@ -124,9 +133,10 @@ export async function upload(
   client: TuskrClient,
   asset: { path?: string; text?: string; bytes?: Buffer; hash: string; size: number; unverified?: boolean },
   upload: { filename: string; tag?: string; contentType: string; declaredEpochs: number; source: unknown },
-  clock: PlanClock,
+  learner: EpochLearner,
   log: Log,
 ): Promise<Start> {
+  const clock = learner.clock();
   const { hash } = asset;
   const { filename, tag, contentType } = upload;
   // The upload buys at least one epoch: the declared ones if any (then no renew is needed), else the service's default.
@@ -160,16 +170,17 @@ export async function upload(
   const common = { sourceHash: hash, source: upload.source };
   // The service's record, read back by the client's gate.
   const file: Partial<ReceivedFile> = result.file;
-  // Only an entry this upload created (now, not a replay) tells us its span; an older or replayed
-  // entry, or one ending later than the setting allows, is read rather than assumed and says
-  // nothing of the epoch's length.
-  const createdNow = (r: UploadResult) => r.created && r.confirmedBy !== "replay" && !(Date.parse(r.file.createdAt ?? "") < clock.nowMs - CLOCK_SKEW_MS);
-  const span = (r: UploadResult) => Date.parse(r.file.expiresAt ?? "") - Date.parse(r.file.createdAt ?? "");
-  const isNew = (r: UploadResult) => createdNow(r) && !(span(r) > (epochs ?? 1) * clock.epochMs + 1000);
-  if (createdNow(result)) checkPurchase("POST", PATHS.files, result.file, span(result), epochs ?? 1);
-  if (!isNew(result)) {
+  const k = epochs ?? 1;
+  // Only an entry this upload created (now, not a replay) starts in this epoch; an older or
+  // replayed entry is taken as any stored content is, from the moment it is taken.
+  const createdNow = result.created && result.confirmedBy !== "replay" && !(Date.parse(file.createdAt ?? "") < clock.nowMs - CLOCK_SKEW_MS);
+  const span = Date.parse(file.expiresAt ?? "") - Date.parse(file.createdAt ?? "");
+  if (createdNow) checkPurchase("POST", PATHS.files, file, span, k);
+  else checkRecord(file, horizonClock(clock), result.file.blobId);
+  // A new entry ends k epochs after its creation epoch's start: its span bounds the epoch's length.
+  if (createdNow && span > 0) learner.bounded({ atLeastMs: span / k, belowMs: k >= 2 ? span / (k - 1) : undefined });
+  if (!createdNow) {
     const who = label({ name: filename }, result.file.blobId);
-    if (!createdNow(result)) checkRecord(file, horizonClock({}, clock), result.file.blobId);
     // One content is one entry: its type is the one its first upload recorded.
     if (file.mimeType && !sameMediaType(file.mimeType, contentType)) {
       log(
@@ -185,16 +196,11 @@ export async function upload(
         ),
       );
     }
+    return { blobId: result.file.blobId, file, state: { ...common, ...retentionStartOf(file, learner.clock()) } };
   }
   // A new entry is recorded as the service holds it (read back): a name or tag the form had to
-  // escape differs from the declared one, and the same `up` PATCHes it.
-  const fresh = isNew(result) ? { ...file, metadata: file.metadata ?? {}, mimeType: file.mimeType ?? contentType } : file;
-  if (!createdNow(result)) return { blobId: result.file.blobId, file: fresh, state: { ...common, ...retentionStartOf(file, clock) } };
-  // Created now: its start is the start of this epoch, the epochs it was uploaded for before its expiry.
-  const shown = epochBoundsOf(file, epochs ?? 1);
-  checkRecord(file, fileClock(shown, clock), result.file.blobId);
-  const bounds = isNew(result) ? shown : {};
-  const problem = clock.seenEpochMs === undefined ? epochSettingProblem(bounds, clock) : undefined;
-  if (problem) log(warning(`StoredFile ${label({ name: filename }, result.file.blobId)}: ${problem}`));
-  return { blobId: result.file.blobId, file: fresh, state: { ...common, retentionStartEpochs: epochs ?? 1, ...bounds } };
+  // escape differs from the declared one, and the same `up` PATCHes it. Its start is the start of
+  // this epoch, the epochs it was uploaded for before its expiry.
+  const fresh = { ...file, metadata: file.metadata ?? {}, mimeType: file.mimeType ?? contentType };
+  return { blobId: result.file.blobId, file: fresh, state: { ...common, retentionStartEpochs: k } };
 }

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { type PatchField, isPlainObject, jsonEqual } from "../../api";
 import type { ReceivedFile } from "../client/client";
-import { movedSince, movedStart } from "./purchases";
-import { retentionStartEpochs, startFields } from "./epoch";
+import { movedStart } from "./purchases";
+import { epochsBetween, retentionStartEpochs } from "./epoch";
 import { label, shown } from "./messages";
 import type { PlanClock } from "./plan";
 import type { DeclaredInputs, StoredFileState } from "./schema";
@@ -12,14 +12,6 @@ import { bookkeeping, observed } from "./state";
  * What a refresh makes of the service's record, said nowhere and sent nowhere: whether another
  * base URL may speak for the file, what drifted, the state, and the inputs handed back.
  */
-
-/** How earlier releases recorded the retention start (as a time): read once, into `retentionStartEpochs`, then dropped. */
-export const EARLIER_START_FIELDS = ["retentionStartAfterCreated", "retentionStart", "purchasedExpiresAt"] as const;
-function withoutEarlierStart(state: StoredFileState): StoredFileState {
-  const out = { ...state };
-  for (const field of EARLIER_START_FIELDS) delete out[field];
-  return out;
-}
 
 /**
  * Why `baseUrl` may not speak for a file the state says `before.serviceUrl` holds: another
@@ -112,16 +104,15 @@ export function refreshedState(
   clock: PlanClock,
   where: { blobId: string; serviceUrl: string },
 ): StoredFileState {
-  const moved = movedSince(before, file, clock);
+  const moved = epochsBetween(before, file, clock);
   return {
-    ...withoutEarlierStart(bookkeeping(before)),
+    ...bookkeeping(before),
     ...observed(file, managed),
     blobId: where.blobId,
     retentionEpochs: before.retentionEpochs ?? 0,
     serviceUrl: where.serviceUrl,
     driftSeen: driftSeen(before, file, managed),
     // The retention start keeps its place: as many more epochs before the expiry as it moved.
-    ...startFields(before, clock),
     ...movedStart(before, moved, clock),
     retentionStartEpochs: retentionStartEpochs(before, clock) + moved,
   };

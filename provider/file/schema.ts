@@ -302,12 +302,20 @@ export const StoredFileStateSchema = z
      * counted from this once a length is seen.
      */
     retentionStartMomentMs: z.number().nullish(),
-    /** The service's epoch in milliseconds, as a renew's answer showed it (the expiry moved by exactly the epochs bought). */
+    /**
+     * The service's epoch in milliseconds, as a renew's answer showed it to the stack: written on
+     * every state, so each later `up` finds it (one service, one epoch; service/facts.ts).
+     */
     epochMsSeen: z.number().positive().nullish(),
-    /** What an upload's answer shows of the epoch when no renew has yet: at least this long (ms)… */
+    /** Read from states of the release before (an upload's bounds on the length), never written. */
     epochMsAtLeast: z.number().positive().nullish(),
-    /** …and shorter than this (ms; only an upload of 2 epochs or more shows it). */
+    /** Read from states of the release before, never written. */
     epochMsBelow: z.number().positive().nullish(),
+    /**
+     * A renew sent whose outcome is unknown (its answer lost): the next read settles it by the
+     * record, so it is never bought again on a guess, and its move shows the length.
+     */
+    unconfirmedRenew: z.object({ epochs: z.number().int().positive(), fromExpiresAt: z.string() }).nullish(),
     /** Read from states of earlier releases (the expiry their last purchase reached), never written. */
     purchasedExpiresAt: z.string().nullish(),
     /** Whether retentionEpochs is declared (rather than omitted, counted as 0). */

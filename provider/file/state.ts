@@ -1,7 +1,7 @@
 import { PATCH_FIELDS, type PatchField } from "../../api";
 import type { ReceivedFile } from "../client/client";
 import { type PlanClock, remainingEpochs } from "./plan";
-import { fileClock } from "./epoch";
+import { retentionStartEpochs, startMoment } from "./epoch";
 import { type DeclaredInputs, INPUT_FIELDS, REPORTED_FIELDS, type StoredFileState, StoredFileStateSchema } from "./schema";
 
 /**
@@ -79,9 +79,24 @@ export function compact<T extends object>(state: T): T {
   return Object.fromEntries(Object.entries(state).filter(([, v]) => v !== undefined && v !== null)) as T;
 }
 
-/** The state as recorded: compact, with the epochs left as of this call's clock. */
-export function recorded(state: StoredFileState, clock: PlanClock): StoredFileState {
-  // Once a length is seen the count is exact: the moment it was counted from is no longer needed.
-  const moment = typeof state.epochMsSeen === "number" ? undefined : state.retentionStartMomentMs;
-  return compact({ ...state, retentionStartMomentMs: moment, remainingEpochs: remainingEpochs(state.expiresAt, fileClock(state, clock)) });
+/** How earlier releases recorded the retention start or the epoch's bounds: read, counted once the length is known, never written again. */
+const EARLIER_FIELDS = ["retentionStartAfterCreated", "retentionStart", "purchasedExpiresAt", "epochMsAtLeast", "epochMsBelow"] as const;
+
+/**
+ * The state as recorded: compact, with the epochs left as of this call's clock and the length the
+ * stack learnt (`learntMs`). Once the length is known a guessed start is counted from its moment,
+ * which is then no longer needed.
+ */
+export function recorded(state: StoredFileState, clock: PlanClock, learntMs?: number): StoredFileState {
+  const out: StoredFileState = { ...state, epochMsSeen: learntMs ?? state.epochMsSeen, remainingEpochs: remainingEpochs(state.expiresAt, clock) };
+  if (clock.epochKnown && startMoment(state) !== undefined) {
+    out.retentionStartEpochs = retentionStartEpochs(state, clock);
+    out.retentionStartMomentMs = undefined;
+    for (const field of EARLIER_FIELDS) delete out[field];
+  }
+  // A count written, the expiry an earlier release's last purchase reached says nothing more.
+  if (typeof out.retentionStartEpochs === "number") delete out.purchasedExpiresAt;
+  delete out.epochMsAtLeast;
+  delete out.epochMsBelow;
+  return compact(out);
 }

@@ -1,8 +1,8 @@
 import type { TuskrClient } from "../client/client";
 import { isTuskrApiError } from "../client/errors";
 import { type Notice, warning } from "../engine/notice";
-import { type PlanClock, uploadFormEpochs } from "./plan";
-import { type Start, upload } from "./purchases";
+import { uploadFormEpochs } from "./plan";
+import { type EpochLearner, type Start, upload } from "./purchases";
 import type { DeclaredInputs } from "./schema";
 import { type ContentSnapshot, type WireAsset, snapshotContent, sourceFilename, uploadContentType } from "./source";
 
@@ -21,7 +21,7 @@ export async function uploadSource(
   asset: WireAsset,
   inputs: DeclaredInputs,
   { onlyPreviewedContent }: { onlyPreviewedContent?: boolean },
-  clock: PlanClock,
+  learner: EpochLearner,
   log: (n: Notice) => void,
 ): Promise<Start> {
   let start: Start;
@@ -39,10 +39,10 @@ export async function uploadSource(
       );
     }
     const filename = sourceFilename(asset, inputs.name ?? undefined);
-    const declaredEpochs = uploadFormEpochs(inputs, clock);
+    const declaredEpochs = uploadFormEpochs(inputs, learner.clock());
     const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
     const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
-    return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, clock, log);
+    return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, learner, log);
   };
   let content = await snapshotContent(asset);
   try {

@@ -1,5 +1,5 @@
 import { isPlainObject } from "../../api";
-import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingsFrom, settingsProblem, configOfSettings } from "../config/settings";
+import { CONFIG_KEYS, ProviderConfigSchema, type SettingName, settingsFrom, settingsProblems, configOfSettings } from "../config/settings";
 import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../engine/markers";
 import { StoredFileCore, type StoredFileRequest } from "../file/core";
 import type { ProviderLog } from "../engine/notice";
@@ -110,8 +110,10 @@ export class StoredFilePlugin {
       const parsed = schema.safeParse(candidate);
       if (!parsed.success) failures.push({ property: name, reason: `${CONFIG_KEYS[name]}: ${parsed.error.issues[0]?.message ?? "invalid"}` });
     }
-    const problem = settingsProblem(settingsFrom(configSource(news)));
-    if (problem) failures.push({ property: problem.setting, reason: problem.message });
+    // What the settings make of the values (each setting once: its type was said above).
+    for (const problem of settingsProblems(settingsFrom(configSource(news)))) {
+      if (!failures.some((f) => f.property === problem.setting)) failures.push({ property: problem.setting, reason: problem.message });
+    }
     for (const key of Object.keys(plain)) {
       if (!(key in ProviderConfigSchema.shape) && key !== "version") {
         failures.push({

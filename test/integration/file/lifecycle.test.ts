@@ -35,7 +35,7 @@ beforeEach(async () => {
 });
 
 describe("StoredFile provider ↔ emulator", () => {
-  it("create adopts the file: one GET, one PATCH of the differing fields, one renew of 1 to learn the epoch, one of the rest", async () => {
+  it("create adopts the file: one GET, one PATCH of the differing fields, one renew of 1 to learn the epoch (its record read), one of the rest", async () => {
     const inputs = { blobId, name: "orig.txt", tag: "docs", metadata: { team: "web" }, retentionEpochs: 5, __provider: STUB };
     const { id, outs } = await provider.create(inputs);
     expect(id).toBe(blobId);
@@ -43,11 +43,13 @@ describe("StoredFile provider ↔ emulator", () => {
     expect(outs.url).toBeTruthy();
     // Retention counts from 5 of the service's epochs before the expiry, whose length the renew's answer showed.
     expect(outs).toMatchObject({ __retentionStartEpochs: 5, __epochMsSeen: 86_400_000 });
-    // Its start is guessed at adoption, in a length no answer showed yet: 1 epoch first shows it.
+    // Its start is guessed at adoption, in a length no answer showed yet: 1 epoch first shows it,
+    // as the file's record read after it says (not the renew's answer alone).
     expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([
       ["get", undefined],
       ["patch", { tag: "docs", metadata: { team: "web" } }],
       ["renew", { epochs: 1 }],
+      ["get", undefined],
       ["renew", { epochs: 3 }],
     ]);
     // Uploaded for the default single epoch: 5 epochs from this epoch's start lack 4.

@@ -101,9 +101,12 @@ describe("retainUntil", () => {
     const later = await dateBefore(e, 9);
     e.clearRequests();
     const raised = await (await newRun(e)).update(String(outs.blobId), outs, { ...inputsOf(outs), retainUntil: later });
+    // No answer has shown the stack the epoch's length: 1 epoch first, its record read, then the rest.
     expect(e.requests().map((r) => [r.route, r.requestBody])).toEqual([
       ["get", undefined],
-      ["renew", { epochs: 3 }],
+      ["renew", { epochs: 1 }],
+      ["get", undefined],
+      ["renew", { epochs: 2 }],
     ]);
     expect(entry(e, String(outs.blobId)).endEpoch).toBe(start0 + 9);
     e.clearRequests();
@@ -116,19 +119,21 @@ describe("retainUntil", () => {
     it(`a raise of retainUntil killed after the service applied it converges on the next run (keys ${idempotency === "honour" ? "honoured" : "ignored"})`, async () => {
       const e = await start(idempotency);
       const blobId = (await e.uploadFile({ content: `killed ${Math.random()}`, filename: "k.txt", epochs: 2 })).blobId;
+      // Adopted while the length is not known: 1 epoch bought to learn it (2 days left might be less than 2 longer epochs).
       const { outs } = await (await newRun(e)).create({ blobId, retentionEpochs: 2, __urn: urn("k") });
+      expect(entry(e, blobId).epochsBought).toBe(1);
       const until = await dateBefore(e, 7);
       const end = e.currentEpoch() + 7;
       e.setFaults({ script: [{ route: "renew", fault: "apply-then-hang" }] });
       void (await newRun(e)).update(blobId, outs, { blobId, retentionEpochs: 2, retainUntil: until, __urn: urn("k") }).catch(() => undefined);
       await vi.waitFor(() => expect(e.inFlight().some((r) => r.route === "renew" && r.held)).toBe(true), { timeout: 10_000, interval: 20 });
       e.setFaults({});
-      // No answer has shown the epoch's length yet: the first renew buys one epoch, to learn it.
-      expect(entry(e, blobId).endEpoch).toBe(end - 4);
+      // The length is known from the adoption: the raise is one renew, applied before the kill.
+      expect(entry(e, blobId).endEpoch).toBe(end);
       // The engine still holds the state of before the killed update.
       const { outs: after } = await (await newRun(e)).update(blobId, outs, { blobId, retentionEpochs: 2, retainUntil: until, __urn: urn("k") });
       expect(after.retainUntil).toBe(until);
-      // Bought once: the 5 epochs from the upload's end to the date.
+      // Bought once: the 4 epochs from the expiry after adoption to the date (and the one that learnt the length).
       expect(entry(e, blobId)).toMatchObject({ endEpoch: end, epochsBought: 5 });
     });
   }
@@ -197,8 +202,8 @@ describe("retainUntil", () => {
     const failed = await caught(p.create({ source, name: "b.txt", retainUntil: until, __urn: urn("b") }));
     expect(failed.message).toMatch(/the service sells at most 53, and the file has/);
     const uploaded = e.files().find((f) => f.name === "b.txt")!;
-    // Uploaded for one epoch (no answer had shown the length); the date's renew is refused before it is sent.
-    expect(uploaded.uploadEpochs).toBe(1);
+    // Uploaded for the epochs the set length counts to the date, 53; the renew of the rest is refused before it is sent.
+    expect(uploaded.uploadEpochs).toBe(53);
     expect(e.requests().filter((r) => r.route === "renew")).toEqual([]);
     expect(failed.id).toBe(uploaded.blobId);
     expect(failed.properties).toMatchObject({ blobId: uploaded.blobId, expiresAt: expect.any(String) });
@@ -221,12 +226,11 @@ describe("retainUntil", () => {
     const p = await configuredProvider(e, { "tuskr:epochSeconds": "4" }, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
     const { outs } = await p.create({ source, name: "d.txt", retainUntil: until, __urn: urn("d") });
     const stored = entry(e, String(outs.blobId));
-    // Uploaded for one epoch (no answer had shown the length), one renewed to learn it, then what the date lacks.
+    // Uploaded for the 10 epochs the set length counts from now, then the one the date still lacks.
     expect(e.requests().map((r) => [r.route, r.requestBody && (r.requestBody as { epochs?: unknown }).epochs])).toEqual([
-      ["upload", "1"],
+      ["upload", "10"],
       ["get", undefined], // the upload's answer read back
       ["renew", 1],
-      ["renew", 9],
     ]);
     expect(stored.uploadEpochs + stored.epochsBought).toBe(11);
     expect(Date.parse(String(outs.expiresAt))).toBeGreaterThanOrEqual(Date.parse(until));
@@ -241,10 +245,13 @@ describe("retainUntil", () => {
     const inputs = { source, retentionEpochs: 3, keepAlive: { minRemainingEpochs: 12, renewEpochs: 4 } };
     const md = summarizePreview({ steps: [{ op: "create", urn: urn("k"), newState: { type: STORED_FILE_TYPES.dynamic, inputs } }] }, { nowMs: Date.now() });
     const { outs } = await (await newRun(e)).create({ ...inputs, name: "k.txt", __urn: urn("k") });
+    // The length not known: keep-alive's first epoch learns it (its record read), then the other 3.
     expect(e.requests().map((r) => [r.route, r.route === "renew" ? r.requestBody : (r.requestBody as { epochs?: unknown } | undefined)?.epochs])).toEqual([
       ["upload", "3"],
       ["get", undefined], // the upload's answer read back
-      ["renew", { epochs: 4 }],
+      ["renew", { epochs: 1 }],
+      ["get", undefined],
+      ["renew", { epochs: 3 }],
     ]);
     expect(entry(e, String(outs.blobId))).toMatchObject({ uploadEpochs: 3, epochsBought: 4 });
     expect(md).toMatch(/\| `k` \| create \| .*keep-alive: buys 4 right after the upload \(too few epochs left\) \| 7 \(keep-alive 4\) \|/);

@@ -75,7 +75,7 @@ const LENGTHS: Array<[string, number]> = [
 ];
 
 describe.each(LENGTHS)("a service whose epoch is %s, the provider at its default tuskr:epochSeconds", (_label, seconds) => {
-  it("the first up buys what is declared, four unchanged ups buy nothing, a raise buys exactly the difference", async () => {
+  it("the first up buys what is declared, unchanged ups buy nothing, a raise buys exactly the difference (1 first to learn the length), the next in one renew", async () => {
     const e = await start(seconds);
     const lines = printed();
     const inputs = { source: textAsset(`epoch ${seconds} ${Math.random()}`), name: "f.txt", retentionEpochs: 6, __urn: urn("f") };
@@ -92,15 +92,26 @@ describe.each(LENGTHS)("a service whose epoch is %s, the provider at its default
     expect(bought(e, id)).toBe(6);
 
     state = await up(stack, { ...inputs, retentionEpochs: 8 });
-    expect(renews(e)).toEqual([2]);
+    expect(renews(e)).toEqual([1, 1]);
     expect(bought(e, id)).toBe(8);
+    expect(state.__epochMsSeen).toBe(seconds * 1000);
     for (let round = 1; round <= 2; round++) state = await up(stack, { ...inputs, retentionEpochs: 8 }, round === 1);
-    expect(renews(e)).toEqual([2]);
+    expect(renews(e)).toEqual([1, 1]);
     expect(state.retentionEpochs).toBe(8);
+    // The length is the stack's now (kept in its state): a later raise, in a new process, is one renew.
+    state = await up(stack, { ...inputs, retentionEpochs: 11 });
+    expect(renews(e)).toEqual([1, 1, 3]);
+    expect(entry(e, id).endEpoch - entry(e, id).startEpoch).toBe(11);
 
     const said = lines.filter((l) => l.includes("tuskr:epochSeconds"));
-    if (seconds === DAY) expect(said).toEqual([]);
-    else expect(said.at(-1)).toMatch(new RegExp(`the service's epoch is ${seconds} s .*not tuskr:epochSeconds 86400`));
+    // Said once, however many ups: the purchase that learns the length, and (not a day) the length learnt.
+    expect(said.filter((l) => l.includes("not known to this stack"))).toHaveLength(1);
+    const learnt = said.filter((l) => l.includes("(a renew's answer)"));
+    if (seconds === DAY) expect(learnt).toEqual([]);
+    else
+      expect(learnt).toEqual([
+        expect.stringMatching(new RegExp(`the service's epoch is .*\\b${seconds} s\\b.*not a day.*pulumi config set tuskr:epochSeconds ${seconds}`)),
+      ]);
   });
 });
 
@@ -122,16 +133,15 @@ describe.each(LENGTHS)("a retainUntil date on a service whose epoch is %s, the p
   });
 });
 
-describe("once an answer contradicts the setting, no purchase rests on it", () => {
+describe("once an answer has shown the length, every count is in it", () => {
   it("an hour's epoch, shown by a renew: a retainUntil date is counted in hours, bought in one renew", async () => {
     const e = await start(3600);
     const lines = printed();
     const inputs = { source: textAsset(`hours ${Math.random()}`), name: "h.txt", retentionEpochs: 2, __urn: urn("h") };
     const stack = stackOn(e);
     await up(stack, inputs);
-    // The upload's answer bounds the epoch already: shorter than a day.
-    expect(lines.join("\n")).toMatch(/the upload's answer shows the service's epoch is shorter than \d+ s, not tuskr:epochSeconds 86400/);
     let state = await up(stack, { ...inputs, retentionEpochs: 3 });
+    expect(lines.join("\n")).toMatch(/the service's epoch is 3600 s \(a renew's answer\), not a day/);
     expect(state.__epochMsSeen).toBe(3_600_000);
     // The expiry alarm counts its epochs left in hours too (the setting would say 1).
     const exported = { version: 3, deployment: { resources: [{ urn: urn("h"), type: STORED_FILE_TYPES.dynamic, custom: true, outputs: state }] } };
@@ -320,33 +330,49 @@ describe("two weeks' epoch, no answer showing it yet: a count the setting guesse
     expect(renews(e)).toEqual([1, 1]);
   });
 
-  it("an adopted file whose epochs left the setting cannot refute: nothing bought on the guess, the warning names the setting; the next purchase counts it again", async () => {
+  it("an adopted file with 2 epochs left (28 days, more than 6 a day's), 6 declared: 1 epoch learns the length, then the 3 lacking; said once; unchanged ups buy nothing", async () => {
     const e = await start(WEEKS);
     const lines = printed();
     const blobId = (await e.uploadFile({ content: `unconfirmed ${Math.random()}`, filename: "u.txt", epochs: 2 })).blobId;
     const stack = stackOn(e);
-    const outs = await up(stack, { blobId, retentionEpochs: 6, __urn: urn("u") });
-    expect(renews(e)).toEqual([]);
-    expect(lines.join("\n")).toMatch(/retentionEpochs 6 is counted in tuskr:epochSeconds \(86400 s\), which no answer has confirmed/);
-    // Said again at every preview while the count rests on the default; not once the setting is someone's.
-    lines.length = 0;
-    await (await newRun(e)).diff(blobId, outs, { blobId, retentionEpochs: 6, __urn: urn("u") });
-    expect(lines.join("\n")).toMatch(/retentionEpochs 6 is counted in tuskr:epochSeconds/);
-    lines.length = 0;
-    const set = await configuredProvider(e, { "tuskr:epochSeconds": String(DAY) }, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
-    await set.diff(blobId, outs, { blobId, retentionEpochs: 6, __urn: urn("u") });
-    expect(lines.join("\n")).not.toMatch(/is counted in tuskr:epochSeconds/);
-    // A raise buys on the guess, its answer shows the length, and the start is counted again in it.
-    await up(stack, { blobId, retentionEpochs: 30, __urn: urn("u") });
-    expect(ahead(e, blobId)).toBe(30);
+    const inputs = { blobId, retentionEpochs: 6, __urn: urn("u") };
+    const outs = await up(stack, inputs);
+    expect(renews(e)).toEqual([1, 3]);
+    expect(ahead(e, blobId)).toBe(6);
+    expect(outs.__epochMsSeen).toBe(WEEKS * 1000);
+    for (let round = 1; round <= 2; round++) await up(stack, inputs, round === 1);
+    expect(renews(e)).toEqual([1, 3]);
+    const said = lines.join("\n");
+    expect(said.match(/not known to this stack/g)).toHaveLength(1);
+    expect(said.match(/the service's epoch is 14 days \(1209600 s\) \(a renew's answer\), not a day/g)).toHaveLength(1);
   });
+
+  for (const mode of ["existing", "refuse"] as const) {
+    it(`content a first stack uploaded for 3, a second stack declaring 6 (${mode}): the entry ends 6 epochs ahead`, async () => {
+      emu = await startEmulator({ port: 0, epochSeconds: WEEKS, duplicateUpload: mode });
+      const e = emu;
+      printed();
+      const text = `two stacks ${mode} ${Math.random()}`;
+      const first = stackOn(e);
+      await up(first, { source: textAsset(text), name: "t.txt", retentionEpochs: 3, __urn: urn("t") });
+      const blobId = first.get("f")!.id;
+      expect(ahead(e, blobId)).toBe(3);
+      const second = stackOn(e);
+      await up(second, { source: textAsset(text), name: "t.txt", retentionEpochs: 6, __urn: urn("t2") });
+      expect(second.get("f")!.id).toBe(blobId);
+      expect(ahead(e, blobId)).toBe(6);
+      for (let round = 1; round <= 2; round++) await up(second, { source: textAsset(text), name: "t.txt", retentionEpochs: 6, __urn: urn("t2") }, round === 1);
+      expect(ahead(e, blobId)).toBe(6);
+      expect(entry(e, blobId).epochsBought).toBe(3);
+    });
+  }
 });
 
 describe("a count from a start guessed at adoption buys one epoch to learn the length, then the rest in it", () => {
   const CASES: Array<[string, number, string | undefined, number, number, number[]]> = [
     ["an hour's epoch, the setting unset", 3600, undefined, 10, 20, [1, 9]],
     ["an hour's epoch, the setting unset", 3600, undefined, 20, 30, [1, 9]],
-    ["a day's epoch, the setting two weeks", DAY, String(14 * DAY), 3, 10, [1, 6]],
+    ["a day's epoch, the setting a day (the stack's word: no epoch to learn it)", DAY, String(DAY), 3, 10, [7]],
   ];
   for (const [label, seconds, setting, had, declared, bought] of CASES) {
     it(`${label}: an adopted file with ${had} epochs left, ${declared} declared, ends ${declared} epochs ahead; unchanged ups buy nothing`, async () => {
@@ -378,7 +404,7 @@ describe("a count from a start guessed at adoption buys one epoch to learn the l
     const first = await (await newRun(e)).create({ source: textAsset(text), name: "s.txt", retentionEpochs: 10, __urn: urn("s") });
     // The stack that uploaded it counts in epochs from its upload: a raise is one renew.
     await (await newRun(e)).update(first.id, first.outs, { source: textAsset(text), name: "s.txt", retentionEpochs: 12, __urn: urn("s") });
-    expect(renews(e)).toEqual([2]);
+    expect(renews(e)).toEqual([1, 1]);
     e.clearRequests();
     const second = await (await newRun(e)).create({ source: textAsset(text), name: "s.txt", retentionEpochs: 20, __urn: urn("s2") });
     expect(second.id).toBe(first.id);
@@ -408,7 +434,7 @@ describe("one renew's answer is not the service's epoch on its word alone", () =
       // The service's record, read back, shows what moved: a day per epoch, and the true expiry.
       expect(raised.__epochMsSeen).toBe(DAY * 1000);
       expect(raised.expiresAt).toBe(entry(e, id).expiresAt);
-      expect(lines.join("\n")).toMatch(/a renew's answer moved expiresAt by 216000 s per epoch, which the upload's answer rules out/);
+      expect(lines.join("\n")).toMatch(/the renew's answer said expiresAt \S+, the file's record says \S+: the record counts/);
       expect(lines.join("\n")).not.toMatch(/the service's epoch is 216000 s/);
     } finally {
       await proxy.close();
@@ -480,9 +506,7 @@ describe("a length learnt however the answer came, and corrected by a shorter on
         () => undefined,
         (err: Error & { properties?: Props }) => err,
       );
-      expect(failed?.message).toMatch(
-        /bought to learn the service's epoch showed no length, so the rest is not bought on tuskr:epochSeconds; run `pulumi up` again/,
-      );
+      expect(failed?.message).toMatch(/bought to learn the service's epoch showed no length, so nothing more is bought on a guess; run `pulumi up` again/);
       expect(renews(e)).toEqual([1]);
       await (await run()).update(blobId, failed!.properties!, inputs);
       expect(renews(e)).toEqual([1, 1, 5]);
@@ -501,7 +525,9 @@ describe("a length learnt however the answer came, and corrected by a shorter on
     stack.record("f", { ...stack.get("f")!, state: { ...outs, __epochMsSeen: 1.5 * DAY * 1000 } });
     const raised = await up(stack, { blobId, retentionEpochs: 5, __urn: urn("l") });
     expect(raised.__epochMsSeen).toBe(DAY * 1000);
-    expect(lines.join("\n")).toMatch(/less than the 129600 s seen before .*the shorter is taken/);
+    expect(lines.join("\n")).toMatch(
+      /the service's epoch is 1 day \(86400 s\) \(a renew's answer\), shorter than the 129600 s recorded before .*counted in the shorter/,
+    );
   });
 
   it("an hour's epoch, a count guessed in days that the service would refuse past its horizon: one epoch learns the length, the rest is counted in it", async () => {

@@ -105,7 +105,9 @@ describe("folder sequences: every content ends at the latest end declared for it
             };
             write(PATHS[0], CONTENTS[0]);
             write(PATHS[1], CONTENTS[1]);
-            const stack = new EngineStack(await configuredProvider(emu, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } }));
+            // The stack knows the service's epoch (as doctor measured it): these are stories of folders, not of learning it.
+            const known = { "tuskr:epochSeconds": String(emu.epochSeconds) };
+            const stack = new EngineStack(await configuredProvider(emu, known, { retry: { baseDelayMs: 1, maxDelayMs: 5 } }));
             // The model: the latest end declared for each content (an absolute epoch), and every blobId declared.
             const requiredEnd = new Map<string, number>();
             const declaredBlobIds = new Set<string>();
@@ -187,7 +189,7 @@ describe("folder sequences: every content ends at the latest end declared for it
                 write(PATHS[(op.write + 2) % PATHS.length], `killed ${op.write} ${runs}\n`);
                 declareNew();
                 emu.setFaults({ script: [{ route: op.write === 0 ? "upload" : "renew", fault: "apply-then-drop" }] });
-                const killer = await configuredProvider(emu, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5, maxAttempts: 1 } });
+                const killer = await configuredProvider(emu, known, { retry: { baseDelayMs: 1, maxDelayMs: 5, maxAttempts: 1 } });
                 const killed = await stack.fork(killer).up(await declared(dir));
                 emu.setFaults({});
                 expect(checkFailures(killed.steps)).toEqual([]);

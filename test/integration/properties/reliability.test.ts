@@ -25,9 +25,14 @@ let emu: Emulator;
 let retries = 0;
 let provider: StoredFileProvider;
 
-/** A provider as the engine's would be, its client counting retries (and, for scripted runs, short backoff). */
+/**
+ * A provider as the engine's would be, its client counting retries (and, for scripted runs, short
+ * backoff), on a stack that knows the service's epoch: what faults cost, not what learning it costs
+ * (test/integration/properties/crash-safety.test.ts covers a renew in doubt while it is learnt).
+ */
 async function configure(maxConcurrency: number, retry?: Record<string, number>): Promise<void> {
-  provider = await configuredProvider(emu, { "tuskr:maxConcurrency": String(maxConcurrency) }, { onRetry: () => void retries++, ...(retry ? { retry } : {}) });
+  const settings = { "tuskr:maxConcurrency": String(maxConcurrency), "tuskr:epochSeconds": String(emu.epochSeconds) };
+  provider = await configuredProvider(emu, settings, { onRetry: () => void retries++, ...(retry ? { retry } : {}) });
 }
 
 /** A sequence: the first `up` creates with r0 epochs, each later one raises retentionEpochs. */

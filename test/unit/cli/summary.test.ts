@@ -74,7 +74,7 @@ describe("summarizePreview", () => {
     expect(md).toContain("| `nested` | update | tag `old` → `new`; `metadata`, `retentionEpochs`: secret, not compared | not counted | — |");
     expect(md).toContain("| `fresh` | create | adopt `b9`; `name`: secret | 3 | — |");
     expect(md).toMatch(
-      /1 PATCH on existing files \(and any of values not shown\), 2 renew\(s\) \(and those of the rows not counted\), \*\*7 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/,
+      /1 PATCH on existing files \(and any of values not shown\), 3 renew\(s\) \(and those of the rows not counted\), \*\*7 epoch\(s\) to buy\*\*, and what 1 row\(s\) marked "not counted" buy/,
     );
     expect(md).not.toMatch(/\*\*replace\*\*|undefined/);
     // A value known only at `up` (another resource's output) is the same.
@@ -167,9 +167,12 @@ describe("summarizePreview", () => {
     const md = summarizePreview({ steps: [step(outputs, {})] }, { nowMs: now });
     expect(md).toContain("| `site` | update | folder: 4 file(s); +`new.svg`; 1 upload(s) | 40 | — |");
     // One row, one folder updated (its upload is in its row).
-    expect(md).toMatch(/0 adopted, 1 updated, 0 replaced, 0 no longer managed; 0 PATCH on existing files, 2 renew\(s\), \*\*40 epoch\(s\) to buy\*\*/);
+    // The stack has not learnt the service's epoch (no entry records it): one renew more, the first, to learn it.
+    expect(md).toMatch(
+      /0 adopted, 1 updated, 0 replaced, 0 no longer managed; 0 PATCH on existing files, 3 renew\(s\), \*\*40 epoch\(s\) to buy\*\* \(.*1 renew more, the first, to learn the service's epoch\)/,
+    );
     // A tag changed for one path: one PATCH.
-    expect(summarizePreview({ steps: [step(outputs, { files: { "b.css": { tag: "css" } } })] }, { nowMs: now })).toMatch(/1 PATCH on existing files, 2 renew/);
+    expect(summarizePreview({ steps: [step(outputs, { files: { "b.css": { tag: "css" } } })] }, { nowMs: now })).toMatch(/1 PATCH on existing files, 3 renew/);
     // The TypeScript resource's entries are secret in the preview; a secret shared end cannot be counted either.
     for (const [changed, why] of [
       [step({ ...outputs, entries: "[secret]" }, {}), "its recorded entries are secret in the preview"],
@@ -258,12 +261,17 @@ describe("summarizePreview", () => {
     expect(retagged).toContain("folder: 1 file(s); values changed: `tag`, `keepAlive`");
   });
 
-  it("calls out a purchase that will fail at the horizon", () => {
-    const md = summarizePreview(
-      { steps: [{ op: "update", urn: urn("a"), oldState: { outputs: outputs({}) }, newState: { type: TYPE, inputs: { blobId: "b1", retentionEpochs: 60 } } }] },
-      { nowMs: now },
-    );
+  it("calls out a purchase that will fail at the horizon, in the length the stack learnt", () => {
+    const step = (extra: Record<string, unknown>) => ({
+      op: "update",
+      urn: urn("a"),
+      oldState: { outputs: outputs(extra) },
+      newState: { type: TYPE, inputs: { blobId: "b1", retentionEpochs: 60 } },
+    });
+    const md = summarizePreview({ steps: [step({ __epochMsSeen: DAY })] }, { nowMs: now });
     expect(md).toMatch(/\*\*will fail\*\*: buying 58 epoch\(s\) would end the storage 68 epochs ahead/);
+    // Not known, the length is no basis for counting the days left as epochs: only what fails in any length is said.
+    expect(summarizePreview({ steps: [step({})] }, { nowMs: now })).toMatch(/\*\*will fail\*\*: buying 58 epoch\(s\) would end the storage 59 epochs ahead/);
   });
 
   it("refuses input that is not a preview", () => {

@@ -100,16 +100,16 @@ describe("readBackVerdict: what a read-back says about an ambiguous renew", () =
     expect(readBackVerdict(before, plus(9), 4, day)).toBe("unattributable");
   });
 
-  it("without the epoch length, a move another count of epochs explains is not ours", () => {
-    // Another stack's 1 epoch is not our 4, whatever the length might be.
-    expect(readBackVerdict(before, plus(1), 4)).toBe("unattributable");
-    expect(readBackVerdict(before, plus(1), 4, { atLeast: 0.9 * day, below: 1.9 * day })).toBe("unattributable");
-    expect(readBackVerdict(before, before, 4)).toBe("not-applied");
+  it("without the epoch length only a renew of one epoch is sent: its move, at most four weeks, is ours and shows the length", () => {
+    expect(readBackVerdict(before, plus(1), 1)).toBe("applied");
+    expect(readBackVerdict(before, plus(14), 1)).toBe("applied");
+    expect(readBackVerdict(before, plus(29), 1)).toBe("unattributable");
+    expect(readBackVerdict(before, before, 1)).toBe("not-applied");
   });
 
-  it("without the epoch length, a move only this purchase explains within the bounds is ours", () => {
-    expect(readBackVerdict(before, plus(4), 4, { atLeast: 0.9 * day, below: 1.1 * day })).toBe("applied");
-    // 5 days may be 4 epochs of 1.25 days or 5 of 1: not attributable.
-    expect(readBackVerdict(before, plus(5), 4, { atLeast: 0.9 * day, below: 1.9 * day })).toBe("unattributable");
+  it("without the epoch length a renew of more than one epoch is never taken as applied: another stack's 1 epoch is not our 4", () => {
+    expect(readBackVerdict(before, plus(1), 4)).toBe("unattributable");
+    expect(readBackVerdict(before, plus(4), 4)).toBe("unattributable");
+    expect(readBackVerdict(before, before, 4)).toBe("not-applied");
   });
 });

@@ -76,6 +76,7 @@ describe("the package schema of the tuskr provider plugin", () => {
       "maxConcurrency",
       "timeoutMs",
       "epochSeconds",
+      "idempotencyKeys",
       "expiryWarningEpochs",
       "allowInsecureHttp",
     ]);

@@ -1,7 +1,7 @@
 import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { describe, expect, it } from "vitest";
 import { planChange, remainingEpochs } from "../../../provider/file/plan";
-import { epochLength, epochSettingProblem, epochsBetween, retentionStartEpochs } from "../../../provider/file/epoch";
+import { epochsBetween, retentionStartEpochs } from "../../../provider/file/epoch";
 import { UNKNOWN } from "../../../provider/engine/markers";
 
 const recorded = {
@@ -67,7 +67,7 @@ describe("planChange: one pure plan for diff, create and update", () => {
 describe("planChange with a clock: expiry notices, keep-alive and the horizon", () => {
   const DAY = 86_400_000;
   const now = Date.parse("2026-11-22T12:00:00Z");
-  const clock = { nowMs: now, epochMs: DAY, warnWithinEpochs: 3 };
+  const clock = { nowMs: now, epochMs: DAY, epochKnown: true, warnWithinEpochs: 3 };
   const expiringIn = (epochs: number) => new Date(now + epochs * DAY - 3_600_000).toISOString();
   const file = (left: number, extra = {}) => ({ blobId: "b", retentionEpochs: 2, expiresAt: expiringIn(left), ...extra });
   const keepAlive = { minRemainingEpochs: 7, renewEpochs: 30 };
@@ -123,7 +123,7 @@ describe("planChange with a clock: expiry notices, keep-alive and the horizon", 
 
 describe("the horizon is a limit on what a plan buys", () => {
   it("a metadata-only update of a file already stored further than the horizon is not refused", () => {
-    const clock = { nowMs: Date.parse("2026-11-23T00:00:00Z"), epochMs: 86_400_000, warnWithinEpochs: 3 };
+    const clock = { nowMs: Date.parse("2026-11-23T00:00:00Z"), epochMs: 86_400_000, epochKnown: true, warnWithinEpochs: 3 };
     const far = { blobId: "b", tag: "a", retentionEpochs: 2, expiresAt: "2027-11-23T00:00:00Z" };
     const plan = planChange(far, { blobId: "b", tag: "b", retentionEpochs: 2 }, clock);
     expect(plan.horizonProblem).toBeUndefined();
@@ -134,7 +134,7 @@ describe("the horizon is a limit on what a plan buys", () => {
 describe("purchases converge on the declared end", () => {
   const day = 86_400_000;
   const start = Date.parse("2026-11-01T00:00:00.000Z");
-  const clock = { nowMs: start + day / 2, epochMs: day, warnWithinEpochs: 0 };
+  const clock = { nowMs: start + day / 2, epochMs: day, epochKnown: true, warnWithinEpochs: 0 };
   const at = (epochs: number) => new Date(start + epochs * day).toISOString();
   const state = (expiresAfter: number, declared: number) => ({
     blobId: "b1",
@@ -177,123 +177,123 @@ describe("ends counted in the service's epochs, whatever their length", () => {
   const hour = 3_600_000;
   const now = Date.parse("2026-11-01T12:00:00.000Z");
   /** The provider at its default setting: a day. */
-  const setting = { nowMs: now, epochMs: day, warnWithinEpochs: 0 };
+  const setting = { nowMs: now, epochMs: day, epochKnown: false, warnWithinEpochs: 0 };
   const inHours = (h: number) => new Date(now + h * hour).toISOString();
   const inDays = (d: number) => new Date(now + d * day).toISOString();
 
+  const known = (epochMs: number) => ({ ...setting, epochMs, epochKnown: true });
   it.each([
-    // label, recorded state, declared, epochs bought in all, of them by a first renew (to learn the length)
+    // label, recorded state, declared, the clock (the service's epoch as the stack knows it), epochs bought in all, of them by a first renew (to learn the length)
     [
       "6 declared, the start 6 epochs before an expiry hours away: nothing",
       { retentionEpochs: 6, retentionStartEpochs: 6, expiresAt: inHours(5) },
       { retentionEpochs: 6 },
+      setting,
       0,
       undefined,
     ],
-    ["6 → 8, epochs of an hour never shown: 2", { retentionEpochs: 6, retentionStartEpochs: 6, expiresAt: inHours(5) }, { retentionEpochs: 8 }, 2, undefined],
-    ["6 → 8, epochs of two weeks: 2", { retentionEpochs: 6, retentionStartEpochs: 6, expiresAt: inDays(70) }, { retentionEpochs: 8 }, 2, undefined],
+    [
+      "6 → 8, the length not known: 2, of them 1 first to learn it",
+      { retentionEpochs: 6, retentionStartEpochs: 6, expiresAt: inHours(5) },
+      { retentionEpochs: 8 },
+      setting,
+      2,
+      1,
+    ],
+    [
+      "6 → 8, epochs of two weeks known: 2 in one renew",
+      { retentionEpochs: 6, retentionStartEpochs: 6, expiresAt: inDays(70) },
+      { retentionEpochs: 8 },
+      known(14 * day),
+      2,
+      undefined,
+    ],
     [
       "6 → 8 on an expiry someone moved 1 epoch on: 1",
       { retentionEpochs: 6, retentionStartEpochs: 7, expiresAt: inDays(6) },
       { retentionEpochs: 8 },
+      known(day),
       1,
       undefined,
     ],
-    ["lowered 8 → 3: nothing", { retentionEpochs: 8, retentionStartEpochs: 8, expiresAt: inDays(7) }, { retentionEpochs: 3 }, 0, undefined],
+    ["lowered 8 → 3: nothing", { retentionEpochs: 8, retentionStartEpochs: 8, expiresAt: inDays(7) }, { retentionEpochs: 3 }, setting, 0, undefined],
     [
-      "a date 5.5 h past the expiry, an hour shown: 6",
-      { retentionStartEpochs: 3, epochMsSeen: hour, expiresAt: inHours(2) },
+      "a date 5.5 h past the expiry, an hour known: 6",
+      { retentionStartEpochs: 3, expiresAt: inHours(2) },
       { retainUntil: inHours(7.5) },
+      known(hour),
       6,
       undefined,
     ],
     [
-      "a date 20 days past the expiry, no length shown: 20 by the setting, 1 first",
+      "a date 20 days past the expiry, the length not known: 20 by a day, 1 first",
       { retentionStartEpochs: 1, expiresAt: inDays(1) },
       { retainUntil: inDays(21) },
+      setting,
       20,
       1,
     ],
     [
-      "the same date, an upload's answer showing epochs shorter than 1.25 days: 16 first",
-      { retentionStartEpochs: 1, expiresAt: inDays(1), epochMsAtLeast: day, epochMsBelow: 1.25 * day },
-      { retainUntil: inDays(21) },
-      20,
-      16,
-    ],
-    [
-      "a count that reaches further than the date: no first renew",
+      "a count that reaches further than the date, not known: 29, 1 first",
       { retentionEpochs: 1, retentionStartEpochs: 1, expiresAt: inDays(1) },
       { retentionEpochs: 30, retainUntil: inDays(21) },
+      setting,
       29,
-      undefined,
+      1,
     ],
     [
-      "an adopted file, 8 declared, 70 days left (more than the service sells ahead in days): 1 to learn the length",
+      "an adopted file, 8 declared, 70 days left, not known: 1 to learn the length (three epochs of four weeks would lack)",
       { retentionEpochs: 0, retentionStartEpochs: 70, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(70) },
       { retentionEpochs: 8 },
+      setting,
       1,
       1,
     ],
     [
-      "an adopted file, 8 declared, 20 days left: nothing on the guess (said)",
+      "an adopted file, 1 declared, 20 days left, not known: nothing (no epoch of four weeks or less lacks)",
       { retentionEpochs: 0, retentionStartEpochs: 20, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(20) },
-      { retentionEpochs: 8 },
+      { retentionEpochs: 1 },
+      setting,
       0,
       undefined,
     ],
     [
-      "an adopted file, 20 declared, 10 days left: 10 by the setting, 1 first to learn the length",
+      "an adopted file, 20 declared, 10 days left, not known: 10 by a day, 1 first",
       { retentionEpochs: 0, retentionStartEpochs: 10, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(10) },
       { retentionEpochs: 20 },
+      setting,
       10,
       1,
     ],
     [
-      "the same, 11 declared: the 1 lacking, no first renew",
+      "the same, a day known: 10 in one renew",
       { retentionEpochs: 0, retentionStartEpochs: 10, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(10) },
-      { retentionEpochs: 11 },
-      1,
-      undefined,
-    ],
-    [
-      "the same, its length seen since (a day): 10 in one renew",
-      { retentionEpochs: 0, retentionStartEpochs: 10, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(10), epochMsSeen: day },
       { retentionEpochs: 20 },
+      known(day),
       10,
       undefined,
     ],
     [
-      "the same, its length seen since (two weeks): counted again from the moment, 6",
-      { retentionEpochs: 0, retentionStartEpochs: 20, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(20), epochMsSeen: 14 * day },
+      "the same, two weeks known: counted again from the moment, 6",
+      { retentionEpochs: 0, retentionStartEpochs: 20, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(20) },
       { retentionEpochs: 8 },
+      known(14 * day),
       6,
       undefined,
     ],
-  ])("%s", (_label, olds, news, renew, first) => {
-    const plan = planChange({ blobId: "b1", ...olds }, { blobId: "b1", ...news }, setting);
+  ])("%s", (_label, olds, news, clock, renew, first) => {
+    const plan = planChange({ blobId: "b1", ...olds }, { blobId: "b1", ...news }, clock);
     expect(plan.renewEpochs).toBe(renew);
     expect(plan.lengthProbe).toBe(first);
   });
 
-  it("a count that rests on the setting alone and may leave the file short is said, naming the setting", () => {
+  it("a purchase that learns the length is said as one notice about the service, naming what settles it", () => {
     const adopted = { blobId: "b1", retentionEpochs: 0, retentionStartEpochs: 20, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(20) };
-    const said = planChange(adopted, { blobId: "b1", retentionEpochs: 8 }, setting).notices.filter((n) => n.kind === "epoch-unconfirmed");
-    expect(said.map((n) => n.text)).toEqual([expect.stringMatching(/^retentionEpochs 8 is counted in tuskr:epochSeconds \(86400 s\)/)]);
-    expect(planChange(adopted, { blobId: "b1", retentionEpochs: 1 }, setting).notices).toEqual([]);
-  });
-
-  it("the length: an answer's, else the setting while no answer contradicts it, else the bound it broke, said naming the setting", () => {
-    expect(epochLength({ epochMsSeen: hour }, setting)).toEqual({ ms: hour, seen: true, contradicted: true });
-    expect(epochLength({ epochMsSeen: day }, setting)).toEqual({ ms: day, seen: true, contradicted: false });
-    expect(epochLength({ epochMsAtLeast: 0.9 * day, epochMsBelow: 1.1 * day }, setting)).toEqual({ ms: day, seen: false, contradicted: false });
-    expect(epochLength({ epochMsAtLeast: 0.9 * hour, epochMsBelow: 1.2 * hour }, setting)).toMatchObject({ seen: false, contradicted: true });
-    expect(epochLength({ epochMsAtLeast: 13 * day }, setting)).toEqual({ ms: 13 * day, seen: false, contradicted: true });
-    expect(epochSettingProblem({ epochMsSeen: 86_000_000 }, setting)).toMatch(
-      /epoch is 86000 s .*not tuskr:epochSeconds 86400.*pulumi config set tuskr:epochSeconds 86000/,
-    );
-    expect(epochSettingProblem({ epochMsAtLeast: 13 * day }, setting)).toMatch(/at least 1123200 s, not tuskr:epochSeconds 86400/);
-    expect(epochSettingProblem({ epochMsSeen: day }, setting)).toBeUndefined();
+    const said = planChange(adopted, { blobId: "b1", retentionEpochs: 8 }, setting).notices.filter((n) => n.kind === "length-probe");
+    expect(said.map((n) => n.text)).toEqual([
+      expect.stringMatching(/buys 1 epoch first, even where a day's epochs would lack none, to learn it.*pulumi-tuskr doctor/),
+    ]);
+    expect(planChange(adopted, { blobId: "b1", retentionEpochs: 8 }, known(day)).notices).toEqual([]);
   });
 
   it.each([
@@ -317,7 +317,7 @@ describe("ends counted in the service's epochs, whatever their length", () => {
     ["a move of 2 hours counted in a guessed day: at least one", { expiresAt: inHours(3) }, { expiresAt: inHours(5) }, day, false, 1],
     ["an expiry that moved earlier: none", { expiresAt: inDays(5) }, { expiresAt: inDays(4) }, day, false, 0],
   ])("epochs between two records: %s", (_label, before, after, epochMs, exact, epochs) => {
-    expect(epochsBetween(before, after, epochMs, exact)).toBe(epochs);
+    expect(epochsBetween(before, after, { epochMs, epochKnown: exact })).toBe(epochs);
   });
 
   it("a state of the previous release: its start as a time, counted in the setting's epochs and never fewer than it recorded as reached", () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { drifted, refreshedState } from "../../../provider/file/refresh";
 
 const DAY = 86_400_000;
-const clock = { nowMs: Date.parse("2026-11-20T12:00:00Z"), epochMs: DAY, warnWithinEpochs: 0 };
+const clock = { nowMs: Date.parse("2026-11-20T12:00:00Z"), epochMs: DAY, epochKnown: true, warnWithinEpochs: 0 };
 const before = { blobId: "b1", tag: "mine", createdAt: "2026-11-20T01:00:00.000Z", expiresAt: "2026-11-25T00:00:00.000Z", retentionStartEpochs: 5 };
 const where = { blobId: "b1", serviceUrl: "http://127.0.0.1:1" };
 const managed = new Set(["tag"] as const);

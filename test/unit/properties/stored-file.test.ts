@@ -290,6 +290,7 @@ describe("planChange: only what changed, never a negative renew, metadata exact 
         fc.record({
           nowMs: fc.integer({ min: Date.parse("2019-01-01"), max: Date.parse("2041-01-01") }),
           epochMs: fc.integer({ min: 1_000, max: 14 * 86_400_000 }),
+          epochKnown: fc.boolean(),
           warnWithinEpochs: fc.integer({ min: 0, max: 60 }),
         }),
         (olds, news, clock) => {
