@@ -15,9 +15,10 @@ import {
   RenewFileResponseSchema,
   type UploadFields,
   type UploadResult,
+  type UploadedClaim,
   type UploadSource,
   UpdateFileResponseSchema,
-  UploadRecordSchemaReceived,
+  UploadAnswerSchema,
   alreadyStoredAs,
   parseBody,
 } from "./wire";
@@ -159,12 +160,12 @@ export class TuskrClient {
     const extraMs = Math.ceil(size / (1024 * 1024)) * 1000;
     const sentAt = Date.now();
     const honoured = options.keyHonoured ?? this.keysHonoured("upload");
-    const answered = await purchase<Omit<UploadResult, "resent">>(this.policy, this.random, {
+    const answered = await purchase<Omit<UploadResult, "resent" | "checkedBy">>(this.policy, this.random, {
       deadline,
       send: async () => {
-        let sent: Sent<z.infer<typeof UploadRecordSchemaReceived>>;
+        let sent: Sent<z.infer<typeof UploadAnswerSchema>>;
         try {
-          sent = await this.http.send("POST", path, { form, headers, schema: UploadRecordSchemaReceived, retryAmbiguous: false, deadline, extraMs });
+          sent = await this.http.send("POST", path, { form, headers, schema: UploadAnswerSchema, retryAmbiguous: false, deadline, extraMs });
         } catch (e) {
           // A service that refuses bytes it already stores names the entry: that entry is this content's.
           const stored = alreadyStoredAs(e);
@@ -177,7 +178,7 @@ export class TuskrClient {
         const echoed = header(IDEMPOTENCY_KEY_HEADER) === options.idempotencyKey;
         const u = sent.data;
         // The record of other content is not this upload's (a blob is its content).
-        if (u.size !== size)
+        if (u.size !== undefined && u.size !== null && u.size !== size)
           throw this.http.invalidResponse(
             "POST",
             path,
@@ -186,14 +187,14 @@ export class TuskrClient {
             undefined,
           );
         // The id every later request goes to: it must be one the contract allows.
-        const idProblem = blobIdProblem(u.blob_id);
+        const idProblem = blobIdProblem(u.blobId);
         if (idProblem) throw this.http.invalidResponse("POST", path, sent.status, `blob_id ${idProblem}`, undefined);
         const replayed = echoed && header("Idempotent-Replayed") === "true";
-        if (!replayed) this.expectPlausibleExpiry("POST", path, sent.status, { createdAt: u.created_at, expiresAt: u.expires_at }, sentAt, options.epochMs);
-        this.noteAnswer("upload", options.idempotencyKey, replayed, { blobId: u.blob_id, expiresAt: u.expires_at });
+        if (!replayed) this.expectPlausibleExpiry("POST", path, sent.status, u, sentAt, options.epochMs);
+        this.noteAnswer("upload", options.idempotencyKey, replayed, { blobId: u.blobId, expiresAt: u.expiresAt });
         const keyHonoured = this.keysHonoured("upload");
         return {
-          file: { blobId: u.blob_id, url: u.url, size: u.size, mimeType: u.mime_type, tag: u.tag, createdAt: u.created_at, expiresAt: u.expires_at },
+          file: { blobId: u.blobId, url: u.url, size: u.size, mimeType: u.mimeType, tag: u.tag, createdAt: u.createdAt, expiresAt: u.expiresAt },
           created: sent.status === 201,
           confirmedBy: replayed ? "replay" : "response",
           keyHonoured,
@@ -214,18 +215,44 @@ export class TuskrClient {
           mayHaveBeenApplied: true,
         }),
     });
-    return { ...answered, file: await this.confirmedUpload(answered, { size, filename: source.filename, sentAt, sha256: options.contentSha256 }, deadline) };
+    const sent = { size, filename: source.filename, sentAt, sha256: options.contentSha256 };
+    try {
+      return { ...answered, ...(await this.confirmedUpload(answered, sent, deadline)) };
+    } catch (e) {
+      // Bought perhaps, but not shown to be these bytes: the entry it names is recorded as
+      // unconfirmed, checked again by the next `up` before anything is sent on it, never uploaded again.
+      if (!isTuskrApiError(e) || e.code !== "INVALID_RESPONSE") throw e;
+      throw new TuskrApiError({
+        ...e,
+        message: e.message,
+        uploaded: { blobId: answered.file.blobId, created: answered.created && answered.confirmedBy === "response", ...sent },
+      });
+    }
   }
 
   /**
    * Checks an upload's answer before its blobId is recorded: the service's record must hold the
    * bytes sent, else an answer naming another file would have it PATCHed and renewed as ours.
    */
+  /**
+   * Checks again an upload an earlier run could not confirm (`TuskrApiError.uploaded`): the entry
+   * it named must hold the bytes sent, as `uploadFile` checks it, before anything is sent on it.
+   */
+  async confirmUploaded(uploaded: UploadedClaim): Promise<Pick<UploadResult, "file" | "checkedBy">> {
+    const answered = {
+      file: { blobId: uploaded.blobId },
+      created: uploaded.created,
+      confirmedBy: uploaded.created ? "response" : "replay",
+      keyHonoured: false,
+    } as const;
+    return this.confirmedUpload(answered, uploaded, this.http.deadline());
+  }
+
   private async confirmedUpload(
-    answered: Omit<UploadResult, "resent">,
+    answered: Omit<UploadResult, "resent" | "checkedBy">,
     sent: { size: number; filename: string; sentAt: number; sha256?: string },
     deadline: number,
-  ): Promise<UploadResult["file"]> {
+  ): Promise<Pick<UploadResult, "file" | "checkedBy">> {
     const { blobId } = answered.file;
     const path = filePath(blobId);
     // A 201 on an entry created before this request is a service selling a second upload of stored
@@ -244,9 +271,10 @@ export class TuskrClient {
     }
     const sameInstant = (a?: string | null, b?: string | null) => !a || !b || Date.parse(a) === Date.parse(b);
     const createdMs = Date.parse(record.createdAt ?? "");
+    // A field the record leaves out is not compared: the service documents only part of it.
     const problem =
-      record.size !== sent.size
-        ? `the upload's blobId holds ${record.size ?? "an unknown number of"} bytes, not the ${sent.size} sent`
+      record.size !== undefined && record.size !== null && record.size !== sent.size
+        ? `the upload's blobId holds ${record.size} bytes, not the ${sent.size} sent`
         : !fresh
           ? undefined
           : !sameInstant(record.createdAt, answered.file.createdAt)
@@ -257,22 +285,31 @@ export class TuskrClient {
                 ? `the upload's blobId is named ${JSON.stringify(record.name.slice(0, 80))}, not ${JSON.stringify(sent.filename.slice(0, 80))} as uploaded`
                 : undefined;
     if (problem) throw this.http.invalidResponse("GET", path, 200, `${problem}: not taken as this upload's`, undefined);
-    // An entry this request did not make (already stored, replayed) is shown to be these bytes by
-    // what it serves: its size alone would let another file of that size be PATCHed and renewed.
-    if (!fresh && sent.sha256) {
-      if (!record.url)
-        throw this.http.invalidResponse("GET", path, 200, "the record has no url to read its content back: not taken as this upload's", undefined);
-      const served = await this.http.contentHash(record.url, sent.size, deadline);
-      if (served !== sent.sha256)
+    // An entry this request did not make (already stored, replayed) is the service's record of
+    // these bytes (its blobId and size, read with the key), and where its url serves them without
+    // the key, their SHA-256: a size alone would let another file of that size be PATCHed and renewed.
+    if (!fresh && sent.sha256 && record.url) {
+      const served = await this.http.served(record.url, sent.size, deadline);
+      if (served.sha256 !== undefined && served.sha256 !== sent.sha256)
         throw this.http.invalidResponse(
           "GET",
           path,
           200,
-          `the entry named serves other bytes (sha256 ${served.slice(0, 12)}…): not taken as this upload's`,
+          `the entry named serves other bytes (sha256 ${served.sha256.slice(0, 12)}…): not taken as this upload's`,
           undefined,
         );
+      // A gateway whose download links want the key: the record, read through the API, decides.
+      if (served.sha256 === undefined && served.status !== 401 && served.status !== 403)
+        throw this.http.invalidResponse(
+          "GET",
+          path,
+          200,
+          `its url answered ${served.status}: the entry's content could not be read back to check it is these bytes`,
+          undefined,
+        );
+      return { file: { ...answered.file, ...record, blobId }, checkedBy: served.sha256 !== undefined ? "content" : "record" };
     }
-    return { ...answered.file, ...record, blobId };
+    return { file: { ...answered.file, ...record, blobId }, checkedBy: fresh ? "created" : "record" };
   }
 
   /**
@@ -425,7 +462,8 @@ export class TuskrClient {
     const path = filePath(blobId);
     const { data } = await this.http.send("GET", path, { about: blobId, schema: ReceivedFileSchema, retryAmbiguous: true, deadline });
     this.expectFile(blobId, "GET", path, data);
-    return data;
+    // A record that leaves out its id is the one its path names.
+    return { ...data, blobId };
   }
 }
 

@@ -1,4 +1,5 @@
 import type { ErrorCode } from "../../api";
+import type { UploadedClaim } from "./wire";
 
 /**
  * The API client's one error type, so callers handle one shape. It holds no headers, axios config
@@ -31,6 +32,8 @@ export interface TuskrApiErrorInit {
   mayHaveBeenApplied?: boolean;
   /** The file the service said does not exist or has expired (its 404/410 envelope named it). */
   goneBlobId?: string;
+  /** An upload sent, perhaps bought, whose answer named an entry not shown to hold its bytes. */
+  uploaded?: UploadedClaim;
 }
 
 export class TuskrApiError extends Error {
@@ -44,6 +47,7 @@ export class TuskrApiError extends Error {
   readonly retryAfterSeconds?: number;
   readonly mayHaveBeenApplied: boolean;
   readonly goneBlobId?: string;
+  readonly uploaded?: UploadedClaim;
 
   constructor(init: TuskrApiErrorInit) {
     super(init.message);
@@ -56,6 +60,7 @@ export class TuskrApiError extends Error {
     this.retryAfterSeconds = init.retryAfterSeconds;
     this.mayHaveBeenApplied = init.mayHaveBeenApplied ?? false;
     this.goneBlobId = init.goneBlobId;
+    this.uploaded = init.uploaded;
   }
 
   /**

@@ -306,20 +306,6 @@ export class Transport {
     };
   }
 
-  /** The SHA-256 (hex) of what `url` serves; anything but a 2xx is INVALID_RESPONSE (a CDN's 404 says nothing of a file). */
-  async contentHash(url: string, maxBytes: number, deadline: number): Promise<string> {
-    const { status, sha256 } = await this.served(url, maxBytes, deadline);
-    if (sha256 !== undefined) return sha256;
-    // No status of the service's own: a CDN's 401 or 404 says nothing of the key or the file.
-    throw new TuskrApiError({
-      code: "INVALID_RESPONSE",
-      message: this.redact(`GET ${url} answered ${status}: the entry's content could not be read back to check it is these bytes; not taken as this upload's`),
-      method: "GET",
-      path: new URL(url).pathname,
-      retryable: false,
-    });
-  }
-
   private parseResponse<S extends z.ZodType>(method: string, path: string, response: AxiosResponse, schema: S): z.infer<S> {
     const text = typeof response.data === "string" ? response.data : "";
     let json: unknown;
@@ -336,7 +322,14 @@ export class Transport {
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue?.path.length ? issue.path.join(".") : "body";
-      throw this.invalidResponse(method, path, response.status, `${where}: ${issue?.message ?? "does not match the schema"}`, undefined);
+      // The field named, and what shows the service's answers whole.
+      throw this.invalidResponse(
+        method,
+        path,
+        response.status,
+        `${where}: ${issue?.message ?? "does not match the schema"}; \`pulumi-tuskr doctor\` shows what this service answers`,
+        undefined,
+      );
     }
     return parsed.data;
   }
@@ -406,7 +399,9 @@ export class Transport {
     // A 404 that does not name the file is no evidence about it: say where it came from.
     const unexplained404 =
       status === 404 && !gone
-        ? `; the answer does not say that a file ${about !== undefined ? JSON.stringify(about) : ""} does not exist (no error naming it), so ${this.baseUrl}${path} may not be the service's route: check tuskr:baseUrl`
+        ? about !== undefined
+          ? `; not the service's error naming it: the blobId ${JSON.stringify(about)} may not exist, or ${this.baseUrl}${path} may not be the service's route (check tuskr:baseUrl; \`pulumi-tuskr doctor\` tells)`
+          : `; not the service's error: ${this.baseUrl}${path} may not be the service's route: check tuskr:baseUrl`
         : // A method the server does not have, said without the service's error: another server's answer.
           !envelope.success && (status === 405 || status === 501)
           ? `; this is not the service's error (no error envelope) and the server does not support ${method} there, so ${this.baseUrl} may not be the service: check tuskr:baseUrl`

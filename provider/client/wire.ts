@@ -3,7 +3,7 @@
  * calls' request and result types.
  */
 import { z } from "zod";
-import { FileRecordSchema, LIMITS, UploadRecordSchema, boundedText, limitText, metadataLimitProblem } from "../../api";
+import { FileRecordSchema, LIMITS, boundedText, isPlainObject, limitText, metadataLimitProblem } from "../../api";
 import { TuskrApiError, isTuskrApiError } from "./errors";
 
 // ---------------------------------------------------------------------------------------------
@@ -31,13 +31,30 @@ export function asReceived<T extends z.ZodType>(schema: T) {
   });
 }
 
+/** The upload's documented snake_case names, and the GET's camelCase for each. */
+const SNAKE_CASE = { blob_id: "blobId", mime_type: "mimeType", created_at: "createdAt", expires_at: "expiresAt" } as const;
+
 /**
- * A file record as the client takes it: the contract's shape (api/files.ts), every field but
- * blobId allowed to be missing or null (the service documents only part of it), and every value
- * within the same limits as the inputs.
+ * A record in either of the service's documented spellings (GET's camelCase, the upload's
+ * snake_case) as camelCase, so every answer is read by one schema. A camelCase field wins.
  */
-export const ReceivedFileSchema = z.object({
-  blobId: FileRecordSchema.shape.blobId,
+export function camelRecord(value: unknown): unknown {
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = { ...value };
+  for (const [snake, camel] of Object.entries(SNAKE_CASE)) {
+    if (out[camel] === undefined && out[snake] !== undefined) out[camel] = out[snake];
+    delete out[snake];
+  }
+  return out;
+}
+
+/**
+ * A file record as the client takes it: the contract's shape (api/files.ts), every field allowed
+ * to be missing or null (the service documents only part of it; a GET's id is its path's), and
+ * every value within the same limits as the inputs. Fields the client does not know are dropped.
+ */
+const RecordShape = z.object({
+  blobId: FileRecordSchema.shape.blobId.optional(),
   url: boundedText("url", LIMITS.urlMaxLength).nullish(),
   name: boundedText("name", LIMITS.nameMaxLength).nullish(),
   tag: boundedText("tag", LIMITS.tagMaxLength).nullish(),
@@ -52,17 +69,21 @@ export const ReceivedFileSchema = z.object({
   createdAt: timestamp("createdAt").nullish(),
   expiresAt: timestamp("expiresAt").nullish(),
 });
-export type ReceivedFile = z.infer<typeof ReceivedFileSchema>;
+export const ReceivedFileSchema = z.preprocess(camelRecord, RecordShape);
+export type ReceivedFile = z.infer<typeof RecordShape> & { blobId: string };
 
-/** The upload's answer (documented, snake_case), within the same limits. */
-export const UploadRecordSchemaReceived = UploadRecordSchema.extend({
-  url: boundedText("url", LIMITS.urlMaxLength),
-  tag: boundedText("tag", LIMITS.tagMaxLength).nullish(),
-  category: boundedText("category", LIMITS.tagMaxLength).nullish(),
-  mime_type: boundedText("mime_type", 255).nullish(),
-  created_at: timestamp("created_at"),
-  expires_at: timestamp("expires_at"),
-});
+/** The upload's answer (documented snake_case, or camelCase): the blobId it names is required, as every later request goes to it. */
+export const UploadAnswerSchema = z.preprocess(camelRecord, RecordShape.extend({ blobId: FileRecordSchema.shape.blobId }));
+
+/**
+ * An answer read for what it says of the file when it is a record, and as an empty answer (the
+ * record is then read) when it is not: PATCH's and renew's shapes are not documented.
+ */
+const recordIfAny = <S extends z.ZodType>(schema: S) =>
+  z.unknown().transform((value): z.output<S> | undefined => {
+    const parsed = schema.safeParse(camelRecord(value));
+    return parsed.success ? parsed.data : undefined;
+  });
 
 /** What an upload sends: a file on disk or a text, and the name the file gets. */
 export interface UploadSource {
@@ -86,6 +107,11 @@ export interface UploadFields {
 
 export interface UploadResult {
   file: Partial<ReceivedFile> & { blobId: string };
+  /**
+   * What showed the entry holds the bytes sent: a new entry made by this request, their SHA-256 as
+   * its url serves them, or only the service's record (its url wants the key, or it has none).
+   */
+  checkedBy: "created" | "content" | "record";
   /** 201: a new file, the epochs bought; 200: the same content was already stored (nothing bought, nothing set). */
   created: boolean;
   confirmedBy: "response" | "replay";
@@ -93,10 +119,22 @@ export interface UploadResult {
   resent: boolean;
 }
 
-/** PATCH answers the updated record (assumed) or 204/empty (tolerated). */
-export const UpdateFileResponseSchema = ReceivedFileSchema.partial().optional();
-/** Renew answers the updated record, perhaps with Tusky-like extras; or nothing (tolerated). */
-export const RenewFileResponseSchema = ReceivedFileSchema.partial().extend({ epochsAdded: z.number().nullish() }).optional();
+/** PATCH answers the updated record (assumed), 204/empty, or anything else (read as empty). */
+export const UpdateFileResponseSchema = recordIfAny(RecordShape);
+/** Renew answers the updated record, perhaps with Tusky-like extras; or nothing, or anything else (read as empty). */
+export const RenewFileResponseSchema = recordIfAny(RecordShape.extend({ epochsAdded: z.number().nullish() }));
+
+/** An upload whose answer named an entry not shown to hold the bytes sent: what the next `up` checks again. */
+export interface UploadedClaim {
+  blobId: string;
+  /** Answered as a new entry (201, not a replay). */
+  created: boolean;
+  size: number;
+  filename: string;
+  /** When it was sent (ms since the epoch). */
+  sentAt: number;
+  sha256?: string;
+}
 
 export interface RenewOptions {
   /** Sent as `Idempotency-Key`; reused verbatim on every retry of this purchase. */

@@ -9,6 +9,8 @@ type Severity = "info" | "warning";
 export interface Notice {
   severity: Severity;
   text: string;
+  /** Said once per stack for this cause (a fact about the service or a setting), however many files meet it. */
+  once?: string;
 }
 
 /** Where a core sends its notices, with the URN of the resource each is about. */

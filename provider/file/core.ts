@@ -1,21 +1,21 @@
-import { type Notice, type ProviderLog, mapText, noticeLine, warning } from "../engine/notice";
+import { type ProviderLog, mapText, noticeLine, warning } from "../engine/notice";
 import { PATCH_FIELDS, type PatchField, isPlainObject } from "../../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type GetFileResult, readFile } from "./get-file";
-import { adopt, checkRecord, observe, retentionStartOf, settleUnconfirmed, type Start } from "./purchases";
+import { adopt, checkRecord, confirmedStart, observe, retentionStartOf, settleUnconfirmed, type Start } from "./purchases";
 import { applyPlan, type RenewFacts } from "./renew";
 import { type EpochFinding, ServiceFacts, findingText } from "../service/facts";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor, subject } from "./messages";
-import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan } from "./plan";
+import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan, uploadFormEpochs } from "./plan";
 import { horizonClock, retentionStartEpochs } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { type CheckedInputs, changeFailures } from "./validate";
 import { ContentClaims } from "./claims";
 import { drifted, keptDriftSeen, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
 import { sourceFilename, wireAsset } from "./source";
-import { compact, declaredFields, observed, recorded } from "./state";
+import { compact, declaredFields, observed, recorded, withUnreported } from "./state";
 import { uploadSource } from "./upload";
 
 /**
@@ -105,6 +105,22 @@ function emptiedMetadata(state: StoredFileState, req: StoredFileRequest): string
   );
 }
 
+/**
+ * Whether applying `plan` to `state` is an update: a change declared, epochs to buy, secret names
+ * to record (an update that sends nothing), or something an earlier `up` sent and could not confirm.
+ */
+function changes(plan: StoredFilePlan, state: StoredFileState, secretInputs: readonly string[]): boolean {
+  return (
+    plan.changedFields.length > 0 ||
+    plan.renewEpochs > 0 ||
+    secretsMoved(state.secretInputs, secretInputs) ||
+    Boolean(state.unconfirmedUpload || state.unconfirmedRenew)
+  );
+}
+
+/** Logs that already say each cause once: wrapped again, they would say it never. */
+const onceAwareLogs = new WeakSet<ProviderLog>();
+
 /** What `configure` builds, once: the settings and (on first use) the client. */
 interface Configured {
   settings: ProviderSettings;
@@ -177,9 +193,21 @@ export class StoredFileCore {
 
   /** Says `text` once per provider process (one per stack and command) for `cause`. */
   sayOnce(cause: string, text: string, log: ProviderLog = this.log, urn?: string): void {
-    if (this.said.has(cause)) return;
-    this.said.add(cause);
-    log(warning(text), urn);
+    this.onceAware(log)({ ...warning(text), once: cause }, urn);
+  }
+
+  /** `log`, saying a notice that names a cause (`once`) only the first time in this process. */
+  private onceAware(log: ProviderLog): ProviderLog {
+    if (onceAwareLogs.has(log)) return log;
+    const aware: ProviderLog = (notice, urn) => {
+      if (notice.once !== undefined) {
+        if (this.said.has(notice.once)) return;
+        this.said.add(notice.once);
+      }
+      log(notice, urn);
+    };
+    onceAwareLogs.add(aware);
+    return aware;
   }
 
   /** What the purchase code reads of the service's epoch, and how it teaches it; what it learns is said once. */
@@ -240,7 +268,7 @@ export class StoredFileCore {
     if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
     return {
       // Secret names alone changed: an update that sends nothing and records them.
-      changes: plan.changedFields.length > 0 || plan.renewEpochs > 0 || secretsMoved(state.secretInputs, req.secretInputs),
+      changes: changes(plan, state, req.secretInputs),
       replaces: plan.replaceFields,
       deleteBeforeReplace: false,
       detailedDiff: propertyDiffs(state, req.inputs, plan, req.secretInputs),
@@ -250,7 +278,7 @@ export class StoredFileCore {
   /** What applying `inputs` (secret as `secretInputs` names) to a file recorded as `state` would do, said nowhere and sent nowhere (a folder asks it of each entry). */
   wouldChange(state: StoredFileState, inputs: DeclaredInputs, secretInputs: readonly string[]): { changes: boolean; replace: boolean } {
     const plan = planChange(this.remember(state), inputs, this.clock());
-    return { changes: plan.changedFields.length > 0 || plan.renewEpochs > 0 || secretsMoved(state.secretInputs, secretInputs), replace: plan.replace };
+    return { changes: changes(plan, state, secretInputs), replace: plan.replace };
   }
 
   /**
@@ -260,7 +288,7 @@ export class StoredFileCore {
   async create(req: StoredFileRequest): Promise<{ id: string; state: StoredFileState }> {
     const { inputs } = req;
     const redact = redactor(inputs, req.secretInputs);
-    const log = (notice: Notice) => this.log(mapText(notice, redact), req.urn);
+    const log = this.onceAware((notice) => this.log(mapText(notice, redact), req.urn));
     const facts = this.facts((notice, urn) => this.log(mapText(notice, redact), urn ?? req.urn), req.urn);
     const client = this.context.client();
     const asset = wireAsset(inputs.source);
@@ -270,14 +298,27 @@ export class StoredFileCore {
         ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent }, facts, log)
         : await adopt(client, String(inputs.blobId), this.clock());
     } catch (e) {
-      throw masked(
-        describe(
-          e,
-          asset ? `(upload of ${sourceFilename(asset, inputs.name ?? undefined)})` : String(inputs.blobId),
-          asset ? "uploading the file" : "adopting the file",
-        ),
-        redact,
+      const failure = describe(
+        e,
+        asset ? `(upload of ${sourceFilename(asset, inputs.name ?? undefined)})` : String(inputs.blobId),
+        asset ? "uploading the file" : "adopting the file",
       );
+      // Sent, perhaps bought, its entry not shown to hold these bytes: recorded as unconfirmed, so
+      // the next `up` checks it again before anything is sent on it, and never uploads it again.
+      const uploaded = asset && isTuskrApiError(e) ? e.uploaded : undefined;
+      if (!asset || !uploaded) throw masked(failure, redact);
+      const { blobId: id, ...claim } = uploaded;
+      const unconfirmed: StoredFileState = {
+        blobId: id,
+        sourceHash: asset.hash,
+        source: inputs.source,
+        retentionEpochs: 0,
+        retentionDeclared: declaresRetention(inputs),
+        secretInputs: secretList(req.secretInputs),
+        serviceUrl: client.baseUrl,
+        unconfirmedUpload: { ...claim, epochs: Math.max(1, uploadFormEpochs(inputs, this.clock())) },
+      };
+      throw masked(partialFailure(failure, id, this.record(unconfirmed, this.clock())), redact);
     }
     const { blobId } = start;
     const state: StoredFileState = {
@@ -327,9 +368,9 @@ export class StoredFileCore {
     const who = subject(before, blobId, urn, path);
     this.remember(before);
     const client = this.context.client();
-    let file: ReceivedFile;
+    let file: Partial<ReceivedFile>;
     try {
-      file = await client.getFile(blobId);
+      file = withUnreported(await client.getFile(blobId), before);
     } catch (e) {
       if (isTuskrApiError(e) && e.isGone) {
         const why = e.status === 410 ? "has expired" : "does not exist (unknown blobId)";
@@ -434,12 +475,24 @@ export class StoredFileCore {
     // A stored type cannot be changed (the plan's notice says so): the declaration is recorded, `mimeType` stays the served one.
     state.contentType = typeof news.contentType === "string" ? news.contentType : undefined;
     this.remember(before);
-    const log: ProviderLog = (notice, urn) => this.log(mapText(notice, redact), urn ?? req.urn);
+    const log: ProviderLog = this.onceAware((notice, urn) => this.log(mapText(notice, redact), urn ?? req.urn));
     const facts = this.facts(log, req.urn);
     const clock = this.clock();
+    const client = this.context.client();
+    const claim = before.unconfirmedUpload;
+    if (claim) {
+      // An upload an earlier `up` could not confirm: its entry is checked again before anything is sent on it.
+      try {
+        const { file, checkedBy } = await client.confirmUploaded({ blobId, ...claim });
+        const confirmed = { ...observed(file, new Set()), ...confirmedStart(file, claim, checkedBy, clock), unconfirmedUpload: undefined };
+        Object.assign(before, confirmed);
+        Object.assign(state, confirmed);
+      } catch (e) {
+        throw masked(describe(e, blobId, "checking an earlier upload"), redact);
+      }
+    }
     // In epochs: a state of an earlier release gets the start its purchases imply.
     state.retentionStartEpochs = retentionStartEpochs(before, clock);
-    const client = this.context.client();
     // A field declared now but not managed before is not in the state: read the file once, so
     // the PATCH is planned against what the service holds (metadata keys it has must go too).
     const newlyManaged = PATCH_FIELDS.filter((f) => news[f] !== undefined && news[f] !== null && before[f] === undefined);

@@ -106,7 +106,7 @@ function epochsToReach(expiresAtMs: number, endMs: number, epochMs: number): num
 /** What a plan says of a file, by kind: a reader decides by the kind, never by the words. */
 interface PlanNotice {
   /** `length-probe` is about the service, not the file: said once per stack, however many files it concerns. */
-  kind: "type-kept" | "expired" | "keep-alive-due" | "keep-alive-no-room" | "expiring-soon" | "unconfirmed-renew" | "length-probe";
+  kind: "type-kept" | "expired" | "keep-alive-due" | "keep-alive-no-room" | "expiring-soon" | "unconfirmed-renew" | "unconfirmed-upload" | "length-probe";
   text: string;
 }
 
@@ -313,6 +313,12 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
     notices.unshift({
       kind: "type-kept",
       text: `contentType ${declaredType}: the service keeps the type these bytes were uploaded with and no request changes it: nothing is sent, it stays served as ${olds.mimeType}`,
+    });
+  }
+  if (olds.unconfirmedUpload) {
+    notices.push({
+      kind: "unconfirmed-upload",
+      text: "an earlier up uploaded it, but the entry the service named was not shown to hold these bytes: the up checks it again before anything is sent on it",
     });
   }
   const sent = olds.unconfirmedRenew;

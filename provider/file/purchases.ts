@@ -50,6 +50,21 @@ export function retentionStartOf(file: Partial<ReceivedFile>, clock: Pick<PlanCl
 }
 
 /**
+ * The retention start of an upload an earlier `up` could not confirm, now shown to hold its bytes:
+ * a new entry starts in its creation's epoch, its epochs before the expiry (counted again from
+ * then once the length is known); an entry it did not make, as content taken when it was sent.
+ */
+export function confirmedStart(
+  file: Partial<ReceivedFile>,
+  claim: { sentAt: number; epochs: number },
+  checkedBy: "created" | "content" | "record",
+  clock: Pick<PlanClock, "nowMs" | "epochMs" | "epochKnown">,
+): Partial<StoredFileState> {
+  if (checkedBy === "created") return { retentionStartEpochs: claim.epochs, retentionStartMomentMs: 0 };
+  return retentionStartOf(file, { ...clock, nowMs: claim.sentAt });
+}
+
+/**
  * What learns the service's epoch from an answer (the stack's facts): the purchase code hands it a
  * length and reads the clock again.
  */
@@ -179,6 +194,14 @@ export async function upload(
   else checkRecord(file, horizonClock(clock), result.file.blobId);
   // A new entry ends k epochs after its creation epoch's start: its span bounds the epoch's length.
   if (createdNow && span > 0) learner.bounded({ atLeastMs: span / k, belowMs: k >= 2 ? span / (k - 1) : undefined });
+  if (result.checkedBy === "record") {
+    log({
+      ...warning(
+        "the service's download links want the key (a gateway): content it already stored is taken on its record, read through the API (blobId and size), not on its bytes; `pulumi-tuskr doctor` shows it",
+      ),
+      once: "url-wants-key",
+    });
+  }
   if (!createdNow) {
     const who = label({ name: filename }, result.file.blobId);
     // One content is one entry: its type is the one its first upload recorded.

@@ -316,6 +316,20 @@ export const StoredFileStateSchema = z
      * record, so it is never bought again on a guess, and its move shows the length.
      */
     unconfirmedRenew: z.object({ epochs: z.number().int().positive(), fromExpiresAt: z.string() }).nullish(),
+    /**
+     * An upload sent, perhaps bought, whose answer named this entry without showing it holds the
+     * bytes sent: the next `up` checks it again before anything is sent on it, and never uploads again.
+     */
+    unconfirmedUpload: z
+      .object({
+        created: z.boolean(),
+        size: z.number().int().nonnegative(),
+        filename: z.string(),
+        sentAt: z.number(),
+        sha256: z.string().optional(),
+        epochs: z.number().int().positive(),
+      })
+      .nullish(),
     /** Read from states of earlier releases (the expiry their last purchase reached), never written. */
     purchasedExpiresAt: z.string().nullish(),
     /** Whether retentionEpochs is declared (rather than omitted, counted as 0). */

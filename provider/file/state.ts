@@ -70,6 +70,16 @@ export function observed(file: Partial<ReceivedFile>, managed: ReadonlySet<Patch
   return out;
 }
 
+/**
+ * A record with what it leaves out taken from the state: the service documents only part of its
+ * record, and a field not reported is not one removed (`null` is).
+ */
+export function withUnreported(file: Partial<ReceivedFile>, state: StoredFileState): Partial<ReceivedFile> {
+  const out: Record<string, unknown> = { ...file };
+  for (const key of [...SERVICE_FIELDS, ...PATCH_FIELDS]) if (out[key] === undefined && state[key] !== undefined) out[key] = state[key];
+  return out as Partial<ReceivedFile>;
+}
+
 /** Managed fields: those declared (an omitted field is unmanaged). */
 export const declaredFields = (props: DeclaredInputs | StoredFileState): Set<PatchField> =>
   new Set(PATCH_FIELDS.filter((f) => props[f] !== undefined && props[f] !== null));

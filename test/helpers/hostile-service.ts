@@ -47,6 +47,8 @@ export function record(blobId: string, extra: Record<string, unknown> = {}): Rec
 }
 
 export function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  // No body at all (a 204): nothing to write.
+  if (body === undefined) return void res.writeHead(status, headers).end();
   const text = JSON.stringify(body);
   res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text), ...headers });
   res.end(text);

@@ -121,7 +121,7 @@ describe("answers are checked before they are trusted", () => {
     note("upload answered with another content's record", result.ok ? "taken as this upload's" : `${result.error.code}, nothing recorded`);
   });
 
-  it("an upload answered with another file's blobId (same size, a fresh answer) is INVALID_RESPONSE once read back: nothing recorded, PATCHed or renewed", async () => {
+  it("an upload answered with another file's blobId (same size, a fresh answer) is INVALID_RESPONSE once read back: recorded as unconfirmed, never PATCHed, renewed or uploaded again", async () => {
     const now = new Date();
     const provider = await providerFor((req, res) => {
       if (req.method === "POST" && req.url === "/v1/files") {
@@ -146,10 +146,25 @@ describe("answers are checked before they are trusted", () => {
     if (!result.ok) {
       expect(result.error.code).toBe("INVALID_RESPONSE");
       expect(result.error.message).toMatch(/created at 2026-11-01T00:00:00.000Z, not at .* as its answer said: not taken as this upload's/);
-      expect(result.error.properties).toBeUndefined();
+      // Bought perhaps, so recorded: as unconfirmed, with none of the declared values, which no request set.
+      expect(result.error.properties).toMatchObject({ blobId: "b-other", __unconfirmedUpload: { created: true, size: 12, filename: "mine.txt" } });
+      expect(result.error.properties).not.toHaveProperty("tag");
+      // The next up checks the entry again before anything else, and refuses it again: nothing sent on it, nothing uploaded.
+      const next = await settle(
+        provider.update("b-other", result.error.properties as Record<string, unknown>, {
+          source,
+          name: "mine.txt",
+          tag: "new",
+          metadata: { a: 1 },
+          retentionEpochs: 3,
+          __urn: urn,
+        }),
+      );
+      expect(next.ok).toBe(false);
+      if (!next.ok) expect(next.error.message).toMatch(/checking an earlier upload.*not taken as this upload's/);
     }
-    expect(service!.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/files", "GET /v1/files/b-other"]);
-    note("upload answered with another file's blobId", result.ok ? "taken as this upload's" : `${result.error.code} on read-back, nothing recorded`);
+    expect(service!.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["POST /v1/files", "GET /v1/files/b-other", "GET /v1/files/b-other"]);
+    note("upload answered with another file's blobId", result.ok ? "taken as this upload's" : `${result.error.code} on read-back, recorded as unconfirmed`);
   });
 
   it("an upload answered 'already stored' (200) with a blobId the service does not have is INVALID_RESPONSE: not uploaded again", async () => {

@@ -14,7 +14,7 @@ describe("every PATCH field reaches every place that carries a file's fields", (
   it.each(PATCH_FIELDS)("%s", (field) => {
     expect(Object.keys(StoredFileInputsSchema.shape)).toContain(field);
     expect(Object.keys(StoredFileStateSchema.shape)).toContain(field);
-    expect(Object.keys(ReceivedFileSchema.shape)).toContain(field);
+    expect(Object.keys(ReceivedFileSchema.out.shape)).toContain(field);
     expect(Object.keys(GetFileResultSchema.shape)).toContain(field);
     expect(FILE_FIELDS as readonly string[]).toContain(field);
   });
