@@ -38,7 +38,7 @@ const SNAKE_CASE = { blob_id: "blobId", mime_type: "mimeType", created_at: "crea
  * A record in either of the service's documented spellings (GET's camelCase, the upload's
  * snake_case) as camelCase, so every answer is read by one schema. A camelCase field wins.
  */
-export function camelRecord(value: unknown): unknown {
+function camelRecord(value: unknown): unknown {
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = { ...value };
   for (const [snake, camel] of Object.entries(SNAKE_CASE)) {
