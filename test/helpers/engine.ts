@@ -19,6 +19,8 @@ export const repoRoot = path.resolve(__dirname, "../..");
 /** StoredFiles declared from the `files` stack config: each test step is a config change. */
 export const FIXTURE = "test/e2e/fixture";
 export const STORED_FILE_TYPE = STORED_FILE_TYPES.dynamic;
+/** The passphrase examples/gitops's committed `encryptionsalt`s were made with (its README). */
+export const GITOPS_PASSPHRASE = "tuskr-gitops-example";
 
 interface Outcome {
   ok: boolean;
@@ -105,6 +107,8 @@ export interface StackOptions {
   apiKey?: string;
   config?: Record<string, string>;
   stackName?: string;
+  /** PULUMI_CONFIG_PASSPHRASE. Default "test-passphrase". */
+  passphrase?: string;
 }
 
 interface RunningCli {
@@ -195,7 +199,7 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
   const workDir = path.join(tmp, "project");
   copyProject(path.join(repoRoot, project), workDir);
   const pulumiDir = inject("pulumiDir");
-  const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "test-passphrase", isolated: true, extraPath: [inject("languageHostsDir")] });
+  const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: options.passphrase ?? "test-passphrase", isolated: true, extraPath: [inject("languageHostsDir")] });
   const name = options.stackName ?? `t-${randomBytes(4).toString("hex")}`;
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const stack = await LocalWorkspace.createOrSelectStack({ stackName: name, workDir }, { envVars, pulumiCommand });
