@@ -8,17 +8,20 @@ import { inject } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
 import { copyProject, offlineEngineEnv } from "../../scripts/offline-engine.mjs";
 import { STORED_FILE_TYPES, urnName } from "../../provider/engine/urns";
+import type { StateBackend } from "./state-backends";
 
 /**
  * The one harness for tests that drive the real Pulumi engine (Automation API and CLI): a copy
- * of a Pulumi project (its node_modules linked) with its own temp `file://` backend and Pulumi
- * home, configured for an emulator, and a transcript of everything every run printed, failed
- * runs included. `withStack` always destroys and removes the stack in `finally`.
+ * of a Pulumi project (its node_modules linked) with its own temp `file://` backend (or a shared
+ * one) and Pulumi home, configured for an emulator, and a transcript of everything every run
+ * printed, failed runs included. `withStack` always destroys and removes the stack in `finally`.
  */
 export const repoRoot = path.resolve(__dirname, "../..");
 /** StoredFiles declared from the `files` stack config: each test step is a config change. */
 export const FIXTURE = "test/e2e/fixture";
 export const STORED_FILE_TYPE = STORED_FILE_TYPES.dynamic;
+/** The passphrase examples/gitops's committed `encryptionsalt`s were made with (its README). */
+export const GITOPS_PASSPHRASE = "tuskr-gitops-example";
 
 interface Outcome {
   ok: boolean;
@@ -47,7 +50,7 @@ export interface EngineStack {
   emu: Emulator;
   /** The copy of the project the stack runs. */
   workDir: string;
-  /** The backend directory (checkpoints, history, backups). */
+  /** The backend directory (checkpoints, history, backups); unused with a shared backend. */
   stateDir: string;
   /** PULUMI_HOME of this stack (workspace settings, logs). */
   homeDir: string;
@@ -69,8 +72,12 @@ export interface EngineStack {
    * environment; rejects, with what it printed, when it fails.
    */
   exec(file: string, args: string[], options?: { cwd?: string }): Promise<Ran>;
+  /** `exec` without the rejection: what it printed and its exit code. */
+  run(file: string, args: string[], options?: { env?: Record<string, string> }): Promise<Ran>;
   /** The pulumi CLI started in a process group of its own, to be killed while it runs. */
   startCli(args: string[]): RunningCli;
+  /** A command (a workflow step's script, say) started in the project in a process group of its own. */
+  start(file: string, args: string[], options?: { env?: Record<string, string> }): RunningCli;
   /**
    * The stack's state as stored: every file of the backend directory, concatenated. (The
    * Automation API's exportStack passes --show-secrets, so it cannot answer "is the key in the
@@ -105,6 +112,15 @@ export interface StackOptions {
   apiKey?: string;
   config?: Record<string, string>;
   stackName?: string;
+  /** A shared backend (`postgres://`, `s3://`) instead of the stack's own `file://` one. */
+  backend?: Pick<StateBackend, "url" | "env">;
+  /** PULUMI_CONFIG_PASSPHRASE. Default "test-passphrase". */
+  passphrase?: string;
+  /**
+   * Another runner of a stack that already is in `backend` (`stackName`): its own copy of the
+   * project and Pulumi home. Its `dispose` leaves the stack to the runner that made it.
+   */
+  joins?: boolean;
 }
 
 interface RunningCli {
@@ -195,7 +211,10 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
   const workDir = path.join(tmp, "project");
   copyProject(path.join(repoRoot, project), workDir);
   const pulumiDir = inject("pulumiDir");
-  const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "test-passphrase", isolated: true, extraPath: [inject("languageHostsDir")] });
+  const envVars: Record<string, string> = {
+    ...offlineEngineEnv({ pulumiDir, tmp, passphrase: options.passphrase ?? "test-passphrase", isolated: true, extraPath: [inject("languageHostsDir")] }),
+    ...(options.backend ? { PULUMI_BACKEND_URL: options.backend.url, ...options.backend.env } : {}),
+  };
   const name = options.stackName ?? `t-${randomBytes(4).toString("hex")}`;
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const stack = await LocalWorkspace.createOrSelectStack({ stackName: name, workDir }, { envVars, pulumiCommand });
@@ -219,9 +238,10 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
     }
   };
   /** Runs `file` with the stack's environment: what it printed and its exit code. */
-  const ran = (file: string, args: string[], cwd = workDir): Promise<Ran> =>
+  const ran = (file: string, args: string[], cwd = workDir, extraEnv: Record<string, string> = {}): Promise<Ran> =>
     new Promise((resolve) => {
-      execFile(file === "pulumi" ? path.join(pulumiDir, "pulumi") : file, args, { cwd, env, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const options = { cwd, env: { ...env, ...extraEnv }, maxBuffer: 256 * 1024 * 1024 };
+      execFile(file === "pulumi" ? path.join(pulumiDir, "pulumi") : file, args, options, (error, stdout, stderr) => {
         transcript.push(stdout, stderr);
         resolve({ stdout, stderr, code: error ? Number((error as { code?: number }).code ?? 1) : 0 });
       });
@@ -243,11 +263,11 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
     changes: result?.summary.resourceChanges,
     outputs: Object.fromEntries(Object.entries(result?.outputs ?? {}).map(([k, v]) => [k, v.value])),
   });
-  const startCli: EngineStack["startCli"] = (args) => {
+  const start: EngineStack["start"] = (file, args, options = {}) => {
     let output = "";
-    const child = spawn(path.join(pulumiDir, "pulumi"), [...args, "--stack", name, "--non-interactive"], {
+    const child = spawn(file, args, {
       cwd: workDir,
-      env,
+      env: { ...env, ...options.env },
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -261,6 +281,7 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
     );
     return { pid: child.pid!, output: () => output, exited };
   };
+  const startCli: EngineStack["startCli"] = (args) => start(path.join(pulumiDir, "pulumi"), [...args, "--stack", name, "--non-interactive"]);
   const events: EngineEvent[] = [];
   const ctx: EngineStack = {
     stack,
@@ -292,7 +313,9 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
     cli,
     env,
     exec,
+    run: (file, args, options = {}) => ran(file, args, workDir, options.env),
     startCli,
+    start,
     storedState: () => readTree(path.join(tmp, "state")),
     async resources() {
       const { stdout, code, stderr } = await cli(["stack", "export"]);
@@ -319,6 +342,7 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
       for (const f of fs.readdirSync(from)) fs.copyFileSync(path.join(from, f), path.join(workDir, f));
     },
     async dispose() {
+      if (options.joins) return fs.rmSync(tmp, { recursive: true, force: true });
       try {
         await stack.destroy();
       } finally {

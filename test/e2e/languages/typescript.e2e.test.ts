@@ -4,7 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
-import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
+import { blobBytes, GITOPS_PASSPHRASE, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
 
 afterAll(stopEmulator);
 
@@ -153,7 +153,7 @@ describe("examples/gitops, one stack per environment", () => {
           ]);
           fs.rmSync(dir, { recursive: true, force: true });
         },
-        { stackName: env },
+        { stackName: env, passphrase: GITOPS_PASSPHRASE },
       );
     }
   });
