@@ -29,6 +29,7 @@ Options:
   --duplicate-upload MODE  an upload of bytes already stored: existing (default: answer with the
                            entry), purchase (add its epochs to the entry) or refuse (409)
   --prepaid-balance N      each key may buy N epochs in all, then renew answers 402
+  --cdn-wants-key          a record's url serves its bytes only with a key (a gateway)
   -h, --help               show this help
 `;
 
@@ -48,6 +49,7 @@ const FLAGS = {
   "ignore-idempotency-keys": { type: "boolean" },
   "prepaid-balance": { type: "string" },
   "duplicate-upload": { type: "string" },
+  "cdn-wants-key": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -93,6 +95,7 @@ function parseFlags(argv: string[], env: NodeJS.ProcessEnv): EmulatorOptions | "
     ...(values["ignore-idempotency-keys"] ? { idempotency: "ignore" as const } : {}),
     ...(number("prepaid-balance") !== undefined ? { prepaidBalance: number("prepaid-balance") } : {}),
     ...(values["duplicate-upload"] !== undefined ? { duplicateUpload: values["duplicate-upload"] as DuplicateUploadMode } : {}),
+    ...(values["cdn-wants-key"] ? { cdnWantsKey: true } : {}),
   };
 }
 

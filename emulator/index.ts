@@ -44,6 +44,11 @@ export interface EmulatorOptions {
    */
   duplicateUpload?: DuplicateUploadMode;
   /**
+   * The CDN (`GET /cdn/:blobId`, each record's `url`) serves bytes only with a key, as a gateway in
+   * front of the service may. Default false: anyone with the url reads it.
+   */
+  cdnWantsKey?: boolean;
+  /**
    * Each API key's prepaid balance, in epochs (an epoch costs one credit): a renew that costs
    * more than what is left answers 402 INSUFFICIENT_BALANCE and buys nothing. Unlimited by
    * default. Kept in memory: a restart refills it.
@@ -111,6 +116,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     idempotency: options.idempotency,
     prepaidBalance: options.prepaidBalance,
     duplicateUpload: options.duplicateUpload,
+    cdnWantsKey: options.cdnWantsKey,
   });
   let url: string;
   try {

@@ -47,6 +47,7 @@ export interface ServerConfig {
   idempotency?: IdempotencyMode;
   prepaidBalance?: number;
   duplicateUpload?: DuplicateUploadMode;
+  cdnWantsKey?: boolean;
 }
 
 /** One request in flight and what has been done about its response. */
@@ -106,6 +107,7 @@ export class EmulatorServer {
       reset: () => this.reset(),
       requests: () => this.requests(),
       clearRequests: () => this.clearRequests(),
+      cdnWantsKey: this.config.cdnWantsKey ?? false,
     });
     return url;
   }

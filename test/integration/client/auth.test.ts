@@ -27,14 +27,13 @@ const NEAR_MISSES: Array<[string, Record<string, string>]> = [
 ];
 
 describe("near-miss and misplaced keys", () => {
-  it.each(NEAR_MISSES)("%s: 401 on every route but health, the key never echoed", async (label, headers) => {
+  it.each(NEAR_MISSES)("%s: 401 on every route but health and the CDN, the key never echoed", async (label, headers) => {
     tried.push(label);
     const file = await emulator().uploadFile({ content: `auth ${Math.random()}` });
     const routes: Array<[string, string, string | undefined]> = [
       ["GET", `/v1/files/${file.blobId}`, undefined],
       ["PATCH", `/v1/files/${file.blobId}`, '{"tag":"stolen"}'],
       ["POST", `/v1/files/${file.blobId}/renew`, '{"epochs":5}'],
-      ["GET", `/cdn/${file.blobId}`, undefined],
       ["GET", "/_emulator/files", undefined],
       ["POST", "/_emulator/reset", "{}"],
       ["POST", "/_emulator/faults", '{"routes":{"*":{"error5xxRate":1}}}'],
@@ -55,6 +54,25 @@ describe("near-miss and misplaced keys", () => {
     expect(emulator().files()).toEqual([expect.objectContaining({ blobId: file.blobId, tag: null, epochsBought: 0, updateCount: 0 })]);
     expect(emulator().faults().routes).toBeUndefined();
     expect((await request(emulator(), "GET", "/_emulator/health", { key: null })).status).toBe(200);
+  });
+});
+
+describe("the CDN", () => {
+  it("serves a file's bytes to anyone with its url, as the real CDN presumably does; with cdnWantsKey (a gateway), only with the key", async () => {
+    const file = await emulator().uploadFile({ content: "public bytes" });
+    const open = await rawRequest(emulator(), "GET", `/cdn/${file.blobId}`, { key: null });
+    expect(open.kind === "response" && [open.status, open.text]).toEqual([200, "public bytes"]);
+    const { startEmulator } = await import("../../../emulator");
+    const gateway = await startEmulator({ port: 0, cdnWantsKey: true });
+    try {
+      const stored = await gateway.uploadFile({ content: "keyed bytes" });
+      const refused = await rawRequest(gateway, "GET", `/cdn/${stored.blobId}`, { key: null });
+      expect(refused.kind === "response" && refused.status).toBe(401);
+      const keyed = await rawRequest(gateway, "GET", `/cdn/${stored.blobId}`, {});
+      expect(keyed.kind === "response" && [keyed.status, keyed.text]).toEqual([200, "keyed bytes"]);
+    } finally {
+      await gateway.close();
+    }
   });
 });
 
