@@ -295,7 +295,7 @@ export class StoredFileCore {
     let start: Start;
     try {
       start = asset
-        ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent }, facts, log)
+        ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent, owner: req.urn }, facts, log)
         : await adopt(client, String(inputs.blobId), this.clock());
     } catch (e) {
       const failure = describe(

@@ -147,7 +147,8 @@ export async function adopt(client: TuskrClient, blobId: string, clock: PlanCloc
 export async function upload(
   client: TuskrClient,
   asset: { path?: string; text?: string; bytes?: Buffer; hash: string; size: number; unverified?: boolean },
-  upload: { filename: string; tag?: string; contentType: string; declaredEpochs: number; source: unknown },
+  // owner: the resource's URN, in the key, so a replay under it answers this resource's own earlier upload.
+  upload: { filename: string; tag?: string; contentType: string; declaredEpochs: number; source: unknown; owner?: string },
   learner: EpochLearner,
   log: Log,
 ): Promise<Start> {
@@ -164,7 +165,7 @@ export async function upload(
       // The epoch's length is what the answer is to show: its expiry is checked on it below.
       { idempotencyKey: key, epochMs: LONGEST_EPOCH_MS, contentSha256: hash },
     );
-  const firstKey = purchaseKey(["upload", hash, epochs, filename, tag, contentType]);
+  const firstKey = purchaseKey(["upload", hash, epochs, filename, tag, contentType, ...(upload.owner ? [upload.owner] : [])]);
   let result: UploadResult;
   try {
     result = await send(firstKey);
@@ -186,14 +187,17 @@ export async function upload(
   // The service's record, read back by the client's gate.
   const file: Partial<ReceivedFile> = result.file;
   const k = epochs ?? 1;
-  // Only an entry this upload created (now, not a replay) starts in this epoch; an older or
-  // replayed entry is taken as any stored content is, from the moment it is taken.
-  const createdNow = result.created && result.confirmedBy !== "replay" && !(Date.parse(file.createdAt ?? "") < clock.nowMs - CLOCK_SKEW_MS);
+  // An entry this upload created starts in its creation's epoch: made now, or answered as a replay
+  // of this resource's own key (an earlier run killed after the service applied it). Another entry
+  // is taken as any stored content is, from the moment it is taken.
+  const ownReplay = result.confirmedBy === "replay" && upload.owner !== undefined && result.created;
+  const createdNow = ownReplay || (result.created && result.confirmedBy !== "replay" && !(Date.parse(file.createdAt ?? "") < clock.nowMs - CLOCK_SKEW_MS));
   const span = Date.parse(file.expiresAt ?? "") - Date.parse(file.createdAt ?? "");
-  if (createdNow) checkPurchase("POST", PATHS.files, file, span, k);
+  // A new entry, answered now, ends k epochs after its creation epoch's start: its span bounds the epoch's length.
+  const answeredNow = createdNow && !ownReplay;
+  if (answeredNow) checkPurchase("POST", PATHS.files, file, span, k);
   else checkRecord(file, horizonClock(clock), result.file.blobId);
-  // A new entry ends k epochs after its creation epoch's start: its span bounds the epoch's length.
-  if (createdNow && span > 0) learner.bounded({ atLeastMs: span / k, belowMs: k >= 2 ? span / (k - 1) : undefined });
+  if (answeredNow && span > 0) learner.bounded({ atLeastMs: span / k, belowMs: k >= 2 ? span / (k - 1) : undefined });
   if (result.checkedBy === "record") {
     log({
       ...warning(

@@ -20,7 +20,7 @@ export async function uploadSource(
   client: TuskrClient,
   asset: WireAsset,
   inputs: DeclaredInputs,
-  { onlyPreviewedContent }: { onlyPreviewedContent?: boolean },
+  { onlyPreviewedContent, owner }: { onlyPreviewedContent?: boolean; owner?: string },
   learner: EpochLearner,
   log: (n: Notice) => void,
 ): Promise<Start> {
@@ -42,7 +42,7 @@ export async function uploadSource(
     const declaredEpochs = uploadFormEpochs(inputs, learner.clock());
     const tag = typeof inputs.tag === "string" ? inputs.tag : undefined;
     const contentType = uploadContentType(asset, inputs.name, inputs.contentType);
-    return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source }, learner, log);
+    return upload(client, content, { filename, tag, contentType, declaredEpochs, source: inputs.source, owner }, learner, log);
   };
   let content = await snapshotContent(asset);
   try {
