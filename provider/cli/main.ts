@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // `pulumi-tuskr summary` turns `pulumi preview --json` into a pull-request comment; `pulumi-tuskr
-// expiry` turns `pulumi stack export` into an alarm for files about to expire.
+// expiry` turns `pulumi stack export` into an alarm for files about to expire; `pulumi-tuskr
+// doctor` checks a service against what the provider assumes of it.
 import * as fs from "node:fs";
 import { parseArgs } from "node:util";
+import { doctor, doctorText, SPEND_TEXT } from "./doctor";
 import { expiryMarkdown, expiryReport } from "./expiry";
+import { CONFIG_KEYS, configOfSettings, settingsFrom } from "../config/settings";
 import { NotTheInput } from "./input";
 import { previewErrors, summarizePreview } from "./summary";
 
 const USAGE = `usage: pulumi-tuskr summary [--now <ISO time>] < preview.json
        pulumi-tuskr expiry [--within <epochs>] [--config <file>] [--json] [--now <ISO time>] < stack.json
+       pulumi-tuskr doctor [--base-url <url>] [--spend] [--blob-id <id>] [--config <file>] [--json]
 
 summary  reads the output of \`pulumi preview --json\` on stdin and prints Markdown: per StoredFile,
          what changes (name, tag, metadata keys), epochs to buy and the new expiry, replaces,
@@ -21,7 +25,15 @@ expiry   reads the output of \`pulumi stack export\` on stdin and prints each St
          tuskr:expiryWarningEpochs, 3), has ended, or its end is unknown, 2 when the input is not
          an export, else 0. The settings (tuskr:epochSeconds, tuskr:expiryWarningEpochs) are
          --config's, the output of \`pulumi config --json\` (a TypeScript stack's export has none),
-         else the export's.`;
+         else the export's.
+doctor   checks the service TUSKR_API_KEY and TUSKR_BASE_URL (or --base-url) name against what the
+         provider assumes of it: the key, the error envelope, answer shapes, what a second upload
+         of stored bytes does, Idempotency-Key, PATCH's metadata, the epoch's length. Free requests
+         only; --spend may buy ${SPEND_TEXT}, said before anything is sent;
+         --blob-id reads a file of yours for free. Ends with the \`pulumi config set\` lines for
+         what it learnt. Compared with --config's settings (\`pulumi config --json\`) when given.
+         Exits 0 when the service behaves as assumed or as the settings say, 1 when it
+         contradicts them, 2 when it could not run (no key, key refused, nothing answers).`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -34,6 +46,10 @@ const CLI_OPTIONS = {
   within: { type: "string" },
   config: { type: "string" },
   json: { type: "boolean" },
+  "base-url": { type: "string" },
+  spend: { type: "boolean" },
+  "blob-id": { type: "string" },
+  "allow-insecure-http": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -51,7 +67,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const command = positionals[0];
-  if (positionals.length !== 1 || (command !== "summary" && command !== "expiry")) {
+  if (positionals.length !== 1 || (command !== "summary" && command !== "expiry" && command !== "doctor")) {
     console.error(USAGE);
     return 2;
   }
@@ -82,6 +98,7 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  if (command === "doctor") return runDoctor(values, config);
   // A byte-order mark (PowerShell writes one) is not part of the JSON.
   const text = (await readStdin()).replace(/^\uFEFF/, "");
   const source = command === "summary" ? "`pulumi preview --json`" : "`pulumi stack export`";
@@ -107,5 +124,31 @@ async function main(argv: string[]): Promise<number> {
     return e instanceof NotTheInput || command === "expiry" ? 2 : 1;
   }
 }
+
+/** `doctor`: the key and base URL as the provider reads them from the environment (the flag first), the settings from --config. */
+async function runDoctor(values: { [K in keyof typeof CLI_OPTIONS]?: unknown }, config: Record<string, unknown> | undefined): Promise<number> {
+  const fromConfig = settingsFrom(
+    configOfSettings(Object.fromEntries(Object.entries(config ?? {}).map(([k, v]) => [k.replace(/^tuskr:/, ""), isValue(v) ? v.value : v]))),
+    {},
+  );
+  const env = settingsFrom(undefined);
+  const given = (key: keyof typeof CONFIG_KEYS) => config?.[CONFIG_KEYS[key]] !== undefined;
+  const report = await doctor({
+    apiKey: env.apiKey,
+    baseUrl: typeof values["base-url"] === "string" ? values["base-url"] : env.baseUrl,
+    allowInsecureHttp: values["allow-insecure-http"] === true,
+    spend: values.spend === true,
+    blobId: typeof values["blob-id"] === "string" ? values["blob-id"] : undefined,
+    settings: {
+      epochSeconds: given("epochSeconds") ? fromConfig.epochSeconds : undefined,
+      idempotencyKeys: given("idempotencyKeys") ? fromConfig.idempotencyKeys : undefined,
+    },
+    say: (line) => console.error(line),
+  });
+  process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : doctorText(report));
+  return report.exitCode;
+}
+
+const isValue = (v: unknown): v is { value: unknown } => typeof v === "object" && v !== null && "value" in v;
 
 main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -27,10 +27,10 @@ export const IDEMPOTENCY_KEYS = ["honoured", "ignored"] as const;
 export type IdempotencyKeys = (typeof IDEMPOTENCY_KEYS)[number];
 /** What an upload of bytes already stored does, in the emulator's words. */
 const DUPLICATE_UPLOADS = ["existing", "purchase", "refuse"] as const;
-type DuplicateUpload = (typeof DUPLICATE_UPLOADS)[number];
+export type DuplicateUpload = (typeof DUPLICATE_UPLOADS)[number];
 
 /** What the provider assumes where neither a setting nor an answer says: the emulator's defaults. */
-const ASSUMED = {
+export const ASSUMED = {
   epochSeconds: DEFAULT_EPOCH_SECONDS,
   idempotencyKeys: "honoured" as IdempotencyKeys,
   duplicateUpload: "existing" as DuplicateUpload,
