@@ -55,6 +55,8 @@ export default defineConfig({
       { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 120_000 } },
       { extends: true, test: { name: "e2e", include: ["test/e2e/**/*.test.ts"], ...engine } },
       { extends: true, test: { name: "reliability", include: RELIABILITY, ...engine } },
+      // The real service (or an emulator standing for it) that TUSKR_API_KEY and TUSKR_BASE_URL name: scripts/test-live.mjs.
+      { extends: true, test: { name: "live", include: ["test/live/**/*.live.test.ts"], ...engine, globalSetup: ["test/helpers/live-setup.ts"] } },
     ],
   },
 });

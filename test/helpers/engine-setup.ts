@@ -37,6 +37,11 @@ declare module "vitest" {
  * this checkout packed as `pulumi-tuskr` (scripts/offline-engine.mjs, installProject).
  */
 export default async function setup(project: TestProject): Promise<void> {
+  await setupEngine(project, E2E_PROJECTS);
+}
+
+/** The Pulumi CLI and YAML host provided to the tests, and `projects` installed. */
+export async function setupEngine(project: TestProject, projects: readonly string[]): Promise<void> {
   const pulumiDir = execFileSync("bash", [path.join(repoRoot, "scripts/ensure-pulumi")], {
     stdio: ["ignore", "pipe", "inherit"],
     encoding: "utf8",
@@ -48,7 +53,7 @@ export default async function setup(project: TestProject): Promise<void> {
   }).trim();
   project.provide("languageHostsDir", languageHostsDir);
   // Two at a time: an install waits on npm's registry and its cache about as long as on the CPU.
-  const queue = [...E2E_PROJECTS];
+  const queue = [...projects];
   const installer = async (): Promise<void> => {
     for (let dir = queue.shift(); dir !== undefined; dir = queue.shift()) {
       const started = Date.now();
