@@ -166,6 +166,8 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
   // The handbook's blobId, from the up's outputs.
   let handbook = "";
   const [from, to, message] = lang.typeError;
+  /** The program's logo tag, as `tag` instead of the one it declares. */
+  const tagged = (tag: string) => lang.logoTag.replace("brand", tag);
   return [
     {
       name: "a new stack's preview reads at most (getFile); it writes nothing",
@@ -221,7 +223,7 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
     },
     {
       name: "the logo's tag edited: one PATCH, with the tag alone",
-      before: () => edit(s, lang.program, lang.logoTag, lang.logoTag.replace("brand", "brand-2026")),
+      before: () => edit(s, lang.program, lang.logoTag, tagged("brand-2026")),
       command: "up",
       expect: (r) => {
         expect(r.changes).toEqual({ same: 3, update: 1 });
@@ -249,6 +251,29 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
         expect(emu.requests()).toEqual([]);
       },
       after: () => edit(s, lang.program, to, from),
+    },
+    {
+      // What Pulumi's own hosts show: the provider's message on the resource, "update failed" on
+      // the stack; not the program's interrupt on the way out, nor the type checker's success.
+      name: "a provider error reads as Pulumi's own: the provider's message and the summary, no traceback",
+      before: () => {
+        // Every PATCH answered 500: the tag edit fails in the provider, after its retries.
+        emu.setFaults({ routes: { patch: { error5xxRate: 1, error5xxStatus: 500 } } });
+        edit(s, lang.program, tagged("brand-2026"), tagged("brand-refused"));
+      },
+      command: { cli: ["up", "--yes"] },
+      expect: (r) => {
+        expect(r.code).not.toBe(0);
+        expect(r.output).toMatch(/error: StoredFile "[^"]+": updating the file failed: PATCH \/v1\/files\/\S+ failed with 500 INTERNAL_ERROR/);
+        expect(r.output).toMatch(/error: update failed/);
+        expect(r.output).not.toMatch(/Traceback|KeyboardInterrupt|_InactiveRpcError|Resource monitor has terminated|Exception ignored/);
+        expect(r.output).not.toMatch(/Success: no issues found/);
+        expect(stored(logo)).toMatchObject({ tag: "brand-2026" });
+      },
+      after: () => {
+        emu.setFaults({});
+        edit(s, lang.program, tagged("brand-refused"), tagged("brand-2026"));
+      },
     },
     {
       name: "destroy forgets the files: it sends nothing",
