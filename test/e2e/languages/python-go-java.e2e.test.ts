@@ -28,9 +28,9 @@ import { blobBytes, type EngineStack, type EngineStep, repoRoot, runSteps, withS
  */
 const cacheRoot = process.env.TUSKR_PULUMI_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "pulumi-tuskr");
 
-/** `pulumi package gen-sdk ./node_modules/pulumi-tuskr --language <language> --out sdks`, in the project. */
-async function genSdk(s: EngineStack, language: string): Promise<void> {
-  await s.exec("pulumi", ["package", "gen-sdk", "./node_modules/pulumi-tuskr", "--language", language, "--out", "sdks"]);
+/** `pulumi package gen-sdk ./node_modules/pulumi-tuskr --language <language> --out sdks [flags]`, in the project. */
+async function genSdk(s: EngineStack, language: string, ...flags: string[]): Promise<void> {
+  await s.exec("pulumi", ["package", "gen-sdk", "./node_modules/pulumi-tuskr", "--language", language, "--out", "sdks", ...flags]);
 }
 
 /** Every file under `dir`, with its bytes, sorted: what a hash of a tree reads. */
@@ -66,10 +66,9 @@ async function pythonSetUp(s: EngineStack): Promise<void> {
   fs.symlinkSync(venv, path.join(s.workDir, "venv"), "dir");
 }
 
-/** README: the SDK's go.mod, the module the program's go.mod replaces with ./sdks/go. */
+/** README: the SDK, a module with its go.mod, which the program's go.mod replaces with ./sdks/go. */
 async function goSetUp(s: EngineStack): Promise<void> {
   await genSdk(s, "go");
-  fs.writeFileSync(path.join(s.workDir, "sdks/go/go.mod"), "module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\n\ngo 1.22\n");
 }
 
 /** Replaces `from` with `to` in the program: a user's edit. Fails if `from` is not there. */
@@ -81,12 +80,13 @@ function edit(s: EngineStack, file: string, from: string, to: string): void {
 }
 
 /**
- * README: the SDK generated into sdks/java, which pom.xml compiles with the program. Pulumi's Java
- * host, built once and cached (CI builds it with the CLI).
+ * README: the SDK generated into sdks/java (`--local`: its sources and version.txt, no Gradle
+ * build), which pom.xml compiles with the program. Pulumi's Java host, built once and cached (CI
+ * builds it with the CLI).
  */
 async function javaSetUp(s: EngineStack): Promise<void> {
   await s.exec("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-java"]);
-  await genSdk(s, "java");
+  await genSdk(s, "java", "--local");
 }
 
 interface Language {
@@ -125,10 +125,7 @@ const LANGUAGES: Record<string, Language> = {
   },
   go: {
     project: "examples/go",
-    readme: [
-      "pulumi package gen-sdk ./node_modules/pulumi-tuskr --language go --out sdks",
-      "printf 'module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\\n\\ngo 1.22\\n' > sdks/go/go.mod",
-    ],
+    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language go --out sdks"],
     program: "main.go",
     setUp: goSetUp,
     outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
@@ -138,7 +135,7 @@ const LANGUAGES: Record<string, Language> = {
   },
   java: {
     project: "examples/java",
-    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language java --out sdks"],
+    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language java --out sdks --local"],
     program: "src/main/java/tuskr/App.java",
     setUp: javaSetUp,
     outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
@@ -153,12 +150,15 @@ const LANGUAGES: Record<string, Language> = {
   },
 };
 
+/** package.json's version: the one every generated SDK carries. */
+const VERSION = (JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
+
 const writes = (requests: Array<{ route: string; requestBody?: unknown }>) => requests.filter((r) => r.route !== "get").map((r) => [r.route, r.requestBody]);
 
 /**
  * What every language's program goes through, as steps: a first preview, an up, an unchanged
- * preview and up, a tag edit, a raised retention, a type error, destroy. `logo`: the blobId the
- * program adopts.
+ * preview and up, a tag edit, a raised retention, a type error, a provider error, destroy.
+ * `logo`: the blobId the program adopts.
  */
 function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
   const { emu, fileRequests } = s;
@@ -203,6 +203,11 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
         expect(stored(logo)).toMatchObject({ name: "logo.svg", tag: "brand", metadata: { team: "web" }, epochsBought: 34 });
         // getFile: what the service said of the logo, read after its purchase.
         expect(r.outputs[lang.outputs.remaining]).toEqual(expect.any(Number));
+        // The SDK asked for the provider of package.json's version (not default_0_0_0).
+        const resources = JSON.parse((await s.cli(["stack", "export"])).stdout).deployment.resources as Array<{ type: string; urn: string }>;
+        expect(resources.filter((res) => res.type === "pulumi:providers:tuskr").map((res) => res.urn.split("::").pop())).toEqual([
+          `default_${VERSION.replaceAll(".", "_")}`,
+        ]);
       },
     },
     {
