@@ -188,7 +188,9 @@ export function packageSchema(): Record<string, unknown> {
         description:
           "A file kept on the Tuskr service: uploaded from `source` or adopted by `blobId`. Its name, tag and metadata converge " +
           "to what is declared; raising `retentionEpochs` buys what the file lacks of that many epochs. Deleting the resource sends no request: the " +
-          "file keeps its paid period. Import an existing file with `pulumi import ${STORED_FILE_TYPES.plugin} <name> <blobId>`.",
+          "file keeps its paid period. Import an existing file, reading only, with " +
+          `\`pulumi import --protect=false ${STORED_FILE_TYPES.plugin} <name> -- <blobId>\` (without --protect=false it is protected: ` +
+          "`pulumi destroy` fails until `pulumi state unprotect`).",
         inputProperties: inputs,
         properties: outputs,
         required: ["blobId", "retentionEpochs"],

@@ -4,7 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startEmulator } from "../../../emulator";
-import { blobBytes, type EngineStack, type EngineStep, repoRoot, runSteps, withStack } from "../../helpers/engine";
+import { blobBytes, type EngineStack, type EngineStep, importedCode, repoRoot, runSteps, withStack } from "../../helpers/engine";
 
 /**
  * examples/python, examples/go and examples/java through the real CLI and the tuskr provider
@@ -101,6 +101,15 @@ interface Language {
   logoTag: string;
   handbookRetention: [string, string];
   typeError: [string, string, RegExp];
+  /** Adds the code `pulumi import` printed to the program, as a user pastes it. */
+  paste(s: EngineStack, code: string): void;
+}
+
+/** `within`'s first group in `code`; fails naming what it looked for. */
+function part(code: string, within: RegExp): string {
+  const found = within.exec(code)?.[1];
+  if (found === undefined) throw new Error(`no ${within} in the printed code:\n${code}`);
+  return found;
 }
 
 const LANGUAGES: Record<string, Language> = {
@@ -122,6 +131,8 @@ const LANGUAGES: Record<string, Language> = {
       'retention_epochs="5",',
       /mypy failed[\s\S]*__main__\.py:\d+: error: No overload variant of "StoredFile" matches argument types "str", "FileAsset", "str", "str", "dict\[str, str\]", "str"/,
     ],
+    // A module of its own: appended whole, imports included.
+    paste: (s, code) => fs.appendFileSync(path.join(s.workDir, "__main__.py"), `\n${code}`),
   },
   go: {
     project: "examples/go",
@@ -132,6 +143,13 @@ const LANGUAGES: Record<string, Language> = {
     logoTag: 'Tag:             pulumi.String("brand")',
     handbookRetention: ["RetentionEpochs: pulumi.Int(3)", "RetentionEpochs: pulumi.Int(5)"],
     typeError: ["RetentionEpochs: pulumi.Int(5)", 'RetentionEpochs: pulumi.String("5")', /cannot use pulumi\.String\("5"\)/],
+    // The statements inside its pulumi.Run, as a block of their own (their `err` is theirs), before the program's `return nil`.
+    paste: (s, code) => {
+      const body = part(code, /pulumi\.Run\(func\(ctx \*pulumi\.Context\) error \{\n([\s\S]*?)\n\t*return nil\n\t*\}\)/);
+      const source = fs.readFileSync(path.join(s.workDir, "main.go"), "utf8");
+      const end = source.lastIndexOf("\t\treturn nil\n");
+      fs.writeFileSync(path.join(s.workDir, "main.go"), `${source.slice(0, end)}\t\t{\n${body}\n\t\t}\n${source.slice(end)}`);
+    },
   },
   java: {
     project: "examples/java",
@@ -147,6 +165,16 @@ const LANGUAGES: Record<string, Language> = {
       '.retentionEpochs("5")',
       /COMPILATION ERROR[\s\S]*App\.java:\[\d+,\d+\] no suitable method found for retentionEpochs\(java\.lang\.String\)/,
     ],
+    // The imports the program lacks, and the body of its stack method before the program's exports.
+    paste: (s, code) => {
+      const file = path.join(s.workDir, "src/main/java/tuskr/App.java");
+      let source = fs.readFileSync(file, "utf8");
+      const imports = [...code.matchAll(/^import [\w.]+;$/gm)].map((m) => m[0]).filter((line) => !source.includes(line));
+      const body = part(code, /public static void stack\(Context ctx\) \{\n([\s\S]*?)\n\s*\}\n\}/);
+      source = source.replace("package tuskr;\n", `package tuskr;\n${imports.map((line) => `\n${line}`).join("")}\n`);
+      const exports = source.indexOf("            ctx.export(");
+      fs.writeFileSync(file, `${source.slice(0, exports)}${body}\n${source.slice(exports)}`);
+    },
   },
 };
 
@@ -157,14 +185,16 @@ const writes = (requests: Array<{ route: string; requestBody?: unknown }>) => re
 
 /**
  * What every language's program goes through, as steps: a first preview, an up, an unchanged
- * preview and up, a tag edit, a raised retention, a type error, a provider error, destroy.
- * `logo`: the blobId the program adopts.
+ * preview and up, a tag edit, a raised retention, a type error, an import, a provider error,
+ * destroy. `logo`: the blobId the program adopts; `report`: one it imports.
  */
-function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
+function story(s: EngineStack, lang: Language, logo: string, report: string): EngineStep[] {
   const { emu, fileRequests } = s;
   const stored = (blobId: string) => emu.files().find((f) => f.blobId === blobId);
   // The handbook's blobId, from the up's outputs.
   let handbook = "";
+  // The code `pulumi import` printed.
+  let imported = "";
   const [from, to, message] = lang.typeError;
   /** The program's logo tag, as `tag` instead of the one it declares. */
   const tagged = (tag: string) => lang.logoTag.replace("brand", tag);
@@ -258,6 +288,28 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
       after: () => edit(s, lang.program, to, from),
     },
     {
+      name: "pulumi import of another file prints the code that declares it; it only reads",
+      command: { cli: ["import", "--yes", "--protect=false", "--", "tuskr:index:StoredFile", "report", report] },
+      expect: (r) => {
+        expect(r.code, r.output).toBe(0);
+        // One GET at the import's preview, one at the import.
+        expect(fileRequests().map((q) => q.route)).toEqual(["get", "get"]);
+        imported = importedCode(r.stdout ?? "");
+        expect(imported).toContain(report);
+        expect(imported).toContain("reports");
+      },
+    },
+    {
+      name: "the printed code pasted into the program: an up sends nothing",
+      before: () => lang.paste(s, imported),
+      command: "up",
+      expect: (r) => {
+        expect(r.changes).toEqual({ same: 5 });
+        expect(emu.requests().filter((q) => q.path.includes(report))).toEqual([]);
+        expect(writes(fileRequests())).toEqual([]);
+      },
+    },
+    {
       // What Pulumi's own hosts show: the provider's message on the resource, "update failed" on
       // the stack; not the program's interrupt on the way out, nor the type checker's success.
       name: "a provider error reads as Pulumi's own: the provider's message and the summary, no traceback",
@@ -284,7 +336,7 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
       name: "destroy forgets the files: it sends nothing",
       command: "destroy",
       expect: (r) => {
-        expect(r.changes).toEqual({ delete: 4 });
+        expect(r.changes).toEqual({ delete: 5 });
         expect(emu.requests()).toEqual([]);
       },
     },
@@ -293,10 +345,11 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
 
 describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the tuskr provider plugin", (name) => {
   const lang = LANGUAGES[name];
-  it("up, unchanged preview and up, a tag edit, a raised retention, a type error, destroy", async () => {
+  it("up, unchanged preview and up, a tag edit, a raised retention, a type error, an import, a provider error, destroy", async () => {
     const emu = await startEmulator({ port: 0 });
     const logoBytes = fs.readFileSync(path.join(repoRoot, "examples/basic/files/logo.svg"));
     const logo = (await emu.uploadFile({ content: Buffer.concat([logoBytes, Buffer.from(`<!-- ${name} ${Math.random()} -->`)]), filename: "logo.svg" })).blobId;
+    const report = (await emu.uploadFile({ content: `report of ${name} ${Math.random()}`, filename: "report.csv", tag: "reports" })).blobId;
     await withStack(
       lang.project,
       async (s) => {
@@ -304,7 +357,7 @@ describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the
         const readme = fs.readFileSync(path.join(repoRoot, lang.project, "README.md"), "utf8");
         for (const command of lang.readme) expect(readme).toContain(command);
         await lang.setUp(s);
-        await runSteps(s, story(s, lang, logo));
+        await runSteps(s, story(s, lang, logo, report));
       },
       { emu, config: { logoBlobId: logo } },
     ).finally(() => emu.close());
