@@ -138,10 +138,13 @@ const PACKAGE_META = {
   keywords: ["pulumi", "tuskr", "walrus", "storage", "category/cloud", "kind/native"],
   license: "Apache-2.0",
   publisher: "pulumi-tuskr",
-  meta: { moduleFormat: "(.*)" },
+  // supportPack: every generated SDK carries `version` (package.json's) — Python's package and the
+  // version its resources ask for, Go's and Node.js's too — and Go's gets its go.mod. Without it
+  // they say 0.0.0 and ask for a `default_0_0_0` provider.
+  meta: { moduleFormat: "(.*)", supportPack: true },
   language: {
     nodejs: { packageName: "@pulumi-tuskr/tuskr", dependencies: { "@pulumi/pulumi": "^3.248.0" } },
-    python: { packageName: "pulumi_tuskr", requires: { pulumi: ">=3.0.0,<4.0.0" } },
+    python: { packageName: "pulumi_tuskr", requires: { pulumi: ">=3.0.0,<4.0.0" }, pyproject: { enabled: true } },
     go: { importBasePath: "github.com/pulumi-tuskr/pulumi-tuskr/sdk/go/tuskr", generateResourceContainerTypes: false },
     csharp: { rootNamespace: "PulumiTuskr", packageReferences: { Pulumi: "3.*" } },
   },
@@ -185,7 +188,9 @@ export function packageSchema(): Record<string, unknown> {
         description:
           "A file kept on the Tuskr service: uploaded from `source` or adopted by `blobId`. Its name, tag and metadata converge " +
           "to what is declared; raising `retentionEpochs` buys what the file lacks of that many epochs. Deleting the resource sends no request: the " +
-          "file keeps its paid period. Import an existing file with `pulumi import ${STORED_FILE_TYPES.plugin} <name> <blobId>`.",
+          "file keeps its paid period. Import an existing file, reading only, with " +
+          `\`pulumi import --protect=false ${STORED_FILE_TYPES.plugin} <name> -- <blobId>\` (without --protect=false it is protected: ` +
+          "`pulumi destroy` fails until `pulumi state unprotect`).",
         inputProperties: inputs,
         properties: outputs,
         required: ["blobId", "retentionEpochs"],

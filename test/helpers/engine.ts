@@ -375,6 +375,8 @@ interface StepResult {
   code: number;
   /** stdout, then stderr. */
   output: string;
+  /** A CLI command's stdout alone: what it printed for the user to copy (`pulumi import`'s code). */
+  stdout?: string;
   /** The engine's count of resources by step (an `up`'s and a `destroy`'s `resourceChanges`, a preview's `changeSummary`). */
   changes?: Record<string, number>;
   /** The stack's outputs after an `up`, by name. */
@@ -397,7 +399,7 @@ export interface EngineStep {
 async function runCommand(s: EngineStack, command: StepCommand): Promise<StepResult> {
   if (typeof command === "object") {
     const { stdout, stderr, code } = await s.cli(command.cli);
-    return { code, output: stdout + stderr, outputs: {} };
+    return { code, output: stdout + stderr, stdout, outputs: {} };
   }
   // The Automation API's commands: one that fails fails its step, as the API throws.
   const result =
@@ -423,6 +425,14 @@ export async function runSteps(s: EngineStack, steps: readonly EngineStep[]): Pr
       throw e;
     }
   }
+}
+
+/** The code `pulumi import` printed (its stdout) after its "Please copy the following code…" paragraph. */
+export function importedCode(stdout: string): string {
+  const at = stdout.indexOf("Please copy the following code");
+  const start = at < 0 ? -1 : stdout.indexOf("\n\n", at);
+  if (start < 0) throw new Error(`pulumi import printed no code:\n${stdout}`);
+  return stdout.slice(start + 2);
 }
 
 /** Uploads fresh content to the shared emulator and returns its blobId. */

@@ -11,9 +11,10 @@
 // do" because we never let the engine acquire or install plugins.
 //
 // What it deliberately does not do: install npm dependencies, discover
-// provider plugins from node_modules, code generation,
+// provider plugins from node_modules,
 // synchronous invokes through file pipes (only legacy `invokeSync` needs them),
-// the bun runtime, policy packs.
+// the bun runtime, policy packs. Code generation (SDKs, and the programs
+// `pulumi import` prints) is Pulumi's own generators', in codegen.go.
 package main
 
 import (

@@ -107,8 +107,9 @@ func pythonCommand(root string, po pythonOptions) (string, []string, error) {
 }
 
 // typecheck runs the project's type checker on the program directory, as `python -m <checker>`
-// from the project's interpreter (mypy leaves the virtualenv out). Its output is shown; a
-// failure stops the run with it.
+// from the project's interpreter (mypy leaves the virtualenv out). A failure stops the run with
+// the checker's output as its error; a pass says nothing (mypy's "Success: no issues found" would
+// otherwise be a diagnostic on every run).
 func typecheck(ctx context.Context, python string, env []string, root, programDir string, po pythonOptions) error {
 	if po.typechecker == "" {
 		return nil
@@ -134,8 +135,8 @@ func typecheck(ctx context.Context, python string, env []string, root, programDi
 	cmd := exec.CommandContext(ctx, python, args...)
 	cmd.Dir = programDir
 	cmd.Env = env
-	cmd.Stdout = io.MultiWriter(struct{ io.Writer }{os.Stdout}, &out)
-	cmd.Stderr = io.MultiWriter(struct{ io.Writer }{os.Stderr}, &out)
+	cmd.Stdout = &out
+	cmd.Stderr = &out
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s failed: %w\n%s", po.typechecker, err, out.String())
 	}

@@ -4,7 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startEmulator } from "../../../emulator";
-import { blobBytes, type EngineStack, type EngineStep, repoRoot, runSteps, withStack } from "../../helpers/engine";
+import { blobBytes, type EngineStack, type EngineStep, importedCode, repoRoot, runSteps, withStack } from "../../helpers/engine";
 
 /**
  * examples/python, examples/go and examples/java through the real CLI and the tuskr provider
@@ -28,9 +28,9 @@ import { blobBytes, type EngineStack, type EngineStep, repoRoot, runSteps, withS
  */
 const cacheRoot = process.env.TUSKR_PULUMI_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "pulumi-tuskr");
 
-/** `pulumi package gen-sdk ./node_modules/pulumi-tuskr --language <language> --out sdks`, in the project. */
-async function genSdk(s: EngineStack, language: string): Promise<void> {
-  await s.exec("pulumi", ["package", "gen-sdk", "./node_modules/pulumi-tuskr", "--language", language, "--out", "sdks"]);
+/** `pulumi package gen-sdk ./node_modules/pulumi-tuskr --language <language> --out sdks [flags]`, in the project. */
+async function genSdk(s: EngineStack, language: string, ...flags: string[]): Promise<void> {
+  await s.exec("pulumi", ["package", "gen-sdk", "./node_modules/pulumi-tuskr", "--language", language, "--out", "sdks", ...flags]);
 }
 
 /** Every file under `dir`, with its bytes, sorted: what a hash of a tree reads. */
@@ -66,10 +66,9 @@ async function pythonSetUp(s: EngineStack): Promise<void> {
   fs.symlinkSync(venv, path.join(s.workDir, "venv"), "dir");
 }
 
-/** README: the SDK's go.mod, the module the program's go.mod replaces with ./sdks/go. */
+/** README: the SDK, a module with its go.mod, which the program's go.mod replaces with ./sdks/go. */
 async function goSetUp(s: EngineStack): Promise<void> {
   await genSdk(s, "go");
-  fs.writeFileSync(path.join(s.workDir, "sdks/go/go.mod"), "module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\n\ngo 1.22\n");
 }
 
 /** Replaces `from` with `to` in the program: a user's edit. Fails if `from` is not there. */
@@ -81,12 +80,13 @@ function edit(s: EngineStack, file: string, from: string, to: string): void {
 }
 
 /**
- * README: the SDK generated into sdks/java, which pom.xml compiles with the program. Pulumi's Java
- * host, built once and cached (CI builds it with the CLI).
+ * README: the SDK generated into sdks/java (`--local`: its sources and version.txt, no Gradle
+ * build), which pom.xml compiles with the program. Pulumi's Java host, built once and cached (CI
+ * builds it with the CLI).
  */
 async function javaSetUp(s: EngineStack): Promise<void> {
   await s.exec("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-java"]);
-  await genSdk(s, "java");
+  await genSdk(s, "java", "--local");
 }
 
 interface Language {
@@ -101,6 +101,15 @@ interface Language {
   logoTag: string;
   handbookRetention: [string, string];
   typeError: [string, string, RegExp];
+  /** Adds the code `pulumi import` printed to the program, as a user pastes it. */
+  paste(s: EngineStack, code: string): void;
+}
+
+/** `within`'s first group in `code`; fails naming what it looked for. */
+function part(code: string, within: RegExp): string {
+  const found = within.exec(code)?.[1];
+  if (found === undefined) throw new Error(`no ${within} in the printed code:\n${code}`);
+  return found;
 }
 
 const LANGUAGES: Record<string, Language> = {
@@ -122,23 +131,29 @@ const LANGUAGES: Record<string, Language> = {
       'retention_epochs="5",',
       /mypy failed[\s\S]*__main__\.py:\d+: error: No overload variant of "StoredFile" matches argument types "str", "FileAsset", "str", "str", "dict\[str, str\]", "str"/,
     ],
+    // A module of its own: appended whole, imports included.
+    paste: (s, code) => fs.appendFileSync(path.join(s.workDir, "__main__.py"), `\n${code}`),
   },
   go: {
     project: "examples/go",
-    readme: [
-      "pulumi package gen-sdk ./node_modules/pulumi-tuskr --language go --out sdks",
-      "printf 'module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\\n\\ngo 1.22\\n' > sdks/go/go.mod",
-    ],
+    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language go --out sdks"],
     program: "main.go",
     setUp: goSetUp,
     outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
     logoTag: 'Tag:             pulumi.String("brand")',
     handbookRetention: ["RetentionEpochs: pulumi.Int(3)", "RetentionEpochs: pulumi.Int(5)"],
     typeError: ["RetentionEpochs: pulumi.Int(5)", 'RetentionEpochs: pulumi.String("5")', /cannot use pulumi\.String\("5"\)/],
+    // The statements inside its pulumi.Run, as a block of their own (their `err` is theirs), before the program's `return nil`.
+    paste: (s, code) => {
+      const body = part(code, /pulumi\.Run\(func\(ctx \*pulumi\.Context\) error \{\n([\s\S]*?)\n\t*return nil\n\t*\}\)/);
+      const source = fs.readFileSync(path.join(s.workDir, "main.go"), "utf8");
+      const end = source.lastIndexOf("\t\treturn nil\n");
+      fs.writeFileSync(path.join(s.workDir, "main.go"), `${source.slice(0, end)}\t\t{\n${body}\n\t\t}\n${source.slice(end)}`);
+    },
   },
   java: {
     project: "examples/java",
-    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language java --out sdks"],
+    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language java --out sdks --local"],
     program: "src/main/java/tuskr/App.java",
     setUp: javaSetUp,
     outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
@@ -150,22 +165,39 @@ const LANGUAGES: Record<string, Language> = {
       '.retentionEpochs("5")',
       /COMPILATION ERROR[\s\S]*App\.java:\[\d+,\d+\] no suitable method found for retentionEpochs\(java\.lang\.String\)/,
     ],
+    // The imports the program lacks, and the body of its stack method before the program's exports.
+    paste: (s, code) => {
+      const file = path.join(s.workDir, "src/main/java/tuskr/App.java");
+      let source = fs.readFileSync(file, "utf8");
+      const imports = [...code.matchAll(/^import [\w.]+;$/gm)].map((m) => m[0]).filter((line) => !source.includes(line));
+      const body = part(code, /public static void stack\(Context ctx\) \{\n([\s\S]*?)\n\s*\}\n\}/);
+      source = source.replace("package tuskr;\n", `package tuskr;\n${imports.map((line) => `\n${line}`).join("")}\n`);
+      const exports = source.indexOf("            ctx.export(");
+      fs.writeFileSync(file, `${source.slice(0, exports)}${body}\n${source.slice(exports)}`);
+    },
   },
 };
+
+/** package.json's version: the one every generated SDK carries. */
+const VERSION = (JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
 
 const writes = (requests: Array<{ route: string; requestBody?: unknown }>) => requests.filter((r) => r.route !== "get").map((r) => [r.route, r.requestBody]);
 
 /**
  * What every language's program goes through, as steps: a first preview, an up, an unchanged
- * preview and up, a tag edit, a raised retention, a type error, destroy. `logo`: the blobId the
- * program adopts.
+ * preview and up, a tag edit, a raised retention, a type error, an import, a provider error,
+ * destroy. `logo`: the blobId the program adopts; `report`: one it imports.
  */
-function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
+function story(s: EngineStack, lang: Language, logo: string, report: string): EngineStep[] {
   const { emu, fileRequests } = s;
   const stored = (blobId: string) => emu.files().find((f) => f.blobId === blobId);
   // The handbook's blobId, from the up's outputs.
   let handbook = "";
+  // The code `pulumi import` printed.
+  let imported = "";
   const [from, to, message] = lang.typeError;
+  /** The program's logo tag, as `tag` instead of the one it declares. */
+  const tagged = (tag: string) => lang.logoTag.replace("brand", tag);
   return [
     {
       name: "a new stack's preview reads at most (getFile); it writes nothing",
@@ -201,6 +233,11 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
         expect(stored(logo)).toMatchObject({ name: "logo.svg", tag: "brand", metadata: { team: "web" }, epochsBought: 34 });
         // getFile: what the service said of the logo, read after its purchase.
         expect(r.outputs[lang.outputs.remaining]).toEqual(expect.any(Number));
+        // The SDK asked for the provider of package.json's version (not default_0_0_0).
+        const resources = JSON.parse((await s.cli(["stack", "export"])).stdout).deployment.resources as Array<{ type: string; urn: string }>;
+        expect(resources.filter((res) => res.type === "pulumi:providers:tuskr").map((res) => res.urn.split("::").pop())).toEqual([
+          `default_${VERSION.replaceAll(".", "_")}`,
+        ]);
       },
     },
     {
@@ -221,7 +258,7 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
     },
     {
       name: "the logo's tag edited: one PATCH, with the tag alone",
-      before: () => edit(s, lang.program, lang.logoTag, lang.logoTag.replace("brand", "brand-2026")),
+      before: () => edit(s, lang.program, lang.logoTag, tagged("brand-2026")),
       command: "up",
       expect: (r) => {
         expect(r.changes).toEqual({ same: 3, update: 1 });
@@ -251,10 +288,55 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
       after: () => edit(s, lang.program, to, from),
     },
     {
+      name: "pulumi import of another file prints the code that declares it; it only reads",
+      command: { cli: ["import", "--yes", "--protect=false", "--", "tuskr:index:StoredFile", "report", report] },
+      expect: (r) => {
+        expect(r.code, r.output).toBe(0);
+        // One GET at the import's preview, one at the import.
+        expect(fileRequests().map((q) => q.route)).toEqual(["get", "get"]);
+        imported = importedCode(r.stdout ?? "");
+        expect(imported).toContain(report);
+        expect(imported).toContain("reports");
+      },
+    },
+    {
+      name: "the printed code pasted into the program: an up sends nothing",
+      before: () => lang.paste(s, imported),
+      command: "up",
+      expect: (r) => {
+        expect(r.changes).toEqual({ same: 5 });
+        expect(emu.requests().filter((q) => q.path.includes(report))).toEqual([]);
+        expect(writes(fileRequests())).toEqual([]);
+      },
+    },
+    {
+      // What Pulumi's own hosts show: the provider's message on the resource, "update failed" on
+      // the stack; not the program's interrupt on the way out, nor the type checker's success.
+      name: "a provider error reads as Pulumi's own: the provider's message and the summary, no traceback",
+      before: () => {
+        // Every PATCH answered 500: the tag edit fails in the provider, after its retries.
+        emu.setFaults({ routes: { patch: { error5xxRate: 1, error5xxStatus: 500 } } });
+        edit(s, lang.program, tagged("brand-2026"), tagged("brand-refused"));
+      },
+      command: { cli: ["up", "--yes"] },
+      expect: (r) => {
+        expect(r.code).not.toBe(0);
+        expect(r.output).toMatch(/error: StoredFile "[^"]+": updating the file failed: PATCH \/v1\/files\/\S+ failed with 500 INTERNAL_ERROR/);
+        expect(r.output).toMatch(/error: update failed/);
+        expect(r.output).not.toMatch(/Traceback|KeyboardInterrupt|_InactiveRpcError|Resource monitor has terminated|Exception ignored/);
+        expect(r.output).not.toMatch(/Success: no issues found/);
+        expect(stored(logo)).toMatchObject({ tag: "brand-2026" });
+      },
+      after: () => {
+        emu.setFaults({});
+        edit(s, lang.program, tagged("brand-refused"), tagged("brand-2026"));
+      },
+    },
+    {
       name: "destroy forgets the files: it sends nothing",
       command: "destroy",
       expect: (r) => {
-        expect(r.changes).toEqual({ delete: 4 });
+        expect(r.changes).toEqual({ delete: 5 });
         expect(emu.requests()).toEqual([]);
       },
     },
@@ -263,10 +345,11 @@ function story(s: EngineStack, lang: Language, logo: string): EngineStep[] {
 
 describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the tuskr provider plugin", (name) => {
   const lang = LANGUAGES[name];
-  it("up, unchanged preview and up, a tag edit, a raised retention, a type error, destroy", async () => {
+  it("up, unchanged preview and up, a tag edit, a raised retention, a type error, an import, a provider error, destroy", async () => {
     const emu = await startEmulator({ port: 0 });
     const logoBytes = fs.readFileSync(path.join(repoRoot, "examples/basic/files/logo.svg"));
     const logo = (await emu.uploadFile({ content: Buffer.concat([logoBytes, Buffer.from(`<!-- ${name} ${Math.random()} -->`)]), filename: "logo.svg" })).blobId;
+    const report = (await emu.uploadFile({ content: `report of ${name} ${Math.random()}`, filename: "report.csv", tag: "reports" })).blobId;
     await withStack(
       lang.project,
       async (s) => {
@@ -274,7 +357,7 @@ describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the
         const readme = fs.readFileSync(path.join(repoRoot, lang.project, "README.md"), "utf8");
         for (const command of lang.readme) expect(readme).toContain(command);
         await lang.setUp(s);
-        await runSteps(s, story(s, lang, logo));
+        await runSteps(s, story(s, lang, logo, report));
       },
       { emu, config: { logoBlobId: logo } },
     ).finally(() => emu.close());

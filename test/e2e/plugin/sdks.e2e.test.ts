@@ -7,18 +7,23 @@ import * as path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { repoRoot } from "../../helpers/engine";
+import { startEmulator } from "../../../emulator";
+import { repoRoot, withStack } from "../../helpers/engine";
 import { offlineEngineEnv } from "../../../scripts/offline-engine.mjs";
 
 /**
  * `pulumi package gen-sdk` against the plugin as a user points Pulumi at it (its directory, as
- * installed from npm): SDKs for Python, Go, .NET and Node.js. The Go SDK is compiled, the
- * Python SDK and examples/python byte-compiled, the Node.js SDK type-checked.
+ * installed from npm): SDKs for Python, Go, Java, .NET and Node.js, each carrying package.json's
+ * version (the version its resources ask the engine for). The Python SDK and examples/python are
+ * byte-compiled, the Node.js SDK type-checked. The documented commands build a wheel
+ * (`npm run sdk:python`), which a fresh project installs with pip and runs, and a Go module
+ * (`npm run sdk:go`, compiled).
  */
 const run = promisify(execFile);
 let tmp: string;
 let env: Record<string, string>;
 const plugin = path.join(repoRoot, "examples/yaml/node_modules/pulumi-tuskr");
+const version = (JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
 
 beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-sdks-"));
@@ -29,16 +34,29 @@ beforeAll(() => {
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-/** `pulumi package gen-sdk <source>`: the plugin's directory, or a schema file. */
-async function genSdk(language: string, source = plugin): Promise<string> {
+/** `pulumi package gen-sdk <source>`: the plugin's directory, or a schema file; `flags` after the others. */
+async function genSdk(language: string, source = plugin, ...flags: string[]): Promise<string> {
   const out = path.join(tmp, "sdk");
-  await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "gen-sdk", source, "--language", language, "--out", out], {
+  await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "gen-sdk", source, "--language", language, "--out", out, ...flags], {
     env,
     cwd: tmp,
     maxBuffer: 64 << 20,
   });
   return path.join(out, language);
 }
+
+/** The documented command, `npm run sdk:<language> -- --out <dir>`: the artifact it built (its stdout). */
+async function buildSdk(language: "python" | "go"): Promise<string> {
+  const out = path.join(tmp, "built");
+  const built = await run("npm", ["run", "--silent", `sdk:${language}`, "--", "--out", out], {
+    cwd: repoRoot,
+    env: { ...env, GONOSUMDB: "github.com/pulumi" },
+    maxBuffer: 64 << 20,
+  });
+  return built.stdout.trim();
+}
+
+const read = (...parts: string[]) => fs.readFileSync(path.join(...parts), "utf8");
 
 const filesUnder = (dir: string, ext: string): string[] =>
   fs
@@ -47,27 +65,44 @@ const filesUnder = (dir: string, ext: string): string[] =>
     .map((f) => path.join(dir, f));
 
 describe("SDKs generated from the plugin's schema", () => {
-  it("Go: generated, and it compiles against the Pulumi Go SDK", async () => {
+  it("the plugin's schema carries package.json's version", async () => {
+    const schema = JSON.parse(
+      (await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "get-schema", plugin], { env, cwd: tmp, maxBuffer: 64 << 20 })).stdout,
+    );
+    expect(schema.version).toBe(version);
+  });
+
+  it("Go: generated with package.json's version, its go.mod written", async () => {
     const dir = await genSdk("go");
     const pkg = path.join(dir, "tuskr");
-    const source = fs.readFileSync(path.join(pkg, "storedFile.go"), "utf8");
+    const source = read(pkg, "storedFile.go");
     expect(source).toMatch(/type StoredFile struct/);
     expect(source).toMatch(/Metadata\s+pulumi\.MapOutput/);
-    // A module around the generated package, with the SDK version the CLI was built from.
-    fs.writeFileSync(
-      path.join(dir, "go.mod"),
-      "module github.com/pulumi-tuskr/pulumi-tuskr/sdk/go\n\ngo 1.25.11\n\nrequire github.com/pulumi/pulumi/sdk/v3 v3.274.1\n",
-    );
-    const goEnv = { ...env, GONOSUMDB: "github.com/pulumi", GOFLAGS: "-mod=mod -buildvcs=false" };
-    await run("go", ["mod", "tidy"], { cwd: dir, env: goEnv, maxBuffer: 64 << 20 });
-    const built = await run("go", ["build", "./..."], { cwd: dir, env: goEnv, maxBuffer: 64 << 20 });
+    // The version its resources ask the engine for (the provider `default_<version>`).
+    expect(read(pkg, "internal/pulumiUtilities.go")).toContain(`semver.MustParse("${version}")`);
+    expect(JSON.parse(read(pkg, "pulumi-plugin.json"))).toMatchObject({ name: "tuskr", version });
+    expect(read(dir, "go.mod")).toMatch(/^module github\.com\/pulumi-tuskr\/pulumi-tuskr\/sdk\/go$/m);
+  });
+
+  it("Go: `npm run sdk:go` builds the module (go.mod, go.sum), compiled against the Pulumi Go SDK", async () => {
+    const dir = await buildSdk("go");
+    expect(read(dir, "go.mod")).toMatch(/^module github\.com\/pulumi-tuskr\/pulumi-tuskr\/sdk\/go$/m);
+    expect(read(dir, "go.mod")).toMatch(/github\.com\/pulumi\/pulumi\/sdk\/v3 v3\.274\.1/);
+    expect(read(dir, "go.sum")).toMatch(/^github\.com\/pulumi\/pulumi\/sdk\/v3 v3\.274\.1 h1:/m);
+    expect(read(dir, "tuskr/internal/pulumiUtilities.go")).toContain(`semver.MustParse("${version}")`);
+    // Compiled by the script; built again here, from its go.mod and go.sum alone.
+    const built = await run("go", ["build", "./..."], { cwd: dir, env: { ...env, GOFLAGS: "-mod=readonly -buildvcs=false" }, maxBuffer: 64 << 20 });
     expect(built.stderr).toBe("");
   });
 
-  it("Python: generated, byte-compiles, and so does examples/python against it", async () => {
+  it("Python: generated with package.json's version, byte-compiles, and so does examples/python against it", async () => {
     const dir = await genSdk("python");
     const module = path.join(dir, "pulumi_tuskr");
     expect(fs.readFileSync(path.join(module, "stored_file.py"), "utf8")).toMatch(/class StoredFile\(pulumi\.CustomResource\)/);
+    // pip's version, and the one its resources ask the engine for.
+    expect(/^\s*version = "([^"]*)"$/m.exec(read(dir, "pyproject.toml"))?.[1]).toBe(version);
+    expect(/def get_version\(\):\s+return "([^"]*)"/.exec(read(module, "_utilities.py"))?.[1]).toBe(version);
+    expect(JSON.parse(read(module, "pulumi-plugin.json"))).toMatchObject({ name: "tuskr", version });
     const sources = [...filesUnder(dir, ".py"), path.join(repoRoot, "examples/python/__main__.py")];
     const compiled = await run("python3", ["-m", "py_compile", ...sources], { env });
     expect(compiled.stderr).toBe("");
@@ -79,6 +114,56 @@ describe("SDKs generated from the plugin's schema", () => {
       expect(init).toContain(`${arg}: pulumi.Input[Optional[`);
       if (example.includes(`${arg}=`)) expect(init).toContain(arg);
     }
+  });
+
+  it("Python: `npm run sdk:python` builds a wheel of package.json's version, which a project pip-installs and runs; a 0.0.0 stack upgrades in place", async () => {
+    const wheel = await buildSdk("python");
+    expect(path.basename(wheel)).toBe(`pulumi_tuskr-${version}-py3-none-any.whl`);
+    // The SDK an earlier release's users generated: the same schema without supportPack, which
+    // gen-sdk versions 0.0.0 (its resources ask for the provider `default_0_0_0`).
+    const schema = JSON.parse(read(tmp, "built", "schema.json"));
+    delete schema.meta.supportPack;
+    delete schema.language.python.pyproject;
+    fs.writeFileSync(path.join(tmp, "previous-schema.json"), JSON.stringify(schema));
+    const previous = await genSdk("python", path.join(tmp, "previous-schema.json"));
+    const emu = await startEmulator({ port: 0 });
+    const logo = (await emu.uploadFile({ content: `wheel ${Math.random()}`, filename: "logo.svg" })).blobId;
+    // examples/python in a virtualenv of its own: the earlier SDK, then the wheel.
+    await withStack(
+      "examples/python",
+      async (s) => {
+        const providers = async () =>
+          (JSON.parse((await s.cli(["stack", "export"])).stdout).deployment.resources as Array<{ type: string; urn: string }>)
+            .filter((r) => r.type === "pulumi:providers:tuskr")
+            .map((r) => r.urn.split("::").pop());
+        const pip = (...args: string[]) => s.exec("venv/bin/pip", [...args, "--quiet", "--disable-pip-version-check"]);
+        await s.exec("python3", ["-m", "venv", "venv"]);
+        await pip("install", "-r", "requirements.txt", previous);
+        const first = await s.up();
+        expect(first.changes, first.output).toEqual({ create: 4 });
+        expect(await providers()).toEqual(["default_0_0_0"]);
+
+        await pip("install", wheel);
+        expect((await s.exec("venv/bin/pip", ["show", "pulumi_tuskr"])).stdout).toContain(`\nVersion: ${version}\n`);
+        emu.clearRequests();
+        const upgraded = await s.up();
+        // The files stay as they are, under the provider of this version: nothing written.
+        expect(upgraded.changes, upgraded.output).toEqual({ same: 4 });
+        expect(emu.requests().filter((r) => r.route !== "get")).toEqual([]);
+        expect(await providers()).toEqual([`default_${version.replaceAll(".", "_")}`]);
+      },
+      { emu, config: { logoBlobId: logo } },
+    ).finally(() => emu.close());
+  });
+
+  it("Java: generated with package.json's version", async () => {
+    // Pulumi's Java host generates it (built once and cached; CI builds it with the CLI).
+    await run("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-java"], { maxBuffer: 64 << 20 });
+    // As a Gradle project, whose build writes version.txt from this version.
+    expect(read(await genSdk("java"), "build.gradle")).toMatch(new RegExp(`\\? "${version.replaceAll(".", "\\.")}"`));
+    // With --local (examples/java: Maven compiles it), version.txt itself.
+    const local = await genSdk("java", plugin, "--local");
+    expect(read(local, "src/main/resources/com/pulumi/tuskr/version.txt").trim()).toBe(version);
   });
 
   it(".NET: generated", async () => {
@@ -100,9 +185,10 @@ describe("SDKs generated from the plugin's schema", () => {
     expect(fs.readFileSync(path.join(dir, "StoredFile.cs"), "utf8")).toMatch(/public partial class StoredFile : global::Pulumi\.CustomResource/);
   });
 
-  it("Node.js: generated, and it type-checks", async () => {
+  it("Node.js: generated with package.json's version, and it type-checks", async () => {
     const dir = await genSdk("nodejs");
     expect(fs.readFileSync(path.join(dir, "storedFile.ts"), "utf8")).toMatch(/export class StoredFile extends pulumi\.CustomResource/);
+    expect(JSON.parse(read(dir, "package.json")).version).toBe(version);
     // Type-check with this checkout's TypeScript, against the @pulumi/pulumi the generated code
     // needs: the code generator of CLI 3.274.1 calls pulumi.runtime.existsResource (in `exists`),
     // which @pulumi/pulumi has since 3.269.0 (on Node ≥ 22), newer than this checkout's oldest

@@ -2,7 +2,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
-import { blobBytes, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
+import YAML from "yaml";
+import { blobBytes, importedCode, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
 import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
 import { summarizePreview } from "../../../provider/cli/summary";
 
@@ -23,7 +24,7 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
     const logo = (await emu.uploadFile({ content: logoBytes, filename: "logo.svg" })).blobId;
     await withStack(
       "examples/yaml",
-      async ({ stack, emu, fileRequests, cli }) => {
+      async ({ stack, emu, fileRequests, cli, workDir }) => {
         const routes = () => fileRequests().map((r) => r.route);
         // The preview of a new stack sends nothing: no upload, no PATCH, no purchase.
         emu.clearRequests();
@@ -121,9 +122,19 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         const imported = await cli(["import", "--yes", "--protect=false", "--", PLUGIN_TYPE, "report", report]);
         expect(imported.code, imported.stderr).toBe(0);
         expect(routes()).toEqual(["get", "get"]);
-        expect(imported.stdout).toMatch(/type: tuskr:StoredFile/);
-        expect(imported.stdout).toContain(`blobId: ${report}`);
-        expect(imported.stdout).toMatch(/tag: reports/);
+        const code = importedCode(imported.stdout);
+        expect(code).toMatch(/type: tuskr:StoredFile/);
+        expect(code).toContain(`blobId: ${report}`);
+        expect(code).toMatch(/tag: reports/);
+        // Pasted into the program (its resources), the next up has nothing to do: nothing sent.
+        const program = path.join(workDir, "Pulumi.yaml");
+        const doc = YAML.parseDocument(fs.readFileSync(program, "utf8"));
+        doc.setIn(["resources", "report"], doc.createNode((YAML.parse(code) as { resources: Record<string, unknown> }).resources.report));
+        fs.writeFileSync(program, doc.toString());
+        emu.clearRequests();
+        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 5 });
+        expect(emu.requests().filter((r) => r.path.includes(report))).toEqual([]);
+        expect(writes(routes())).toEqual([]);
 
         // State: no provider code, and the key only in the provider's encrypted config.
         const exported = await cli(["stack", "export"]);
@@ -183,11 +194,16 @@ describe("moving a stack from the dynamic StoredFile to the plugin's", () => {
         // Stored for one epoch, declared 3 from the adoption's: 2 bought.
         expect(await storedOnEmulator(blobId)).toMatchObject({ ...declared, epochsBought: 2 });
 
-        // 1. Import the file as the plugin's resource: a GET at the preview, one at the import.
+        // 1. Import the file as the plugin's resource: a GET at the preview, one at the import, and
+        // the TypeScript that declares it (through the Node.js SDK generated from the schema).
         emu.clearRequests();
-        const imported = await cli(["import", "--yes", "--generate-code=false", "--protect=false", "--", PLUGIN_TYPE, "logo", blobId]);
+        const imported = await cli(["import", "--yes", "--protect=false", "--", PLUGIN_TYPE, "logo", blobId]);
         expect(imported.code, imported.stdout + imported.stderr).toBe(0);
         expect(routes()).toEqual(["get", "get"]);
+        const code = importedCode(imported.stdout);
+        expect(code).toMatch(/new tuskr\.StoredFile\("logo", \{/);
+        expect(code).toContain(`blobId: "${blobId}"`);
+        expect(code).toContain('tag: "brand"');
         // 2. Remove the dynamic resource from state (its delete would send nothing anyway).
         const dynamicUrn = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources.find(
           (r: { type: string }) => r.type === "pulumi-nodejs:dynamic:Resource" || r.type.startsWith("pulumi-nodejs:dynamic/"),
@@ -202,8 +218,9 @@ describe("moving a stack from the dynamic StoredFile to the plugin's", () => {
         const preview = await stack.preview();
         // The stack and the plugin's file.
         expect(preview.changeSummary).toEqual({ same: 2 });
+        emu.clearRequests();
         await stack.up();
-        expect(writes(routes())).toEqual([]);
+        expect(emu.requests()).toEqual([]);
         // 4. From now on the plugin's resource keeps the file until what it declares, counted
         // from the import's epoch: the 3 already bought count toward 5, 2 are bought.
         await stack.setConfig("declared", { value: JSON.stringify({ ...declared, retentionEpochs: 5 }) });
