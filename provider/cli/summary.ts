@@ -5,15 +5,7 @@ import { renderFailed, renderSummary } from "./summary-render";
 import type { Phrase } from "./summary-phrase";
 import type { Row } from "./summary-row";
 import { say } from "./summary-phrase";
-
-/** What the summary says once when the stack has not learnt the service's epoch. */
-const LEARNS_LENGTH =
-  "the service's epoch is not known to this stack (tuskr:epochSeconds unset, no answer has shown it): the up's first purchase buys 1 epoch, whose answer shows it, then the rest; an adopted file that lacks nothing may buy that 1 epoch. `pulumi-tuskr doctor` measures it";
-
-/**
- * The pull-request summary: from `pulumi preview --json`, what a merge will change and buy per
- * StoredFile and one-resource StoredFolder. Parse, model, render.
- */
+import { LEARNS_LENGTH } from "../file/plan";
 
 export { previewErrors };
 
@@ -36,8 +28,8 @@ export function summarizePreview(json: unknown, options: SummaryOptions = {}): s
     else rows.push(step.kind === "folder" ? folderRow(step, clock) : fileRow(step, clock, notices));
   }
   // The service's epoch not known to the stack: the up's first purchase learns it, said once however many files buy.
-  const learns =
-    !clock.epochKnown && rows.some((r) => !r.notCounted && ((!r.upload && r.epochs + r.keepAlive > 0) || (r.op === "create" && !r.upload && !r.imported)));
-  if (learns) notices.push(say`${LEARNS_LENGTH}`);
+  const concerned = rows.filter((r) => !r.notCounted && ((!r.upload && r.epochs + r.keepAlive > 0) || (r.op === "create" && !r.upload && !r.imported)));
+  const learns = !clock.epochKnown && concerned.length > 0;
+  if (learns) notices.push(say`${LEARNS_LENGTH} (${concerned.length} row(s) of this change depend on it)`);
   return renderSummary(rows, notices, read, learns);
 }

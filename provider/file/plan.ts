@@ -19,6 +19,10 @@ export interface PlanClock {
   warnWithinEpochs: number;
 }
 
+/** What is said, once per stack, when a purchase learns the service's epoch (the preview, the up, the pull-request summary). */
+export const LEARNS_LENGTH =
+  "the service's epoch is not known to this stack (tuskr:epochSeconds unset, no answer has shown it): its first purchase buys 1 epoch, whose record shows it, then the rest; an adopted file that may lack epochs buys that 1 epoch too. `pulumi-tuskr doctor --spend` measures it";
+
 /** Whole epochs left, the current one included; undefined when the expiry is not known. */
 export function remainingEpochs(expiresAt: string | null | undefined, clock: Pick<PlanClock, "nowMs" | "epochMs">): number | undefined {
   const at = expiresAt ? Date.parse(expiresAt) : Number.NaN;
@@ -218,7 +222,7 @@ function declaredChanges(olds: StoredFileState, news: DeclaredInputs) {
  * in the service's own epochs so purchases converge. While the length is not known, a guessed
  * count that buys nothing may still lack in a longer epoch: one epoch then learns it.
  */
-function endPurchase(olds: StoredFileState, news: DeclaredInputs, clock: Clock): { retentionIncrease: number; learnsLength: boolean; fewest: number } {
+function endPurchase(olds: StoredFileState, news: DeclaredInputs, clock: Clock): { retentionIncrease: number; fewest: number } {
   const declaredEpochs = news.retentionEpochs;
   const start = clock ? retentionStartEpochs(olds, clock) : (olds.retentionStartEpochs ?? olds.retentionEpochs ?? 0);
   const byCount = typeof declaredEpochs === "number" ? Math.max(0, declaredEpochs - start) : 0;
@@ -237,8 +241,8 @@ function endPurchase(olds: StoredFileState, news: DeclaredInputs, clock: Clock):
   // release's count in it no count (a declaration it recorded as met stands, as it bought).
   const refuted = !sure && (remainingEpochs(olds.expiresAt, clock) ?? 0) > LIMITS.maxEpochsAhead + 1 && declaredEpochs !== undefined;
   const met = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
-  if (unsure && (startGuessed(olds) || (refuted && (declaredEpochs as number) > met))) return { retentionIncrease: 1, learnsLength: true, fewest: 1 };
-  return { retentionIncrease, learnsLength: false, fewest };
+  if (unsure && (startGuessed(olds) || (refuted && (declaredEpochs as number) > met))) return { retentionIncrease: 1, fewest: 1 };
+  return { retentionIncrease, fewest };
 }
 
 /** Keep-alive's purchase, measured after the declared one, and what the plan says of an expired or expiring file. */
@@ -305,7 +309,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   const patched = patchOf(olds, news);
   const declared = declaredChanges(olds, news);
   const changedFields: InputField[] = [...replaceFields, ...patched.fields, ...declared.fields];
-  const { retentionIncrease, learnsLength, fewest } = endPurchase(olds, news, clock);
+  const { retentionIncrease, fewest } = endPurchase(olds, news, clock);
   const kept = keepAliveAndNotices(olds, news, clock, retentionIncrease, expiredContent);
   const notices = kept.notices;
   const declaredType = news.contentType;
@@ -330,13 +334,7 @@ export function planChange(olds: StoredFileState, news: DeclaredInputs, clock?: 
   }
   // Bought while the length is not known: one epoch first, whose answer shows it.
   const lengthProbe = clock && !clock.epochKnown && kept.renewEpochs > 0 ? 1 : undefined;
-  if (lengthProbe !== undefined) {
-    const why = learnsLength ? "even where a day's epochs would lack none" : `of the ${kept.renewEpochs} a day's epochs would lack`;
-    notices.push({
-      kind: "length-probe",
-      text: `the service's epoch is not known to this stack (tuskr:epochSeconds unset, no answer has shown it): the up buys 1 epoch first, ${why}, to learn it, then what is lacking in it; \`pulumi-tuskr doctor\` measures it`,
-    });
-  }
+  if (lengthProbe !== undefined) notices.push({ kind: "length-probe", text: LEARNS_LENGTH });
   const hasPatch = Object.keys(patched.patch).length > 0;
   // Not known, the length is no basis for a refusal: the horizon is counted in the longest epoch, for what is bought whatever the length.
   const horizonLeft = clock && !clock.epochKnown ? remainingEpochs(olds.expiresAt, horizonClock(clock)) : kept.remainingBefore;

@@ -291,7 +291,9 @@ describe("ends counted in the service's epochs, whatever their length", () => {
     const adopted = { blobId: "b1", retentionEpochs: 0, retentionStartEpochs: 20, createdAt: inDays(-1), retentionStartMomentMs: day, expiresAt: inDays(20) };
     const said = planChange(adopted, { blobId: "b1", retentionEpochs: 8 }, setting).notices.filter((n) => n.kind === "length-probe");
     expect(said.map((n) => n.text)).toEqual([
-      expect.stringMatching(/buys 1 epoch first, even where a day's epochs would lack none, to learn it.*pulumi-tuskr doctor/),
+      expect.stringMatching(
+        /its first purchase buys 1 epoch, whose record shows it.*an adopted file that may lack epochs buys that 1 epoch too.*pulumi-tuskr doctor/,
+      ),
     ]);
     expect(planChange(adopted, { blobId: "b1", retentionEpochs: 8 }, known(day)).notices).toEqual([]);
   });
