@@ -391,7 +391,9 @@ export function render(results, { findings } = {}) {
     p(
       "## Requests per step (StoredFile, dynamic and plugin), from the emulator's log",
       "",
-      "The minimum used: **adopt** = N GET (each file must be read once) + what the declaration requires — here the " +
+      "The minimum used: **adopt** = N GET (each file must be read once), and 1 GET more, once per stack: the first renew's " +
+        "record read to learn the service's epoch, since the stack has no `tuskr:epochSeconds` and no answer has shown it (the " +
+        "renews are 1 epoch each, so that renew is the one that learns it; a first purchase of more epochs is 1 renew more too) + what the declaration requires — here the " +
         "declared tag (`v1`) and metadata differ from the upload's and the name is equal, so one PATCH per file (every " +
         "changed field in one body), and `retentionEpochs: 11` on files stored for 10 epochs, so one renew per file; **preview**, nothing changed = 0; **every tag " +
         "changed** = N PATCH; **every retentionEpochs raised** = N GET + N renews (a purchase reads the expiry it buys from); **refresh** = N GET; **destroy** = 0 (blobs " +

@@ -540,3 +540,33 @@ describe("a length learnt however the answer came, and corrected by a shorter on
     expect(renews(e)).toEqual([1, 9]);
   });
 });
+
+describe("a lost answer never costs an epoch", () => {
+  // An uploaded file raised from 2 to 10: the renews the raise sends (1 to learn the length, then
+  // 7), one of them applied and its answer lost; the next `up` reads and ends the file at 10.
+  for (const seconds of [3600, 14 * DAY]) {
+    for (const idempotency of ["honour", "ignore"] as const) {
+      for (const lost of [0, 1]) {
+        it(`${seconds} s epochs, keys ${idempotency === "honour" ? "honoured" : "ignored"}: the ${lost === 0 ? "first" : "second"} renew's answer lost`, async () => {
+          emu = await startEmulator({ port: 0, epochSeconds: seconds, idempotency });
+          const e = emu;
+          printed();
+          const inputs = { source: textAsset(`lost ${seconds} ${idempotency} ${lost} ${Math.random()}`), name: "l.txt", retentionEpochs: 2, __urn: urn("l") };
+          const stack = stackOn(e);
+          await up(stack, inputs);
+          const id = stack.get("f")!.id;
+          const pass = { route: "renew" as const, fault: "latency" as const, latencyMs: 0 };
+          e.setFaults({ script: [...(lost === 1 ? [pass] : []), { route: "renew", fault: "apply-then-drop" }] });
+          const raised = { ...inputs, retentionEpochs: 10 };
+          // It goes through, or fails with what it did recorded: either way the stack holds the file.
+          const [step] = (await stack.up({ f: raised })).steps;
+          expect(step.outcome).not.toBe("failed");
+          e.setFaults({});
+          for (let round = 1; round <= 2; round++) expectApplied((await stack.up({ f: raised }, { refresh: round === 1 })).steps);
+          expect(entry(e, id).endEpoch - entry(e, id).startEpoch).toBe(10);
+          expect(bought(e, id)).toBe(10);
+        });
+      }
+    }
+  }
+});
