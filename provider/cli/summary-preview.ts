@@ -5,13 +5,7 @@ import { isStoredFileType, isStoredFolderType, parseUrn, urnName } from "../engi
 import type { PlanClock } from "../file/plan";
 import { inert } from "../engine/inert";
 import { NotTheInput, readInput } from "./input";
-import { parseState } from "../file/state";
 import { ServiceFacts } from "../service/facts";
-import { folderEpochs } from "./summary-folder";
-
-/** The service's epoch a file's recorded outputs carry, if an answer showed it to the stack. */
-const recordedEpochMs = (outputs: Record<string, unknown> | undefined): number | undefined =>
-  outputs ? (parseState(outputs).epochMsSeen ?? undefined) : undefined;
 
 /**
  * The summary's parse step: `pulumi preview --json` read into the steps of StoredFiles and
@@ -149,7 +143,7 @@ export function previewErrors(preview: unknown): number {
 }
 
 /** The clock the plans count with: the stack's settings as the preview's config carries them (`{value}` objects or strings), read as the provider reads them. */
-export function clockOf(preview: Preview, nowMs: number | undefined): PlanClock & { epochMs: number } {
+export function clockOf(preview: Preview, nowMs: number | undefined, learnt: readonly unknown[]): PlanClock & { epochMs: number } {
   const settings = settingsFrom(
     {
       get: (key) => {
@@ -161,10 +155,7 @@ export function clockOf(preview: Preview, nowMs: number | undefined): PlanClock 
   );
   // One service, one epoch: a length any file's state recorded counts for every plan, as in the provider.
   const facts = new ServiceFacts({ epochSeconds: settings.epochSecondsAssumed ? undefined : settings.epochSeconds });
-  for (const step of preview.steps ?? []) {
-    facts.seed(recordedEpochMs(step.oldState?.outputs));
-    for (const ms of folderEpochs(step.oldState?.outputs)) facts.seed(ms);
-  }
+  for (const ms of learnt) facts.seed(ms);
   const epoch = facts.epoch;
   return { nowMs: nowMs ?? Date.now(), epochMs: epoch.ms, epochKnown: epoch.known, warnWithinEpochs: settings.expiryWarningEpochs };
 }

@@ -1,5 +1,6 @@
 import { fileRow } from "./summary-file";
-import { folderRow } from "./summary-folder";
+import { folderEpochs, folderRow } from "./summary-folder";
+import { parseState } from "../file/state";
 import { changeSteps, clockOf, parsePreview, previewErrors } from "./summary-preview";
 import { renderFailed, renderSummary } from "./summary-render";
 import type { Phrase } from "./summary-phrase";
@@ -18,7 +19,9 @@ export function summarizePreview(json: unknown, options: SummaryOptions = {}): s
   const preview = parsePreview(json);
   const errors = previewErrors(preview);
   if (errors > 0) return renderFailed(errors);
-  const clock = clockOf(preview, options.nowMs);
+  // The lengths the stack's states recorded, files' and folders' entries': one service, one epoch.
+  const learnt = (preview.steps ?? []).flatMap((s) => [parseState(s.oldState?.outputs).epochMsSeen, ...folderEpochs(s.oldState?.outputs)]);
+  const clock = clockOf(preview, options.nowMs, learnt);
   const rows: Row[] = [];
   const notices: Phrase[] = [];
   let read = 0;

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import type { z } from "zod";
 import { IDEMPOTENCY_KEY_HEADER, LIMITS, PATHS, RenewBodySchema, UpdateFileBodySchema, blobIdProblem, type UpdateFileBody } from "../../api";
-import { TuskrApiError, isTuskrApiError } from "./errors";
+import { TuskrApiError, type UploadedClaim, isTuskrApiError } from "./errors";
 import { type MultipartBody, carriedAsIs, multipartBody } from "./multipart";
 import { purchase, readBackVerdict } from "./purchase";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore } from "./retry";
@@ -15,7 +15,6 @@ import {
   RenewFileResponseSchema,
   type UploadFields,
   type UploadResult,
-  type UploadedClaim,
   type UploadSource,
   UpdateFileResponseSchema,
   UploadAnswerSchema,

@@ -1,5 +1,4 @@
 import type { ErrorCode } from "../../api";
-import type { UploadedClaim } from "./wire";
 
 /**
  * The API client's one error type, so callers handle one shape. It holds no headers, axios config
@@ -17,6 +16,18 @@ export type TuskrErrorCode =
   | "UPLOAD_OUTCOME_UNKNOWN"
   | "CONTENT_CHANGED"
   | "CONFIG_ERROR";
+
+/** An upload whose answer named an entry not shown to hold the bytes sent: what the next `up` checks again. */
+export interface UploadedClaim {
+  blobId: string;
+  /** Answered as a new entry (201, not a replay). */
+  created: boolean;
+  size: number;
+  filename: string;
+  /** When it was sent (ms since the epoch). */
+  sentAt: number;
+  sha256?: string;
+}
 
 export interface TuskrApiErrorInit {
   code: TuskrErrorCode | string;

@@ -124,18 +124,6 @@ export const UpdateFileResponseSchema = recordIfAny(RecordShape);
 /** Renew answers the updated record, perhaps with Tusky-like extras; or nothing, or anything else (read as empty). */
 export const RenewFileResponseSchema = recordIfAny(RecordShape.extend({ epochsAdded: z.number().nullish() }));
 
-/** An upload whose answer named an entry not shown to hold the bytes sent: what the next `up` checks again. */
-export interface UploadedClaim {
-  blobId: string;
-  /** Answered as a new entry (201, not a replay). */
-  created: boolean;
-  size: number;
-  filename: string;
-  /** When it was sent (ms since the epoch). */
-  sentAt: number;
-  sha256?: string;
-}
-
 export interface RenewOptions {
   /** Sent as `Idempotency-Key`; reused verbatim on every retry of this purchase. */
   idempotencyKey: string;

@@ -1,5 +1,4 @@
 import { LONGEST_EPOCH_MS, SAME_LENGTH_MS } from "../service/facts";
-import type { PlanClock } from "./plan";
 import type { StoredFileState } from "./schema";
 
 /**
@@ -7,6 +6,16 @@ import type { StoredFileState } from "./schema";
  * retention start as epochs before the expiry, exact for an upload, a guess for a file adopted
  * while the length was not known (then a moment in the start's epoch is kept to count it again).
  */
+
+/** The service's epoch as a count uses it: its length, and whether the stack knows it (service/facts.ts). */
+export interface EpochLength {
+  epochMs: number;
+  /**
+   * Whether an answer or the stack's setting gave that length. Otherwise it is the contract's
+   * "about a day", and a purchase whose count depends on it buys one epoch first to learn it.
+   */
+  epochKnown: boolean;
+}
 
 /**
  * A moment in the retention start's epoch, when the state names one: the one recorded while the
@@ -38,7 +47,7 @@ function epochsFromMoment(olds: StoredFileState, moment: number, epochMs: number
  * they bought, and never below their recorded `retentionEpochs`, so an upgrade buys nothing on an
  * unchanged declaration.
  */
-export function retentionStartEpochs(olds: StoredFileState, clock: Pick<PlanClock, "epochMs" | "epochKnown">): number {
+export function retentionStartEpochs(olds: StoredFileState, clock: EpochLength): number {
   const declared = typeof olds.retentionEpochs === "number" ? olds.retentionEpochs : 0;
   const moment = startMoment(olds);
   const counted = typeof olds.retentionStartEpochs === "number" ? olds.retentionStartEpochs : undefined;
@@ -87,13 +96,13 @@ export function expiryMovedMs(before: ExpiryRecord, after: ExpiryRecord): number
  * Epochs an expiry moved later between two records. With the length not known a move counts at
  * least one epoch (the count is then a guess); a move earlier (a clock, not a purchase) counts none.
  */
-export function epochsBetween(before: ExpiryRecord, after: ExpiryRecord, clock: Pick<PlanClock, "epochMs" | "epochKnown">): number {
+export function epochsBetween(before: ExpiryRecord, after: ExpiryRecord, clock: EpochLength): number {
   const moved = expiryMovedMs(before, after) ?? 0;
   if (moved < SAME_LENGTH_MS) return 0;
   return clock.epochKnown ? Math.round(moved / clock.epochMs) : Math.max(1, Math.round(moved / clock.epochMs));
 }
 
 /** `clock` with the longest epoch a service may have when the length is not known: what a record's horizon is checked in, never refused on a guess. */
-export function horizonClock<C extends Pick<PlanClock, "epochMs" | "epochKnown">>(clock: C): C {
+export function horizonClock<C extends EpochLength>(clock: C): C {
   return clock.epochKnown ? clock : { ...clock, epochMs: Math.max(clock.epochMs, LONGEST_EPOCH_MS) };
 }

@@ -3,18 +3,11 @@ import { UNKNOWN } from "../engine/markers";
 import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./schema";
 import { type Reason, shows } from "./reason";
 import { sameMediaType, wireAsset } from "./source";
-import { horizonClock, mayLack, retentionStartEpochs, startGuessed } from "./epoch";
+import { type EpochLength, horizonClock, mayLack, retentionStartEpochs, startGuessed } from "./epoch";
 
 /** Time, made explicit so the plan stays a pure function. */
-export interface PlanClock {
+export interface PlanClock extends EpochLength {
   nowMs: number;
-  /** The service's epoch as the stack knows it (service/facts.ts). */
-  epochMs: number;
-  /**
-   * Whether an answer or the stack's setting gave that length. Otherwise it is the contract's
-   * "about a day", and a purchase whose count depends on it buys one epoch first to learn it.
-   */
-  epochKnown: boolean;
   /** Warn when a file has this many epochs left or fewer. */
   warnWithinEpochs: number;
 }
