@@ -36,8 +36,9 @@ describe("examples/yaml: StoredFile from a YAML program, through the tuskr provi
         expect(up.summary.resourceChanges).toMatchObject({ create: 4 });
         // The folder's three files: three uploads, one PATCH (index.html's metadata); the date in
         // the past buys nothing, the upload's epochs are the declared 2. Each upload is read back.
-        // The adopted logo buys one epoch to learn the length, then what it lacks in it.
+        // The adopted logo buys one epoch to learn the length (its record read: a GET), then what it lacks in it.
         expect(routes().sort()).toEqual([
+          "get",
           "get",
           "get",
           "get",
@@ -226,10 +227,12 @@ describe("moving a stack from the dynamic StoredFile to the plugin's", () => {
         await stack.setConfig("declared", { value: JSON.stringify({ ...declared, retentionEpochs: 5 }) });
         emu.clearRequests();
         await stack.up();
-        // A purchase reads the expiry first; the import's start is a guess, so 1 epoch shows the length first.
+        // A purchase reads the expiry first; the import's start is a guess, so 1 epoch shows the
+        // length first (its record read), then the rest.
         expect(fileRequests().map((r) => [r.route, r.requestBody])).toEqual([
           ["get", undefined],
           ["renew", { epochs: 1 }],
+          ["get", undefined],
           ["renew", { epochs: 1 }],
         ]);
         expect(await storedOnEmulator(blobId)).toMatchObject({ ...declared, epochsBought: 4 });

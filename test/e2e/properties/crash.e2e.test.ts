@@ -89,7 +89,9 @@ for (const mode of ["honour", "ignore"] as IdempotencyMode[]) {
 
     it("killed while create's GET, PATCH and renew are in flight", async () => {
       emu = await startEmulator({ port: 0, idempotency: mode });
-      rs = await openStack(FIXTURE, { emu });
+      // The stack knows the service's epoch (as `pulumi-tuskr doctor` measures it): these kills are
+      // about crashes, not about learning the length (test/integration/properties/crash-safety.test.ts).
+      rs = await openStack(FIXTURE, { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } });
       const upload = async (label: string, epochs = 1) =>
         (await emu.uploadFile({ content: `${label} ${mode} ${Math.random()}`, filename: `${label}.txt`, tag: "uploaded", epochs })).blobId;
       const [a, b, c] = [await upload("get"), await upload("patch"), await upload("renew")];

@@ -570,3 +570,30 @@ describe("a lost answer never costs an epoch", () => {
     }
   }
 });
+
+describe("a create killed after its uploads were applied, the length not known", () => {
+  for (const idempotency of ["honour", "ignore"] as const) {
+    it(`keys ${idempotency === "honour" ? "honoured: the replay is each file's own upload, nothing more bought" : "ignored: the stored entries are taken over, and at most 1 epoch of one file learns the length, said once"}`, async () => {
+      emu = await startEmulator({ port: 0, idempotency, duplicateUpload: "existing" });
+      const e = emu;
+      const lines = printed();
+      const declared = {
+        a: { source: textAsset(`killed a ${Math.random()}`), name: "a.txt", retentionEpochs: 4, __urn: urn("a") },
+        b: { source: textAsset(`killed b ${Math.random()}`), name: "b.txt", retentionEpochs: 2, __urn: urn("b") },
+      };
+      // The killed run: both uploads applied, neither answered, nothing recorded.
+      e.setFaults({ script: [{ route: "upload", fault: "apply-then-drop" }, { route: "upload", fault: "apply-then-drop" }] });
+      const killed = stackOn(e);
+      await killed.up(declared);
+      e.setFaults({});
+      const stack = stackOn(e);
+      expectApplied((await stack.up(declared)).steps);
+      for (let round = 1; round <= 2; round++) expectApplied((await stack.up(declared, { refresh: round === 1 })).steps);
+      const ahead = (name: string) => e.files().find((f) => f.name === name)!.endEpoch - e.currentEpoch();
+      const extra = ahead("a.txt") - 4 + (ahead("b.txt") - 2);
+      expect(e.files()).toHaveLength(2);
+      expect(extra).toBe(idempotency === "honour" ? 0 : 1);
+      if (idempotency === "ignore") expect(lines.join("\n").match(/not known to this stack/g)).toHaveLength(1);
+    });
+  }
+});
