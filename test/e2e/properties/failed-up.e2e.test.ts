@@ -110,18 +110,18 @@ describe("a failed up, then the next one", () => {
       emu.clearRequests();
       const next = await rs.up();
       expect(next.ok).toBe(true);
-      // The expiry read shows that epoch: only the 2 still lacking are bought (1 to learn the length, then 1).
+      // The renew was recorded as sent: the expiry read shows it landed, and its move the epoch's
+      // length. Only the 2 still lacking are bought, in one renew.
       expect(emu.requests().map((r) => [r.route, r.requestBody])).toEqual([
         ["get", undefined],
-        ["renew", { epochs: 1 }],
-        ["renew", { epochs: 1 }],
+        ["renew", { epochs: 2 }],
       ]);
       expect(stored(w).epochsBought).toBe(3);
       expect((await rs.resources())[0].outputs.retentionEpochs).toBe(4);
       results.lostAnswerOnCreate = {
         script: "get: pass; renew: apply-then-drop; get: 5xx × 5",
         firstUp: "failed (RENEW_OUTCOME_UNKNOWN), renew of 1 applied",
-        secondUp: "ok, the expiry read counts it, only the 2 lacking bought",
+        secondUp: "ok, the expiry read counts it and shows the length, only the 2 lacking bought in one renew",
         epochsLacking: 3,
         epochsBought: stored(w).epochsBought,
         declared: 4,
