@@ -582,7 +582,12 @@ describe("a create killed after its uploads were applied, the length not known",
         b: { source: textAsset(`killed b ${Math.random()}`), name: "b.txt", retentionEpochs: 2, __urn: urn("b") },
       };
       // The killed run: both uploads applied, neither answered, nothing recorded.
-      e.setFaults({ script: [{ route: "upload", fault: "apply-then-drop" }, { route: "upload", fault: "apply-then-drop" }] });
+      e.setFaults({
+        script: [
+          { route: "upload", fault: "apply-then-drop" },
+          { route: "upload", fault: "apply-then-drop" },
+        ],
+      });
       const killed = stackOn(e);
       await killed.up(declared);
       e.setFaults({});
