@@ -85,6 +85,21 @@ async function up(stack: EngineStack, program: Record<string, unknown>) {
 }
 
 describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)", () => {
+  it("a 20-file folder whose contents another stack stored, on two-week epochs: the epoch is learnt once and said once, each file ends at its declared end", async () => {
+    await emu.close();
+    emu = await startEmulator({ port: 0, epochSeconds: 14 * 86_400 });
+    const files = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}.txt`, `stored ${i} ${Math.random()}`]));
+    write(files);
+    for (const [rel, text] of Object.entries(files)) await emu.uploadFile({ content: text, filename: rel, epochs: 2 });
+    await up(siteStack(), { path: dir, retentionEpochs: 5 });
+    for (const f of emu.files()) expect(f.endEpoch - emu.currentEpoch()).toBe(5);
+    // One epoch of one file learnt the length; the rest bought in it.
+    expect(emu.files().reduce((n, f) => n + f.epochsBought, 0)).toBe(20 * 3);
+    const aboutTheEpoch = logged.filter((l) => /tuskr:epochSeconds|service's epoch/.test(l));
+    expect(aboutTheEpoch).toHaveLength(2);
+    expect(aboutTheEpoch.join("\n")).toMatch(/not known to this stack[\s\S]*14 days \(1209600 s\) \(a renew's answer\)/);
+  });
+
   it("a refresh that finds a file's name, tag or metadata changed outside the stack hands it back under files[path], so the next preview shows it; a secret value stays out", async () => {
     write({ "w1.html": "<p>1</p>", "w2.html": "<p>2</p>", "w3.html": "<p>3</p>" });
     const program = { path: dir, tag: "site", files: { "w3.html": { metadata: { team: "web" } } } };
