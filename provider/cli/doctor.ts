@@ -57,7 +57,7 @@ export interface DoctorOptions {
 
 /** What `--spend` may buy, at most: stated before anything is sent. */
 const SPEND_BYTES = 64;
-export const SPEND_TEXT = `at most 2 uploads of a ${SPEND_BYTES}-byte file for 1 epoch each and 1 renew of 1 epoch of it`;
+export const SPEND_TEXT = `at most 2 uploads of a ${SPEND_BYTES}-byte file for 1 epoch each and 1 renew of 1 epoch of it (the first upload is sent twice under one Idempotency-Key: a service that honours it sells nothing the second time)`;
 
 interface Answer {
   status: number;
