@@ -602,3 +602,29 @@ describe("a create killed after its uploads were applied, the length not known",
     });
   }
 });
+
+describe("a stack the previous release (0.1.0 before this change) made upgrades in place", () => {
+  it("an uploaded file's state with the upload's bounds: nothing at preview, nothing bought unchanged; the bounds leave at the next write", async () => {
+    const e = await start(DAY);
+    printed();
+    const inputs = { source: textAsset(`previous ${Math.random()}`), name: "p.txt", retentionEpochs: 3, __urn: urn("p") };
+    const stack = stackOn(e);
+    const outs = await up(stack, inputs);
+    const id = stack.get("f")!.id;
+    // What the release before recorded for it: its retention start counted, and the bounds the upload's answer showed.
+    const { __epochMsSeen: _seen, ...rest } = outs;
+    const previous: Props = { ...rest, __retentionStartEpochs: 3, __epochMsAtLeast: DAY * 1000 * 0.9, __epochMsBelow: DAY * 1000 * 1.4 };
+    stack.record("f", { ...stack.get("f")!, state: previous });
+    e.clearRequests();
+    expect(await (await newRun(e)).diff(id, previous, inputs)).toMatchObject({ changes: false, replaces: [] });
+    expect(e.requests()).toEqual([]);
+    await up(stack, inputs, true);
+    await up(stack, inputs);
+    expect(renews(e)).toEqual([]);
+    expect(e.requests().map((r) => r.route)).toEqual(["get"]);
+    expect(bought(e, id)).toBe(3);
+    const refreshed = stack.get("f")!.state;
+    expect(refreshed).not.toHaveProperty("__epochMsAtLeast");
+    expect(refreshed).not.toHaveProperty("__epochMsBelow");
+  });
+});
