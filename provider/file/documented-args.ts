@@ -47,14 +47,14 @@ export interface StoredFileInputDocs {
   /**
    * How long the file stays stored, in whole epochs of the service (about a day each; counted in the service's own epochs, whatever their length) **from the start of the epoch the resource was created in** (its upload for `source`, its adoption for `blobId`): the declared end.
    * Type and limit: integer ≥ 0; the declared end never past the 53-epoch horizon.
-   * A change makes: buys only what the file lacks of the declared end (one `POST …/renew`; nothing when the file's expiry already reaches it, whoever bought it): purchases converge on the end, they never add up. With `source`, the upload itself stores the file for `retentionEpochs` epochs (no renew at create). Lowering it buys nothing and returns nothing.
+   * A change makes: buys only what the file lacks of the declared end (one `POST …/renew`; nothing when the file's expiry already reaches it, whoever bought it): purchases converge on the end, they never add up. With `source`, the upload itself stores the file for `retentionEpochs` epochs (no renew at create). A stack's first purchase, while it does not know the service's epoch, buys 1 epoch first to learn it. Lowering it buys nothing and returns nothing.
    * Omitted: 0.
    */
   retentionEpochs?: unknown;
   /**
    * A date the file stays stored until at least (ISO 8601: `2027-01-31` is midnight UTC at its start, or a time with its zone): a declared end, like `retentionEpochs`'s; with both, the later one counts. Files declared with the same `retainUntil` at different times all reach it.
    * Type and limit: ISO 8601 date or time with its zone; at most 52 epochs from now, checked at preview (the service sells 53 epochs ahead of the start of its current epoch, which is not known before a file is read).
-   * A change makes: buys only what the file lacks of that date, rounded up to whole epochs of the length the service's answers showed (one `POST …/renew`). Until an answer has shown the length, no purchase counts the date in the setting's epochs: an upload (`source`) carries only what the date needs in epochs of 28 days, a first renew no more than the date can lack in the longest length the answers allow, and the rest follows on the length its answer shows (one more renew, the first time). Nothing when the expiry reaches it already. A date already passed buys nothing; moving it earlier buys nothing and returns nothing.
+   * A change makes: buys only what the file lacks of that date, rounded up to whole epochs of the service (one `POST …/renew`). Until the stack knows the service's epoch (a renew's answer, or `tuskr:epochSeconds`), an upload (`source`) carries only what the date needs in epochs of 28 days, and the first renew buys 1 epoch whose record shows the length, then the rest. Nothing when the expiry reaches it already. A date already passed buys nothing; moving it earlier buys nothing and returns nothing.
    * Omitted: no end by date.
    */
   retainUntil?: unknown;
