@@ -144,7 +144,7 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
         const program = path.join(workDir, "Pulumi.yaml");
         fs.writeFileSync(program, fs.readFileSync(program, "utf8").replace("      tag: site\n", "      tag: site-v2\n"));
         emu.setFaults({ script: [{ route: "patch", blobId: blobIds["style.css"], fault: "5xx", times: 100 }] });
-        await expect(stack.up()).rejects.toThrow(/style\.css: StoredFile .*503 SERVICE_UNAVAILABLE/);
+        await expect(stack.up()).rejects.toThrow(/style\.css: updating the file failed: .*503 SERVICE_UNAVAILABLE/);
         emu.setFaults({});
         expect(await siteDiff()).toEqual({ 'manifest["style.css"]': { kind: "update", inputDiff: true } });
         // Shown as that file's entry changing, its content the same (not as every blobId removed).

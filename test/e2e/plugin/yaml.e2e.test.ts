@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
+import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../../emulator";
 import YAML from "yaml";
 import { blobBytes, importedCode, readmeCommand, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
 import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
@@ -19,7 +19,8 @@ const writes = (routes: string[]) => routes.filter((r) => r === "patch" || r ===
 
 describe("examples/yaml's README, run as written from a copy of the folder outside the repository", () => {
   it("installs from the tarball, logs in, makes the stack; the up, the previews and the import it shows do what its comments say", async () => {
-    const emu = await sharedEmulator();
+    // An emulator of its own: the other tests upload the same handbook, and would find this one's purchases.
+    const emu = await startEmulator({ port: 0 });
     const logo = (await emu.uploadFile({ content: `<svg>${Math.random()}</svg>`, filename: "logo.svg" })).blobId;
     const report = (await emu.uploadFile({ content: `report ${Math.random()}`, filename: "report.csv", tag: "reports" })).blobId;
     await withStack(
@@ -48,7 +49,7 @@ describe("examples/yaml's README, run as written from a copy of the folder outsi
         expect(s.readme?.rest()).toEqual([]);
       },
       { emu, readme: { placeholders: { "<blobId>": logo, "<blobId of another file>": report } } },
-    );
+    ).finally(() => emu.close());
   });
 });
 
