@@ -45,6 +45,10 @@ export interface TuskrApiErrorInit {
   goneBlobId?: string;
   /** An upload sent, perhaps bought, whose answer named an entry not shown to hold its bytes. */
   uploaded?: UploadedClaim;
+  /** Not sent at all: an earlier request showed the service refusing every request, or not answering. */
+  notSent?: boolean;
+  /** The failure without the file's name in front: what a folder says under the file's path. */
+  detail?: string;
 }
 
 export class TuskrApiError extends Error {
@@ -59,6 +63,8 @@ export class TuskrApiError extends Error {
   readonly mayHaveBeenApplied: boolean;
   readonly goneBlobId?: string;
   readonly uploaded?: UploadedClaim;
+  readonly notSent: boolean;
+  detail?: string;
 
   constructor(init: TuskrApiErrorInit) {
     super(init.message);
@@ -72,6 +78,8 @@ export class TuskrApiError extends Error {
     this.mayHaveBeenApplied = init.mayHaveBeenApplied ?? false;
     this.goneBlobId = init.goneBlobId;
     this.uploaded = init.uploaded;
+    this.notSent = init.notSent ?? false;
+    this.detail = init.detail;
   }
 
   /**

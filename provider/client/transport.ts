@@ -352,18 +352,21 @@ export class Transport {
     });
   }
 
-  /** A request not sent because an earlier one showed the service refusing every request; its status and code are that one's. */
+  /**
+   * A request not sent because an earlier one showed the service refusing every request, or not
+   * answering at all (no status: refused connection, DNS, timeout); its status and code are that one's.
+   */
   private notSent(method: string, path: string, refused: { error: TuskrApiError; attempts: number }): TuskrApiError {
     const { error, attempts } = refused;
+    const why = error.status === undefined ? "the service cannot be reached" : "the service refuses every request";
     return new TuskrApiError({
       code: error.code,
       status: error.status,
       method,
       path,
-      message: this.redact(
-        `${method} ${path} not sent: the service refuses every request (${error.message}, after ${attempts} attempt(s)); run \`pulumi up\` again once it answers`,
-      ),
+      message: this.redact(`${method} ${path} not sent: ${why} (${error.message}, after ${attempts} attempt(s)); run \`pulumi up\` again once it answers`),
       retryable: false,
+      notSent: true,
     });
   }
 

@@ -3,6 +3,9 @@ import { GetFileResultSchema } from "../file/get-file";
 import { type InputField, REPORTED_FIELDS, REPORTED_SCHEMAS, StoredFileInputsSchema, fieldDoc } from "../file/schema";
 import { FOLDER_INPUT_FIELDS, FOLDER_OUTPUT_SCHEMAS, SHARED_FIELDS, StoredFolderInputsSchema } from "../folder/schema";
 import { SITUATIONS, TROUBLESHOOTING } from "./troubleshooting";
+import { goName, pythonName } from "./names";
+import { GET_FILE_TOKEN, packageSchema } from "../plugin/schema";
+import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../engine/urns";
 
 /**
  * The reference tables of docs/, generated from the schemas (the same documentation the package
@@ -13,21 +16,55 @@ import { SITUATIONS, TROUBLESHOOTING } from "./troubleshooting";
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 const described = (schema: { meta(): unknown }) => (schema.meta() as { description?: string } | undefined)?.description ?? "";
 
-/** StoredFile's inputs: type and limit, what a change makes, what omitting it means. */
+/** The package schema's parts the tables name properties from. */
+interface NamedProperty {
+  $ref?: string;
+  additionalProperties?: { $ref?: string };
+}
+interface NamingSchema {
+  resources: Record<string, { inputProperties: Record<string, NamedProperty> }>;
+  functions: Record<string, { inputs: { properties: Record<string, NamedProperty> } }>;
+  types: Record<string, { properties: Record<string, NamedProperty> }>;
+}
+let naming: NamingSchema | undefined;
+const schemaTypes = () => (naming ??= packageSchema() as unknown as NamingSchema);
+
+/** The fields of the named type a property holds (`keepAlive`'s, each of `files`'s), from the package schema. */
+function nestedFields(property: NamedProperty | undefined): string[] {
+  const ref = property?.$ref ?? property?.additionalProperties?.$ref;
+  const type = ref?.startsWith("#/types/") ? schemaTypes().types[ref.slice("#/types/".length)] : undefined;
+  return type ? Object.keys(type.properties) : [];
+}
+
+/**
+ * The header cells and row cells naming a property in each language: the schema's name (TypeScript,
+ * YAML and Java use it, and its named type's fields as they are), then Python's and Go's, each
+ * with its named type's fields.
+ */
+const NAME_HEADERS = "Input (TypeScript, YAML, Java) | Python | Go";
+function nameCells(field: string, property?: NamedProperty): string {
+  const nested = nestedFields(property);
+  const named = (rename: (name: string) => string) =>
+    `\`${rename(field)}\`${nested.length > 0 ? ` (${nested.map((n) => `\`${rename(n)}\``).join(", ")})` : ""}`;
+  return `\`${field}\` | ${named(pythonName)} | ${named(goName)}`;
+}
+
+/** StoredFile's inputs in each language: type and limit, what a change makes, what omitting it means. */
 function inputsTable(): string {
-  const rows = ["| Input | Type, limit | A change makes | Omitted |", "|---|---|---|---|"];
+  const rows = [`| ${NAME_HEADERS} | Type, limit | A change makes | Omitted |`, "|---|---|---|---|---|---|"];
+  const properties = schemaTypes().resources[STORED_FILE_TYPES.plugin].inputProperties;
   for (const field of Object.keys(StoredFileInputsSchema.shape) as InputField[]) {
     const doc = fieldDoc(StoredFileInputsSchema.shape[field]);
     if (!doc) throw new Error(`input ${field} is not documented in the schema`);
-    rows.push(`| \`${field}\` | ${cell(doc.limit)} | ${cell(doc.change)} | ${cell(doc.omitted)} |`);
+    rows.push(`| ${nameCells(field, properties[field])} | ${cell(doc.limit)} | ${cell(doc.change)} | ${cell(doc.omitted)} |`);
   }
   return rows.join("\n");
 }
 
-/** A table of outputs: each field and its description. */
+/** A table of outputs, each named in each language, and its description. */
 function outputsTable(schemas: Readonly<Record<string, { meta(): unknown }>>): string {
-  const rows = ["| Output | What it holds |", "|---|---|"];
-  for (const [field, schema] of Object.entries(schemas)) rows.push(`| \`${field}\` | ${cell(described(schema))} |`);
+  const rows = [`| ${NAME_HEADERS.replace("Input", "Output")} | What it holds |`, "|---|---|---|---|"];
+  for (const [field, schema] of Object.entries(schemas)) rows.push(`| ${nameCells(field)} | ${cell(described(schema))} |`);
   return rows.join("\n");
 }
 
@@ -36,15 +73,24 @@ const fileOutputsTable = () => outputsTable(Object.fromEntries(REPORTED_FIELDS.m
 
 /** StoredFolder's inputs: the folder's own, and the values its files share (StoredFile's, each overridable per file). */
 function folderInputsTable(): string {
-  const rows = ["| Input | What it is |", "|---|---|"];
+  const rows = [`| ${NAME_HEADERS} | What it is |`, "|---|---|---|---|"];
   const shared = new Set<string>(SHARED_FIELDS);
+  const properties = schemaTypes().resources[STORED_FOLDER_TYPES.plugin].inputProperties;
   for (const field of FOLDER_INPUT_FIELDS) {
     const schema = StoredFolderInputsSchema.shape[field];
     const doc = fieldDoc(schema);
     const text =
       shared.has(field) && doc ? `${doc.description} Every file shares it; \`files\` overrides it per file. Type and limit: ${doc.limit}.` : described(schema);
-    rows.push(`| \`${field}\` | ${cell(text)} |`);
+    rows.push(`| ${nameCells(field, properties[field])} | ${cell(text)} |`);
   }
+  return rows.join("\n");
+}
+
+/** getFile's one input, in each language, and what it is. */
+function getFileInputsTable(): string {
+  const rows = [`| ${NAME_HEADERS} | What it is |`, "|---|---|---|---|"];
+  const inputs = schemaTypes().functions[GET_FILE_TOKEN].inputs.properties as Record<string, NamedProperty & { description?: string }>;
+  for (const [field, property] of Object.entries(inputs)) rows.push(`| ${nameCells(field, property)} | ${cell(property.description ?? "")} |`);
   return rows.join("\n");
 }
 
@@ -72,7 +118,7 @@ export const GENERATED_PAGES: Readonly<Record<string, Readonly<Record<string, ()
   "docs/installation-configuration.md": { config: configTable },
   "docs/stored-file.md": { inputs: inputsTable, outputs: fileOutputsTable },
   "docs/stored-folder.md": { "folder-inputs": folderInputsTable, "folder-outputs": () => outputsTable(FOLDER_OUTPUT_SCHEMAS) },
-  "docs/get-file.md": { "get-file-outputs": () => outputsTable(GetFileResultSchema.shape) },
+  "docs/get-file.md": { "get-file-inputs": getFileInputsTable, "get-file-outputs": () => outputsTable(GetFileResultSchema.shape) },
   "docs/troubleshooting.md": { troubleshooting: troubleshootingTable },
 };
 

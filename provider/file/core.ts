@@ -1,4 +1,5 @@
 import { type ProviderLog, mapText, noticeLine, warning } from "../engine/notice";
+import { resourceUrnOf, urnName } from "../engine/urns";
 import { PATCH_FIELDS, type PatchField, isPlainObject } from "../../api";
 import { type ReceivedFile, TuskrClient, type TuskrClientOptions } from "../client/client";
 import { TuskrApiError, isTuskrApiError } from "../client/errors";
@@ -298,9 +299,11 @@ export class StoredFileCore {
         ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent, owner: req.urn }, facts, log)
         : await adopt(client, String(inputs.blobId), this.clock());
     } catch (e) {
+      // An upload has no blobId yet: it is named by its resource (a folder's entry by its path, which the folder says).
+      const resource = req.urn !== undefined && resourceUrnOf(req.urn) === req.urn ? urnName(req.urn) : undefined;
       const failure = describe(
         e,
-        asset ? `(upload of ${sourceFilename(asset, inputs.name ?? undefined)})` : String(inputs.blobId),
+        asset ? (resource ?? `(upload of ${sourceFilename(asset, inputs.name ?? undefined)})`) : String(inputs.blobId),
         asset ? "uploading the file" : "adopting the file",
       );
       // Sent, perhaps bought, its entry not shown to hold these bytes: recorded as unconfirmed, so

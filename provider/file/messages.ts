@@ -82,6 +82,8 @@ export function masked<E extends Error>(error: E, redact: (text: string) => stri
   error.message = redact(error.message);
   const reasons = (error as { reasons?: string[] }).reasons;
   if (Array.isArray(reasons)) (error as { reasons?: string[] }).reasons = reasons.map(redact);
+  const detail = (error as { detail?: unknown }).detail;
+  if (typeof detail === "string") (error as { detail?: string }).detail = redact(detail);
   const body = (error as { responseBody?: unknown }).responseBody;
   if (body !== undefined) Object.assign(error, { responseBody: redactStrings(body, redact) });
   return error;
@@ -90,11 +92,10 @@ export function masked<E extends Error>(error: E, redact: (text: string) => stri
 /** Turns an API failure into a message that names the file and says what to do. */
 export function describe(error: unknown, blobId: string, action: string): TuskrApiError {
   if (!isTuskrApiError(error)) {
-    return new TuskrApiError({
-      code: "INTERNAL_ERROR",
-      message: `StoredFile ${JSON.stringify(blobId)}: ${action} failed: ${String((error as Error)?.message ?? error)}`,
-    });
+    const detail = `${action} failed: ${String((error as Error)?.message ?? error)}`;
+    return new TuskrApiError({ code: "INTERNAL_ERROR", message: `StoredFile ${JSON.stringify(blobId)}: ${detail}`, detail });
   }
+  const detail = `${action} failed: ${hint(error, blobId)}`;
   return new TuskrApiError({
     code: error.code,
     status: error.status,
@@ -103,7 +104,9 @@ export function describe(error: unknown, blobId: string, action: string): TuskrA
     retryable: error.retryable,
     responseBody: error.responseBody,
     mayHaveBeenApplied: error.mayHaveBeenApplied,
-    message: `StoredFile ${JSON.stringify(blobId)}: ${action} failed: ${hint(error, blobId)}`,
+    notSent: error.notSent,
+    message: `StoredFile ${JSON.stringify(blobId)}: ${detail}`,
+    detail,
   });
 }
 

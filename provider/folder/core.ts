@@ -9,6 +9,7 @@ import { type StoredFileCore, type StoredFileDiff, secretsMoved } from "../file/
 import { type Notice, type ProviderLog, info, mapText, warning } from "../engine/notice";
 import { type PropertyDiff, putChange } from "../file/plan";
 import { type StoredFileState, isUnknown } from "../file/schema";
+import { type TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type CheckFailure, checkFailure, validateInputs } from "../file/validate";
 import { redactor } from "../file/messages";
 import { shows } from "../file/reason";
@@ -62,6 +63,32 @@ async function eachLimited<T>(
 }
 
 const anyFailed = (failed: readonly unknown[]): boolean => failed.length > 0;
+
+/**
+ * What a folder's failed run says: the files that failed, by reason (files with the same reason
+ * together, each named by its path), and the files not sent because the service refused every
+ * request or could not be reached (`refusal`: the client's latest evidence; no status, no answer).
+ */
+function failureText(failed: Failed<FolderEntry<unknown>>, untried: number, total: number, refusal?: TuskrApiError): string {
+  const own = failed.filter(({ error }) => !(isTuskrApiError(error) && error.notSent));
+  const held = failed.length - own.length + untried;
+  const byReason = new Map<string, string[]>();
+  for (const { item, error } of own) {
+    const reason = isTuskrApiError(error) && error.detail !== undefined ? error.detail : error instanceof Error ? error.message : String(error);
+    byReason.set(reason, [...(byReason.get(reason) ?? []), item.paths[0]]);
+  }
+  const listed = (items: readonly string[], between: string) =>
+    `${items.slice(0, 3).join(between)}${items.length > 3 ? ` (and ${items.length - 3} more)` : ""}`;
+  const reasons = [...byReason].map(([reason, paths]) => `${listed(paths, ", ")}: ${reason}`);
+  const said: string[] = [];
+  if (own.length > 0) said.push(`${own.length} of ${total} file(s) failed: ${listed(reasons, "; ")}`);
+  if (held > 0) {
+    const why = refusal?.status === undefined ? "the service cannot be reached" : "the service refuses every request";
+    // The evidence is said once: with the failures when one shows it, else here.
+    said.push(`${held} of ${total} file(s) not sent, as ${why}${own.length > 0 || !refusal ? "" : ` (${refusal.message})`}; the next \`pulumi up\` sends them`);
+  }
+  return said.join("; ");
+}
 
 export class StoredFolderCore {
   constructor(
@@ -363,19 +390,11 @@ export class StoredFolderCore {
     const manifest = Object.fromEntries(Object.entries(news.manifest as Manifest).filter(([, hash]) => done.has(hash)));
     const state = this.assemble(news, req.secretInputs, manifest, done);
     if (failed.length > 0 || untried > 0) {
-      const reasons = failed.map(({ item, error }) => `${item.paths[0]}: ${error instanceof Error ? error.message : String(error)}`);
-      const more = reasons.length > 3 ? ` (and ${reasons.length - 3} more)` : "";
-      const said = [
-        ...(failed.length > 0 ? [`${failed.length} of ${entries.length} file(s) failed: ${reasons.slice(0, 3).join("; ")}${more}`] : []),
-        ...(untried > 0
-          ? [`${untried} of ${entries.length} file(s) not attempted, as the service refuses every request; the next \`pulumi up\` sends them`]
-          : []),
-      ];
-      throw Object.assign(new Error(`StoredFolder ${folderName(req.urn, news)}: ${said.join("; ")}`), {
-        id,
-        properties: state,
-        reasons,
-      });
+      const message = `StoredFolder ${folderName(req.urn, news)}: ${failureText(failed, untried, entries.length, this.files.serviceRefusal())}`;
+      // One reason: the engine prints several as "N errors occurred", which counts neither the files nor those not sent.
+      // Nothing stored by a create: nothing to record (the engine would keep an empty folder, its errors on it).
+      if (done.size === 0 && recorded.size === 0) throw Object.assign(new Error(message), { reasons: [message] });
+      throw Object.assign(new Error(message), { id, properties: state, reasons: [message] });
     }
     return state;
   }

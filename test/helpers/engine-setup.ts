@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import type { TestProject } from "vitest/node";
 import { installProject } from "../../scripts/offline-engine.mjs";
@@ -14,9 +16,9 @@ export const E2E_PROJECTS = [
   "test/e2e/plugin/migrate",
   "test/e2e/file/getfile-yaml",
   "test/e2e/file/getfile-ts",
+  // test/e2e/plugin/sdks.e2e.test.ts runs it in place; examples/go and examples/java are set up
+  // only as their READMEs say, from the tarball (test/e2e/languages/python-go-java.e2e.test.ts).
   "examples/python",
-  "examples/go",
-  "examples/java",
 ];
 
 declare module "vitest" {
@@ -28,16 +30,26 @@ declare module "vitest" {
      * are in pulumiDir.
      */
     languageHostsDir: string;
+    /**
+     * This checkout packed (`npm pack`), by its absolute path: what an example's README installs as
+     * `"$TUSKR_PACKAGE"` (docs/installation-configuration.md#install).
+     */
+    tarball: string;
   }
 }
 
 /**
- * Once per run: find or build the Pulumi CLI and the YAML and .NET language hosts, and install
- * each project as a user would, with
- * this checkout packed as `pulumi-tuskr` (scripts/offline-engine.mjs, installProject).
+ * Once per run: find or build the Pulumi CLI and the YAML language host, install each project as
+ * a user would, with this checkout packed as `pulumi-tuskr` (scripts/offline-engine.mjs,
+ * installProject), and pack it for the READMEs (`tarball`). Returns the teardown.
  */
-export default async function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<() => void> {
+  const packed = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-tarball-"));
+  // --silent: stdout is the tarball's name alone (`prepare` builds only a checkout never built).
+  const name = execFileSync("npm", ["pack", "--silent", "--pack-destination", packed], { cwd: repoRoot, encoding: "utf8" }).trim();
+  project.provide("tarball", path.join(packed, name));
   await setupEngine(project, E2E_PROJECTS);
+  return () => fs.rmSync(packed, { recursive: true, force: true });
 }
 
 /** The Pulumi CLI and YAML host provided to the tests, and `projects` installed. */

@@ -7,6 +7,7 @@ import { type EngineEvent, LocalWorkspace, PulumiCommand, type Stack } from "@pu
 import { inject } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, startEmulator, type Emulator } from "../../emulator";
 import { copyProject, offlineEngineEnv } from "../../scripts/offline-engine.mjs";
+import { asRun, commandOf, copyAsCloned, readmeCommands, readmeStack, setUpCount } from "./readme";
 import { STORED_FILE_TYPES, urnName } from "../../provider/engine/urns";
 import type { StateBackend } from "./state-backends";
 
@@ -102,6 +103,16 @@ export interface EngineStack {
   applyStep(step: string): void;
   /** Destroys the stack, removes it and its temp directory. */
   dispose(): Promise<void>;
+  /** The README's commands, when the stack was set up by them (`StackOptions.readme`). */
+  readme?: ReadmeRun;
+}
+
+/** An example's README run as written (test/helpers/readme.ts): the set-up is run; `next` runs the others. */
+interface ReadmeRun {
+  /** Runs the README's next command, which must be `command` (the line without its comment), in bash in the project, with what earlier lines exported. */
+  next(command: string): Promise<Ran>;
+  /** Its commands not run yet. */
+  rest(): string[];
 }
 
 export interface StackOptions {
@@ -121,6 +132,13 @@ export interface StackOptions {
    * project and Pulumi home. Its `dispose` leaves the stack to the runner that made it.
    */
   joins?: boolean;
+  /**
+   * Set up as the project's README says (test/helpers/readme.ts), from a copy outside the
+   * repository: its commands before its first preview or up, as written, with `placeholders`
+   * filled (`tsk_...` and `https://api.tuskr.dev` are the key and URL already); the stack is the
+   * one they make, and `readme.next` runs the rest. `config` and `stackName` do not apply.
+   */
+  readme?: { placeholders?: Record<string, string> };
 }
 
 interface RunningCli {
@@ -209,19 +227,32 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-engine-"));
   // A copy, so that stack config files and applied steps never land in the repository.
   const workDir = path.join(tmp, "project");
-  copyProject(path.join(repoRoot, project), workDir);
+  // Set up as its README says: a copy as cloned, its packages installed by the README's commands.
+  if (options.readme) copyAsCloned(path.join(repoRoot, project), workDir);
+  else copyProject(path.join(repoRoot, project), workDir);
   const pulumiDir = inject("pulumiDir");
+  const apiKey = options.apiKey ?? EMULATOR_DEFAULT_API_KEY;
+  const baseUrl = options.baseUrl ?? emu.url;
   const envVars: Record<string, string> = {
     ...offlineEngineEnv({ pulumiDir, tmp, passphrase: options.passphrase ?? "test-passphrase", isolated: true, extraPath: [inject("languageHostsDir")] }),
     ...(options.backend ? { PULUMI_BACKEND_URL: options.backend.url, ...options.backend.env } : {}),
   };
-  const name = options.stackName ?? `t-${randomBytes(4).toString("hex")}`;
-  const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
-  const stack = await LocalWorkspace.createOrSelectStack({ stackName: name, workDir }, { envVars, pulumiCommand });
-  await stack.setConfig("tuskr:apiKey", { value: options.apiKey ?? EMULATOR_DEFAULT_API_KEY, secret: true });
-  await stack.setConfig("tuskr:baseUrl", { value: options.baseUrl ?? emu.url });
-  for (const [k, v] of Object.entries(options.config ?? {})) await stack.setConfig(k, { value: v });
-
+  if (options.readme) {
+    // The backend is the one the README logs in to, not one the environment names.
+    delete envVars.PULUMI_BACKEND_URL;
+    Object.assign(envVars, {
+      // What the READMEs take from the environment: the packed package, the key and URL of a pipeline (examples/gitops).
+      TUSKR_PACKAGE: inject("tarball"),
+      TUSKR_API_KEY: apiKey,
+      TUSKR_BASE_URL: baseUrl,
+      // The user's "yes" at `pulumi up`'s prompt (a test has no terminal).
+      PULUMI_SKIP_CONFIRMATIONS: "true",
+      // npm's cache first (`npm ci` filled it), without its audit and funding notes.
+      npm_config_prefer_offline: "true",
+      npm_config_audit: "false",
+      npm_config_fund: "false",
+    });
+  }
   const env = { ...process.env, ...envVars };
   const transcript: string[] = [];
   const capture = async <T extends { stdout: string; stderr: string }>(run: () => Promise<T>) => {
@@ -259,6 +290,41 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
     if (result.code !== 0) throw new Error(`${file} ${args.join(" ")} failed (exit ${result.code}):\n${result.stdout}\n${result.stderr}`);
     return result;
   };
+
+  const commands = options.readme ? readmeCommands(repoRoot, project) : [];
+  let ranCommands = 0;
+  const stateDir = path.join(tmp, "state");
+  const placeholders = { "tsk_...": apiKey, "https://api.tuskr.dev": baseUrl, ...options.readme?.placeholders };
+  // The README's exports carry over to its next lines, as in the user's shell.
+  const exported = path.join(tmp, "readme.env");
+  fs.writeFileSync(exported, "");
+  const readme: ReadmeRun = {
+    async next(command) {
+      const line = commands[ranCommands];
+      if (line === undefined || commandOf(line) !== command)
+        throw new Error(`the README's next command is ${JSON.stringify(line)}, not ${JSON.stringify(command)}`);
+      ranCommands++;
+      return ran("bash", ["-c", `. "$0"\n${asRun(line, placeholders, stateDir)}\nstatus=$?\nexport -p > "$0"\nexit $status`, exported]);
+    },
+    rest: () => commands.slice(ranCommands),
+  };
+  for (const line of commands.slice(0, setUpCount(commands))) {
+    const r = await readme.next(commandOf(line));
+    if (r.code === 0) continue;
+    // No stack to dispose of yet: what the README made so far is in the temp directory.
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw new Error(`README of ${project}: \`${line}\` failed (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+  }
+  const name = options.readme ? readmeStack(commands) : (options.stackName ?? `t-${randomBytes(4).toString("hex")}`);
+  const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
+  const stack = options.readme
+    ? await LocalWorkspace.selectStack({ stackName: name, workDir }, { envVars, pulumiCommand })
+    : await LocalWorkspace.createOrSelectStack({ stackName: name, workDir }, { envVars, pulumiCommand });
+  if (!options.readme) {
+    await stack.setConfig("tuskr:apiKey", { value: apiKey, secret: true });
+    await stack.setConfig("tuskr:baseUrl", { value: baseUrl });
+    for (const [k, v] of Object.entries(options.config ?? {})) await stack.setConfig(k, { value: v });
+  }
   const applied = (result: { summary: { resourceChanges?: Record<string, number> }; outputs?: Record<string, { value: unknown }> } | undefined) => ({
     changes: result?.summary.resourceChanges,
     outputs: Object.fromEntries(Object.entries(result?.outputs ?? {}).map(([k, v]) => [k, v.value])),
@@ -288,7 +354,8 @@ export async function openStack(project: string, options: StackOptions = {}): Pr
     name,
     emu,
     workDir,
-    stateDir: path.join(tmp, "state"),
+    stateDir,
+    readme: options.readme ? readme : undefined,
     homeDir: envVars.PULUMI_HOME,
     transcript,
     events,
@@ -367,11 +434,14 @@ export async function withStack(project: string, fn: (ctx: EngineStack) => Promi
   await ctx.dispose();
 }
 
-/** What a story's step runs on its stack: an Automation API command, or the CLI with these arguments. */
-type StepCommand = "preview" | "up" | "destroy" | { cli: string[] };
+/**
+ * What a story's step runs on its stack: an Automation API command, the CLI with these arguments,
+ * or the README's next command (`StackOptions.readme`), named without its comment.
+ */
+type StepCommand = "preview" | "up" | "destroy" | { cli: string[] } | { readme: string };
 
 /** What a step's command did: its exit code and output, and what the engine reported. */
-interface StepResult {
+export interface StepResult {
   code: number;
   /** stdout, then stderr. */
   output: string;
@@ -397,6 +467,15 @@ export interface EngineStep {
 }
 
 async function runCommand(s: EngineStack, command: StepCommand): Promise<StepResult> {
+  if (typeof command === "object" && "readme" in command) {
+    if (!s.readme) throw new Error("the stack was not set up by its README");
+    const { stdout, stderr, code } = await s.readme.next(command.readme);
+    if (code !== 0 || !/^pulumi (up|destroy)\b/.test(command.readme)) return { code, output: stdout + stderr, stdout, outputs: {} };
+    // What the CLI's up or destroy did, as the stack's history and outputs keep it.
+    const [last] = JSON.parse((await s.cli(["stack", "history", "--json", "--page-size", "1"])).stdout) as Array<{ resourceChanges?: Record<string, number> }>;
+    const outputs = JSON.parse((await s.cli(["stack", "output", "--json", "--show-secrets"])).stdout) as Record<string, unknown>;
+    return { code, output: stdout + stderr, stdout, changes: last?.resourceChanges, outputs };
+  }
   if (typeof command === "object") {
     const { stdout, stderr, code } = await s.cli(command.cli);
     return { code, output: stdout + stderr, stdout, outputs: {} };
@@ -411,6 +490,9 @@ async function runCommand(s: EngineStack, command: StepCommand): Promise<StepRes
   if (!result.ok) throw new Error(`pulumi ${command} failed:\n${result.output}`);
   return { code: 0, output: result.output, changes: result.changes, outputs: result.outputs };
 }
+
+/** Runs the README's next command on `s` (`StackOptions.readme`): what it printed and, for an up or a destroy, what the engine did. */
+export const readmeCommand = (s: EngineStack, command: string): Promise<StepResult> => runCommand(s, { readme: command });
 
 /** Runs a story's steps in order on `s`; a failure names its step. */
 export async function runSteps(s: EngineStack, steps: readonly EngineStep[]): Promise<void> {

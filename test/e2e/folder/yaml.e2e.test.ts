@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
@@ -143,7 +144,7 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
         const program = path.join(workDir, "Pulumi.yaml");
         fs.writeFileSync(program, fs.readFileSync(program, "utf8").replace("      tag: site\n", "      tag: site-v2\n"));
         emu.setFaults({ script: [{ route: "patch", blobId: blobIds["style.css"], fault: "5xx", times: 100 }] });
-        await expect(stack.up()).rejects.toThrow(/style\.css: StoredFile .*503 SERVICE_UNAVAILABLE/);
+        await expect(stack.up()).rejects.toThrow(/style\.css: updating the file failed: .*503 SERVICE_UNAVAILABLE/);
         emu.setFaults({});
         expect(await siteDiff()).toEqual({ 'manifest["style.css"]': { kind: "update", inputDiff: true } });
         // Shown as that file's entry changing, its content the same (not as every blobId removed).
@@ -169,6 +170,56 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
       },
       // A date already passed to start with: it buys nothing until it is moved.
       { config: { logoBlobId: logo, siteRetainUntil: "2026-01-01" } },
+    );
+  });
+});
+
+describe("a folder uploaded to a base URL where nothing answers (a wrong tuskr:baseUrl)", () => {
+  it("20 files: one error that counts them and says the service cannot be reached, each file named by its path; the folder is not recorded", async () => {
+    // A loopback port where nothing listens.
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const dead = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // A YAML project of the plugin's (its packages installed), given a program of one folder.
+    await withStack(
+      "test/e2e/file/getfile-yaml",
+      async ({ workDir, cli }) => {
+        fs.writeFileSync(
+          path.join(workDir, "Pulumi.yaml"),
+          [
+            "name: tuskr-getfile-yaml",
+            "runtime: yaml",
+            "plugins:",
+            "  providers:",
+            "    - name: tuskr",
+            "      path: ./node_modules/pulumi-tuskr",
+            "resources:",
+            "  site:",
+            "    type: tuskr:index:StoredFolder",
+            "    properties:",
+            "      path: ./site",
+            "",
+          ].join("\n"),
+        );
+        fs.mkdirSync(path.join(workDir, "site"));
+        for (let i = 1; i <= 19; i++) fs.writeFileSync(path.join(workDir, "site", `p${String(i).padStart(2, "0")}.html`), `<p>${i}</p>\n`);
+        fs.writeFileSync(path.join(workDir, "site", "notes.md"), "notes\n");
+        const up = await cli(["up", "--yes"]);
+        const output = up.stdout + up.stderr;
+        expect(up.code).not.toBe(0);
+        // One error for the folder, not the engine's "N errors occurred" list of some of its files.
+        expect(output).not.toMatch(/errors occurred/);
+        const failed = Number(/(\d+) of 20 file\(s\) failed/.exec(output)?.[1] ?? 0);
+        const notSent = Number(/(\d+) of 20 file\(s\) not sent, as the service cannot be reached/.exec(output)?.[1] ?? 0);
+        expect(failed + notSent, output).toBe(20);
+        expect(output).toMatch(/ECONNREFUSED: nothing answers at http:\/\/127\.0\.0\.1:\d+: check tuskr:baseUrl/);
+        expect(output).not.toMatch(/refuses every request|upload of/);
+        // Nothing stored, nothing recorded: the stack resource alone, which Pulumi creates on a first `up` whatever fails.
+        const resources = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{ type: string }>;
+        expect(resources.map((r) => r.type).filter((t) => t !== "pulumi:providers:tuskr")).toEqual(["pulumi:pulumi:Stack"]);
+      },
+      { baseUrl: dead },
     );
   });
 });

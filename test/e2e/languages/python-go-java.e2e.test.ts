@@ -1,75 +1,30 @@
-import { createHash } from "node:crypto";
+import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { startEmulator } from "../../../emulator";
 import { blobBytes, type EngineStack, type EngineStep, importedCode, repoRoot, runSteps, withStack } from "../../helpers/engine";
 
 /**
  * examples/python, examples/go and examples/java through the real CLI and the tuskr provider
- * plugin, against the emulator, each set up as its README says: the SDK generated from the
- * plugin's schema (`pulumi package gen-sdk`); for Python a virtualenv with requirements.txt and
- * the SDK pip-installed, mypy run by the language host before each run (Pulumi.yaml's
- * typechecker); for Go, `go build` of the program's module with the SDK replaced in; for Java,
- * Maven (`mvn compile exec:java`) compiling the SDK with the program. The Python and Go hosts
+ * plugin, against the emulator, each set up as its README says, by its README's own commands run
+ * as written from a copy of the folder outside the repository (test/helpers/readme.ts): the
+ * package installed from `"$TUSKR_PACKAGE"`, the SDK generated from the plugin's schema (`pulumi
+ * package gen-sdk`); for Python a virtualenv with requirements.txt and the SDK pip-installed, mypy
+ * run by the language host before each run (Pulumi.yaml's typechecker); for Go, `go build` of the
+ * program's module with the SDK replaced in; for Java, Maven (`mvn compile exec:java`) compiling
+ * the SDK with the program; `pulumi login --local` (in a directory of the test's own), the stack
+ * and its config, then the README's `pulumi up` as a step of the story. The Python and Go hosts
  * are the minimal ones scripts/ensure-pulumi builds (tools/pulumi-language-nodejs), run as
  * Pulumi's own hosts run programs; the Java host is Pulumi's own (scripts/ensure-language-hosts).
  * Requests are counted on the emulator, one for each language (they all upload the same
  * handbook: on one emulator, the second would find the first's purchases).
  *
- * Slow set-ups are cached outside the repository: the virtualenv by the hash of what it holds,
- * in ~/.cache/pulumi-tuskr/python-venvs; Go's modules and builds in Go's own caches; Maven's
- * downloads in ~/.m2.
- *
- * Every command runs through the one engine driver (test/helpers/engine.ts): set-up commands with
- * `exec`, in the stack's environment; the story itself as steps (`story`), each a command and
- * what must hold after it.
+ * Every command runs through the one engine driver (test/helpers/engine.ts): the README's in bash,
+ * in the stack's environment; the story itself as steps (`story`), each a command and what must
+ * hold after it.
  */
-const cacheRoot = process.env.TUSKR_PULUMI_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache"), "pulumi-tuskr");
-
-/** `pulumi package gen-sdk ./node_modules/pulumi-tuskr --language <language> --out sdks [flags]`, in the project. */
-async function genSdk(s: EngineStack, language: string, ...flags: string[]): Promise<void> {
-  await s.exec("pulumi", ["package", "gen-sdk", "./node_modules/pulumi-tuskr", "--language", language, "--out", "sdks", ...flags]);
-}
-
-/** Every file under `dir`, with its bytes, sorted: what a hash of a tree reads. */
-function treeHash(hash: ReturnType<typeof createHash>, dir: string): void {
-  for (const f of fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).sort()) {
-    const p = path.join(dir, f);
-    if (fs.statSync(p).isFile()) hash.update(f).update(fs.readFileSync(p));
-  }
-}
-
-/**
- * README: `python3 -m venv venv && venv/bin/pip install -r requirements.txt ./sdks/python`. The
- * virtualenv is built once per requirements.txt, generated SDK and python3, in the cache, and
- * linked as the project's `venv`.
- */
-async function pythonSetUp(s: EngineStack): Promise<void> {
-  await genSdk(s, "python");
-  const python = (await s.exec("python3", ["-c", "import sys; print(sys.version)"])).stdout;
-  const hash = createHash("sha256")
-    .update(python)
-    .update(fs.readFileSync(path.join(s.workDir, "requirements.txt")));
-  treeHash(hash, path.join(s.workDir, "sdks/python"));
-  const venv = path.join(cacheRoot, "python-venvs", hash.digest("hex").slice(0, 16));
-  if (!fs.existsSync(path.join(venv, ".complete"))) {
-    fs.rmSync(venv, { recursive: true, force: true });
-    fs.mkdirSync(path.dirname(venv), { recursive: true });
-    await s.exec("python3", ["-m", "venv", venv]);
-    await s.exec(path.join(venv, "bin/pip"), ["install", "--quiet", "--disable-pip-version-check", "-r", "requirements.txt", "./sdks/python"]);
-    fs.writeFileSync(path.join(venv, ".complete"), "");
-  }
-  // A copy of a checkout where someone ran the README in place holds a venv of its own.
-  fs.rmSync(path.join(s.workDir, "venv"), { recursive: true, force: true });
-  fs.symlinkSync(venv, path.join(s.workDir, "venv"), "dir");
-}
-
-/** README: the SDK, a module with its go.mod, which the program's go.mod replaces with ./sdks/go. */
-async function goSetUp(s: EngineStack): Promise<void> {
-  await genSdk(s, "go");
-}
 
 /** Replaces `from` with `to` in the program: a user's edit. Fails if `from` is not there. */
 function edit(s: EngineStack, file: string, from: string, to: string): void {
@@ -79,22 +34,11 @@ function edit(s: EngineStack, file: string, from: string, to: string): void {
   fs.writeFileSync(p, source.replace(from, to));
 }
 
-/**
- * README: the SDK generated into sdks/java (`--local`: its sources and version.txt, no Gradle
- * build), which pom.xml compiles with the program. Pulumi's Java host, built once and cached (CI
- * builds it with the CLI).
- */
-async function javaSetUp(s: EngineStack): Promise<void> {
-  await s.exec("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-java"]);
-  await genSdk(s, "java", "--local");
-}
-
 interface Language {
   project: string;
-  /** The README's set-up commands that setUp performs. */
-  readme: string[];
   program: string;
-  setUp(s: EngineStack): Promise<void>;
+  /** What the README takes for granted and a test machine builds: the language's host. */
+  prepare?(): Promise<unknown>;
   /** Output names: the handbook's blobId, the logo's remaining epochs (getFile). */
   outputs: { handbook: string; remaining: string };
   /** The logo's tag and the handbook's retention as the program declares them (then raised), and a type error. */
@@ -115,13 +59,7 @@ function part(code: string, within: RegExp): string {
 const LANGUAGES: Record<string, Language> = {
   python: {
     project: "examples/python",
-    readme: [
-      "pulumi package gen-sdk ./node_modules/pulumi-tuskr --language python --out sdks",
-      "python3 -m venv venv",
-      "venv/bin/pip install -r requirements.txt ./sdks/python",
-    ],
     program: "__main__.py",
-    setUp: pythonSetUp,
     outputs: { handbook: "handbook_blob_id", remaining: "logo_remaining_epochs" },
     logoTag: 'tag="brand"',
     handbookRetention: ["retention_epochs=3,", "retention_epochs=5,"],
@@ -136,9 +74,7 @@ const LANGUAGES: Record<string, Language> = {
   },
   go: {
     project: "examples/go",
-    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language go --out sdks"],
     program: "main.go",
-    setUp: goSetUp,
     outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
     logoTag: 'Tag:             pulumi.String("brand")',
     handbookRetention: ["RetentionEpochs: pulumi.Int(3)", "RetentionEpochs: pulumi.Int(5)"],
@@ -153,9 +89,9 @@ const LANGUAGES: Record<string, Language> = {
   },
   java: {
     project: "examples/java",
-    readme: ["pulumi package gen-sdk ./node_modules/pulumi-tuskr --language java --out sdks --local"],
     program: "src/main/java/tuskr/App.java",
-    setUp: javaSetUp,
+    // Pulumi's Java host, built once and cached (CI builds it with the CLI).
+    prepare: () => promisify(execFile)("bash", [path.join(repoRoot, "scripts/ensure-language-hosts"), "pulumi-language-java"]),
     outputs: { handbook: "handbookBlobId", remaining: "logoRemainingEpochs" },
     logoTag: '.tag("brand")',
     handbookRetention: [".retentionEpochs(3)", ".retentionEpochs(5)"],
@@ -208,8 +144,8 @@ function story(s: EngineStack, lang: Language, logo: string, report: string): En
       },
     },
     {
-      name: "up: the stack, two files and the folder",
-      command: "up",
+      name: "the README's `pulumi up`: the stack, two files and the folder",
+      command: { readme: "pulumi up" },
       expect: async (r) => {
         // The stack, two files and the folder (the engine does not count the default provider).
         expect(r.changes).toEqual({ create: 4 });
@@ -350,16 +286,15 @@ describe.each(Object.keys(LANGUAGES))("examples/%s: through the real CLI and the
     const logoBytes = fs.readFileSync(path.join(repoRoot, "examples/basic/files/logo.svg"));
     const logo = (await emu.uploadFile({ content: Buffer.concat([logoBytes, Buffer.from(`<!-- ${name} ${Math.random()} -->`)]), filename: "logo.svg" })).blobId;
     const report = (await emu.uploadFile({ content: `report of ${name} ${Math.random()}`, filename: "report.csv", tag: "reports" })).blobId;
+    await lang.prepare?.();
     await withStack(
       lang.project,
       async (s) => {
-        // What setUp does is what the README says to do.
-        const readme = fs.readFileSync(path.join(repoRoot, lang.project, "README.md"), "utf8");
-        for (const command of lang.readme) expect(readme).toContain(command);
-        await lang.setUp(s);
         await runSteps(s, story(s, lang, logo, report));
+        // Every command of the README ran.
+        expect(s.readme?.rest()).toEqual([]);
       },
-      { emu, config: { logoBlobId: logo } },
+      { emu, readme: { placeholders: { "<blobId>": logo } } },
     ).finally(() => emu.close());
   });
 });

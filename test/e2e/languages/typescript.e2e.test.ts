@@ -4,7 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
-import { blobBytes, GITOPS_PASSPHRASE, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
+import { blobBytes, GITOPS_PASSPHRASE, readmeCommand, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
 
 afterAll(stopEmulator);
 
@@ -23,17 +23,19 @@ async function uploadExampleFiles(example: string, names: string[], tag?: string
 const exampleBytes = (example: string, file: string) => fs.readFileSync(path.join(repoRoot, "examples", example, "files", file));
 
 describe("examples/basic, step by step", () => {
-  it("adopts the logo and uploads two files, then applies steps/1-edit (PATCHes only) and steps/2-renew (renews only)", async () => {
+  it("its README, as written from a copy: adopts the logo and uploads two files; then steps/1-edit (PATCHes only) and steps/2-renew (renews only)", async () => {
     const ids = await uploadExampleFiles("basic", ["logo.svg"]);
-    const config = { logoBlobId: ids["logo.svg"] };
     await withStack(
       "examples/basic",
-      async ({ stack, emu, fileRequests, applyStep, ops, onEvent, events }) => {
+      async (s) => {
+        const { stack, emu, fileRequests, applyStep, ops, onEvent, events } = s;
         const writes = () => fileRequests().filter((r) => r.route === "patch" || r.route === "renew");
         emu.clearRequests();
-        const up = await stack.up();
-        expect(up.summary.resourceChanges).toMatchObject({ create: 4 });
-        const outputs = up.outputs.files.value as Record<string, { blobId: string }>;
+        const up = await readmeCommand(s, "pulumi up");
+        expect(up.code, up.output).toBe(0);
+        expect(s.readme?.rest()).toEqual([]);
+        expect(up.changes).toMatchObject({ create: 4 });
+        const outputs = up.outputs.files as Record<string, { blobId: string }>;
         const blobIdOf = { logo: ids["logo.svg"], handbook: outputs.handbook.blobId, dataset: outputs.dataset.blobId };
         expect(outputs.logo.blobId).toBe(blobIdOf.logo);
         // Only the two files declared by content are uploaded, each once, with its own bytes.
@@ -81,7 +83,7 @@ describe("examples/basic, step by step", () => {
         );
         expect((await storedOnEmulator(blobIdOf.logo)).epochsBought).toBe(11);
       },
-      { config },
+      { readme: { placeholders: { "<blobId>": ids["logo.svg"] } } },
     );
   });
 });
@@ -96,11 +98,23 @@ describe("examples/gitops, one stack per environment", () => {
       await emu.reset();
       await withStack(
         "examples/gitops",
-        async ({ stack, emu, fileRequests }) => {
-          const up = await stack.up();
+        async (s) => {
+          const { stack, emu, fileRequests } = s;
+          // Staging as its README says, from a copy: a preview, then the up; production as its pipeline runs it.
+          let up: { changes?: Record<string, number>; outputs: Record<string, unknown> };
+          if (env === "staging") {
+            expect((await readmeCommand(s, "pulumi preview")).code).toBe(0);
+            emu.clearRequests();
+            const applied = await readmeCommand(s, "pulumi up --yes");
+            expect(applied.code, applied.output).toBe(0);
+            expect(s.readme?.rest()).toEqual([]);
+            up = applied;
+          } else {
+            up = await s.up();
+          }
           // The stack, the folder and its two files.
-          expect(up.summary.resourceChanges).toMatchObject({ create: 4 });
-          const blobIds = up.outputs.blobIds.value as Record<string, string>;
+          expect(up.changes).toMatchObject({ create: 4 });
+          const blobIds = up.outputs.blobIds as Record<string, string>;
           expect(Object.keys(blobIds).sort()).toEqual(["app.js", "release-notes.md"]);
           // One upload per file, buying the environment's epochs in the same request: no renew.
           const uploads = fileRequests().filter((r) => r.route === "upload");
@@ -153,7 +167,7 @@ describe("examples/gitops, one stack per environment", () => {
           ]);
           fs.rmSync(dir, { recursive: true, force: true });
         },
-        { stackName: env, passphrase: GITOPS_PASSPHRASE },
+        env === "staging" ? { passphrase: GITOPS_PASSPHRASE, readme: {} } : { stackName: env, passphrase: GITOPS_PASSPHRASE },
       );
     }
   });

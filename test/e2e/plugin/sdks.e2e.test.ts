@@ -10,6 +10,7 @@ import { inject } from "vitest";
 import { startEmulator } from "../../../emulator";
 import { repoRoot, withStack } from "../../helpers/engine";
 import { offlineEngineEnv } from "../../../scripts/offline-engine.mjs";
+import { goName, pythonName } from "../../../provider/docs/names";
 
 /**
  * `pulumi package gen-sdk` against the plugin as a user points Pulumi at it (its directory, as
@@ -154,6 +155,36 @@ describe("SDKs generated from the plugin's schema", () => {
       },
       { emu, config: { logoBlobId: logo } },
     ).finally(() => emu.close());
+  });
+
+  it("each property's Python and Go name in docs/ (provider/docs/names.ts) is the one the generated SDKs give it", async () => {
+    const schema = JSON.parse(
+      (await run(path.join(inject("pulumiDir"), "pulumi"), ["package", "get-schema", plugin], { env, cwd: tmp, maxBuffer: 64 << 20 })).stdout,
+    ) as {
+      resources: Record<string, { inputProperties: object; properties: object }>;
+      types: Record<string, { properties: object }>;
+      functions: Record<string, { inputs: { properties: object }; outputs: { properties: object } }>;
+    };
+    const names = new Set([
+      ...Object.values(schema.resources).flatMap((r) => [...Object.keys(r.inputProperties), ...Object.keys(r.properties)]),
+      ...Object.values(schema.types).flatMap((t) => Object.keys(t.properties)),
+      ...Object.values(schema.functions).flatMap((f) => [...Object.keys(f.inputs.properties), ...Object.keys(f.outputs.properties)]),
+    ]);
+    // Python: each getter names the schema's property it reads (`@pulumi.getter(name="blobId")`) unless the two are spelled alike.
+    const python = new Map<string, string>();
+    for (const f of filesUnder(await genSdk("python"), ".py")) {
+      for (const m of read(f).matchAll(/@pulumi\.getter(?:\(name="(\w+)"\))?\n\s+def (\w+)\(self\)/g)) python.set(m[1] ?? m[2], m[2]);
+    }
+    // Go: each struct field carries its schema name in its tag (`BlobId pulumi.StringInput \`pulumi:"blobId"\``).
+    const go = new Map<string, string>();
+    for (const f of filesUnder(await genSdk("go"), ".go")) {
+      for (const m of read(f).matchAll(/^\t(\w+) +[^\n`]*`pulumi:"(\w+)"/gm)) go.set(m[2], m[1]);
+    }
+    for (const name of names) {
+      expect([name, pythonName(name)]).toEqual([name, python.get(name)]);
+      expect([name, goName(name)]).toEqual([name, go.get(name)]);
+    }
+    expect(names.size).toBeGreaterThan(20);
   });
 
   it("Java: generated with package.json's version", async () => {

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
+import { EMULATOR_DEFAULT_API_KEY, startEmulator } from "../../../emulator";
 import YAML from "yaml";
-import { blobBytes, importedCode, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
+import { blobBytes, importedCode, readmeCommand, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
 import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
 import { summarizePreview } from "../../../provider/cli/summary";
 
@@ -16,6 +16,42 @@ afterAll(stopEmulator);
 
 const PLUGIN_TYPE = STORED_FILE_TYPES.plugin;
 const writes = (routes: string[]) => routes.filter((r) => r === "patch" || r === "renew" || r === "upload");
+
+describe("examples/yaml's README, run as written from a copy of the folder outside the repository", () => {
+  it("installs from the tarball, logs in, makes the stack; the up, the previews and the import it shows do what its comments say", async () => {
+    // An emulator of its own: the other tests upload the same handbook, and would find this one's purchases.
+    const emu = await startEmulator({ port: 0 });
+    const logo = (await emu.uploadFile({ content: `<svg>${Math.random()}</svg>`, filename: "logo.svg" })).blobId;
+    const report = (await emu.uploadFile({ content: `report ${Math.random()}`, filename: "report.csv", tag: "reports" })).blobId;
+    await withStack(
+      "examples/yaml",
+      async (s) => {
+        const routes = () => s.fileRequests().map((r) => r.route);
+        const run = async (command: string) => {
+          s.emu.clearRequests();
+          const r = await readmeCommand(s, command);
+          expect(r.code, r.output).toBe(0);
+          return r;
+        };
+        expect((await run("pulumi up")).changes).toEqual({ create: 4 });
+        // "~ metadata: { ~ team: "people" => "ops" }", and a preview sends nothing.
+        const team = await run("pulumi config set team ops && pulumi preview --diff");
+        expect(team.stdout).toMatch(/~ metadata: \{\s*~ team: "people" => "ops"\s*\}/);
+        expect(writes(routes())).toEqual([]);
+        // "~ manifest: { + new.html: … }: the one file to upload".
+        const added = await run(`echo '<p>new</p>' > site/new.html && pulumi preview --diff`);
+        expect(added.stdout).toMatch(/~ manifest: \{\s*\+ new\.html: "[0-9a-f]{64}"\s*\}/);
+        expect(writes(routes())).toEqual([]);
+        // "no write; prints the YAML to paste".
+        const imported = await run("pulumi import --protect=false tuskr:index:StoredFile report -- <blobId of another file>");
+        expect(writes(routes())).toEqual([]);
+        expect(importedCode(imported.stdout ?? "")).toMatch(new RegExp(`type: tuskr:(index:)?StoredFile[\\s\\S]*${report}`));
+        expect(s.readme?.rest()).toEqual([]);
+      },
+      { emu, readme: { placeholders: { "<blobId>": logo, "<blobId of another file>": report } } },
+    ).finally(() => emu.close());
+  });
+});
 
 describe("examples/yaml: StoredFile from a YAML program, through the tuskr provider plugin", () => {
   it("up, unchanged preview, a metadata key changed (shown as metadata.team), refresh, import, destroy", async () => {

@@ -88,3 +88,26 @@ describe("a service refusing every request, then recovering while a slow request
     await slow;
   });
 });
+
+describe("a base URL where nothing answers", () => {
+  it("requests refused a connection past their retries stop the client; those it holds back say the service cannot be reached, not that it refuses", async () => {
+    const closed = proxy.url;
+    await proxy.close();
+    // Nothing listens there any more: each connection is refused. Attempts spread by jitter, so
+    // the first request to give up trips the client while the others still retry.
+    const tuskr = new TuskrClient({
+      baseUrl: closed,
+      apiKey: EMULATOR_DEFAULT_API_KEY,
+      retry: { maxAttempts: 4, minDelayMs: 1, baseDelayMs: 20, maxDelayMs: 500 },
+    });
+    const said = await Promise.all(["a", "b", "c", "d", "e", "f", "g", "h"].map((id) => outcome(tuskr.getFile(id))));
+    expect(tuskr.refusal?.message).toMatch(/ECONNREFUSED: nothing answers at/);
+    const held = said.filter((m) => m.includes("not sent"));
+    expect(held.length).toBeGreaterThan(0);
+    for (const m of held) {
+      expect(m).toMatch(
+        /^GET \/v1\/files\/\w not sent: the service cannot be reached \(GET http:\/\/127\.0\.0\.1:\d+\/v1\/files\/\w failed \(NETWORK_ERROR\): ECONNREFUSED/,
+      );
+    }
+  });
+});

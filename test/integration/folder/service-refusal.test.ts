@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
+import * as net from "node:net";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../../emulator";
@@ -49,9 +50,9 @@ function writeFiles(count: number, from = 0): void {
   for (let i = from; i < from + count; i++) fs.writeFileSync(path.join(dir, `f${String(i).padStart(3, "0")}.txt`), `file ${i}`);
 }
 
-function folder(apiKey = EMULATOR_DEFAULT_API_KEY, clientOptions = FAST) {
+function folder(apiKey = EMULATOR_DEFAULT_API_KEY, clientOptions = FAST, baseUrl = proxy.url) {
   const files = new StoredFileCore(clientOptions, () => {});
-  files.configure({ get: (k: string) => ({ "tuskr:apiKey": apiKey, "tuskr:baseUrl": proxy.url })[k] } as never);
+  files.configure({ get: (k: string) => ({ "tuskr:apiKey": apiKey, "tuskr:baseUrl": baseUrl })[k] } as never);
   const core = new StoredFolderCore(files, () => {});
   const inputs = (declared: Record<string, unknown>, olds: FolderInputs = {}) => {
     const checked = core.check(olds, validatedInputs({ path: dir, ...declared }, []), [], URN);
@@ -67,7 +68,8 @@ const failure = (p: Promise<unknown>) =>
     () => expect.unreachable("the up should fail"),
     (e: FolderFailure) => e,
   );
-const notAttempted = (e: Error) => Number(/(\d+) of \d+ file\(s\) not attempted, as the service refuses every request/.exec(e.message)?.[1] ?? 0);
+/** Files not sent because the service refused every request: those not started, and those held back by the client. */
+const notAttempted = (e: Error) => Number(/(\d+) of \d+ file\(s\) not sent, as the service refuses every request/.exec(e.message)?.[1] ?? 0);
 
 describe("a service that refuses every request", () => {
   it("429 to every upload: the entries stored before stay recorded, the folder stops starting others and counts them; uploads stay within one budget per worker", async () => {
@@ -148,4 +150,49 @@ it("a failure that is one file's own (422 on its upload) stops nothing: the othe
   expect(e.message).toMatch(/^StoredFolder "site": 1 of 20 file\(s\) failed: .*422 VALIDATION_ERROR: not this one$/);
   expect(notAttempted(e)).toBe(0);
   expect(Object.keys(e.properties.blobIds ?? {})).toHaveLength(19);
+});
+
+/** A loopback port where nothing listens: a connection to it is refused. */
+async function deadPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe("a base URL where nothing answers (a wrong tuskr:baseUrl)", () => {
+  it("20 files: one message that counts all 20, says the service cannot be reached, names each file once by its path; nothing recorded", async () => {
+    writeFiles(19);
+    fs.writeFileSync(path.join(dir, "notes.md"), "notes");
+    const { core, inputs } = folder(EMULATOR_DEFAULT_API_KEY, FAST, `http://127.0.0.1:${await deadPort()}`);
+    const e = (await failure(core.create(inputs({})))) as FolderFailure & { id?: string; reasons?: string[] };
+    // One reason: the engine prints "N errors occurred" for several, and counts none of the files not sent.
+    expect(e.reasons).toEqual([e.message]);
+    const failed = Number(/(\d+) of 20 file\(s\) failed/.exec(e.message)?.[1] ?? 0);
+    const notSent = Number(/(\d+) of 20 file\(s\) not sent/.exec(e.message)?.[1] ?? 0);
+    expect(failed + notSent).toBe(20);
+    expect(failed).toBeGreaterThanOrEqual(1);
+    expect(e.message).toMatch(/ECONNREFUSED: nothing answers at http:\/\/127\.0\.0\.1:\d+: check tuskr:baseUrl/);
+    expect(e.message).toMatch(/not sent, as the service cannot be reached; the next `pulumi up` sends them$/);
+    expect(e.message).not.toMatch(/refuses every request/);
+    // A file is named by its path, once; not as an upload with no resource name.
+    expect(e.message).not.toMatch(/upload of|StoredFile "/);
+    expect(e.message).toMatch(/^StoredFolder "site": \d+ of 20 file\(s\) failed: [\w.]+(, [\w.]+)*( \(and \d+ more\))?: uploading the file failed: POST /);
+    // Nothing stored: nothing for the engine to record (it would show the folder as created).
+    expect(e.properties).toBeUndefined();
+    expect(e.id).toBeUndefined();
+  });
+
+  it("a StoredFile's upload that fails is named by its resource, as the engine names it", async () => {
+    const { files } = folder(EMULATOR_DEFAULT_API_KEY, FAST, `http://127.0.0.1:${await deadPort()}`);
+    const text = "notes";
+    const source = { [SIG_KEY]: ASSET_SIG, text, hash: createHash("sha256").update(text).digest("hex") };
+    const e = await failure(
+      files.create({ inputs: { source, name: "notes.md" } as never, urn: "urn:pulumi:dev::proj::tuskr:index:StoredFile::handbook", secretInputs: [] }),
+    );
+    expect(e.message).toMatch(
+      /^StoredFile "handbook": uploading the file failed: POST http:\/\/127\.0\.0\.1:\d+\/v1\/files failed \(NETWORK_ERROR\): ECONNREFUSED/,
+    );
+  });
 });

@@ -3,9 +3,10 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 
 /**
- * Every relative link in README.md, CHANGELOG.md and docs/*.md points at a file of the repository, and an
- * anchor into a Markdown file at one of its headings: the docs moved out of the README once, and
- * a link broken by the next move should fail here rather than in a reader's browser.
+ * Every relative link in README.md, CHANGELOG.md, docs/*.md and examples/*\/README.md points at a
+ * file of the repository, and an anchor into a Markdown file at one of its headings: the docs moved
+ * out of the README once, and a link broken by the next move should fail here rather than in a
+ * reader's browser.
  */
 const root = path.resolve(__dirname, "../../..");
 const pages = [
@@ -15,6 +16,11 @@ const pages = [
     .readdirSync(path.join(root, "docs"))
     .filter((f) => f.endsWith(".md"))
     .map((f) => `docs/${f}`),
+  // Each example's README, whose links a copy of the folder keeps reading into this repository's docs.
+  ...fs
+    .readdirSync(path.join(root, "examples"))
+    .map((e) => `examples/${e}/README.md`)
+    .filter((f) => fs.existsSync(path.join(root, f))),
 ];
 
 /** The text outside fenced code blocks and code spans, where a link is a link. */
