@@ -593,6 +593,29 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(read.props?.urlBase).toBe(updated.urlBase);
   });
 
+  it("TypeScript: the dynamic resource's inputs hold the manifest as one text, as its outputs do; inputs with the map (the release before) upgrade in place", async () => {
+    // Bytes of their own: the provider process (one per file here) claims each content for one resource.
+    write({ "index.html": "<p>text home</p>", "a/LICENSE": "text MIT", "b/LICENSE": "text MIT" });
+    const { storedFolderProvider: provider } = await import("../../../provider/dynamic/stored-folder-provider");
+    await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+    const program = { path: dir, tag: "site", __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::manifest-text" };
+    const checked = await provider.check({}, program);
+    expect(checked.failures).toEqual([]);
+    const { outs } = await provider.create(checked.inputs);
+    expect(checked.inputs.manifest).toBe(outs.manifestText);
+    const manifest = JSON.parse(checked.inputs.manifest);
+    expect(Object.keys(manifest)).toEqual(["a/LICENSE", "b/LICENSE", "index.html"]);
+    // The release before recorded the map among the inputs: checked against it, the same text; nothing changes, nothing is sent.
+    emu.clearRequests();
+    const again = await provider.check({ ...checked.inputs, manifest }, program);
+    expect(again.inputs.manifest).toBe(checked.inputs.manifest);
+    expect((await provider.diff(outs.path, outs, again.inputs)).changes).toBe(false);
+    // A refresh hands the inputs back with the text too.
+    const read = await provider.read!(outs.path, outs);
+    expect(read.inputs?.manifest).toBe(checked.inputs.manifest);
+    expect(requests()).toEqual(["get", "get"]);
+  });
+
   it("import (a read with no state) is refused, saying why and what to do; nothing sent", async () => {
     const plugin = await newPlugin();
     await expect(plugin.folder.read("./site", URN, {})).rejects.toThrow(/cannot be imported: its entries are found by uploading/);
