@@ -11,7 +11,7 @@ import { describe, label, masked, redactor, subject } from "./messages";
 import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan, uploadFormEpochs } from "./plan";
 import { horizonClock, retentionStartEpochs } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
-import { type CheckedInputs, changeFailures } from "./validate";
+import { type CheckFailure, type CheckedInputs, changeFailures } from "./validate";
 import { ContentClaims } from "./claims";
 import { drifted, keptDriftSeen, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
 import { sourceFilename, wireAsset } from "./source";
@@ -244,12 +244,25 @@ export class StoredFileCore {
    * blobId) are refused, naming both: the service keeps one entry per content.
    */
   check(olds: DeclaredInputs, news: CheckedInputs, secretInputs: readonly string[], urn?: string): CheckedInputs {
+    const failures = this.judge(olds, news, secretInputs);
+    const shared = failures.length === 0 && urn ? this.claims.claim(urn, news.inputs, secretInputs) : undefined;
+    return { inputs: news.inputs, failures: shared ? [shared] : failures };
+  }
+
+  /** What `check` refuses in a declaration, before any claim on its content (a folder judges each of its declarations once). */
+  judge(olds: DeclaredInputs, news: CheckedInputs, secretInputs: readonly string[]): CheckFailure[] {
     // Bad configuration fails the preview, before any request.
     const problem = settingsProblem(this.context.settings);
     if (problem) throw new Error(problem.message);
-    const failures = [...news.failures, ...changeFailures(olds, news.inputs, secretInputs, this.clock())];
-    const shared = failures.length === 0 && urn ? this.claims.claim(urn, news.inputs, secretInputs) : undefined;
-    return { inputs: news.inputs, failures: shared ? [shared] : failures };
+    return [...news.failures, ...changeFailures(olds, news.inputs, secretInputs, this.clock())];
+  }
+
+  /**
+   * A one-resource folder's claim on its contents (by sha256), as `check` makes one for each
+   * StoredFile: the failure of each content another resource declared first.
+   */
+  claimFolder(urn: string, hashes: readonly string[], secretSource: boolean): Map<string, CheckFailure> {
+    return this.claims.claimFolder(urn, hashes, secretSource);
   }
 
   /**

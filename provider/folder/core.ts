@@ -1,6 +1,6 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
-import { declaredValue, failureOwner, handedBack, ownDeclared } from "./inputs";
+import { declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
 import { earliestOf, firstPaths, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { entriesByHash, entryInputs, entrySecrets, entryUrn } from "./entry";
@@ -8,8 +8,8 @@ import { folderEntryUrn, urnName } from "../engine/urns";
 import { type StoredFileCore, type StoredFileDiff, secretsMoved } from "../file/core";
 import { type Notice, type ProviderLog, info, mapText, warning } from "../engine/notice";
 import { type PropertyDiff, putChange } from "../file/plan";
-import { type StoredFileState, isUnknown } from "../file/schema";
-import { type CheckFailure, checkFailure, validateInputs } from "../file/validate";
+import { type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
+import { type CheckFailure, checkFailure, fieldAccepts, validateInputs } from "../file/validate";
 import { redactor } from "../file/messages";
 import { shows } from "../file/reason";
 import { parseState } from "../file/state";
@@ -137,7 +137,8 @@ export class StoredFolderCore {
   /**
    * Each entry checked as a StoredFile is. A shared value refused for every file is reported once
    * as the folder's; otherwise the failure names the files, under the path's own or the shared
-   * field.
+   * field. Entries whose paths declare nothing of their own declare the same values but their
+   * names: those are judged once, and each name apart.
    */
   private entryFailures(
     olds: FolderInputs,
@@ -155,9 +156,10 @@ export class StoredFolderCore {
       oldDates ??= entriesByHash(olds);
       return jsonEqual(declaredValue(oldDates.get(hash), "retainUntil"), date);
     };
-    const refused = new Map<string, { property: string; reason: string; owners: string[]; shared: boolean }>();
     const entries = manifestEntries(withManifest);
-    for (const entry of entries) {
+    // The failures of the shared values, by whether a date is as before (the one thing that differs between such entries).
+    const sharedOnly = new Map<boolean, CheckFailure[]>();
+    const judged = entries.map((entry) => {
       for (const { path: rel, fields } of entry.notApplied) {
         log(
           warning(
@@ -166,18 +168,30 @@ export class StoredFolderCore {
           urn,
         );
       }
-      // The walk has just found each file regular, inside the folder, readable and within the limit: not looked at again.
-      const declared = entryInputs(withManifest, entry, true);
+      const date = entry.values.retainUntil ?? undefined;
       // Dates declared as before are not judged again (see changeFailures, file/validate.ts).
-      const asBefore = dateAsBefore(entry.hash, declared.retainUntil) ? { retainUntil: declared.retainUntil } : {};
+      const asBefore: DeclaredInputs = dateAsBefore(entry.hash, date) ? { retainUntil: date as DeclaredInputs["retainUntil"] } : {};
+      const shared = entry.paths.every((rel) => ownValues(withManifest, rel) === undefined) && fieldAccepts("name", entry.values.name);
+      const known = shared ? sharedOnly.get(asBefore.retainUntil !== undefined) : undefined;
+      if (known) return known;
+      // The walk has just found each file regular, inside the folder, readable and within the limit: not looked at again.
       const secrets = entrySecrets(secretInputs, withManifest, entry);
-      const checked = this.files.check(asBefore, validateInputs(declared, secrets), secrets, entryUrn(urn, entry));
-      for (const failure of checked.failures) {
+      const failures = this.files.judge(asBefore, validateInputs(entryInputs(withManifest, entry, true), secrets), secrets);
+      if (shared) sharedOnly.set(asBefore.retainUntil !== undefined, failures);
+      return failures;
+    });
+    // Each content is claimed for this folder (once judged without failure): another resource declaring it is refused.
+    const claimable = entries.filter((_, i) => judged[i].length === 0).map((entry) => entry.hash);
+    const conflicts = urn ? this.files.claimFolder(urn, claimable, secretInputs.includes("path")) : new Map<string, CheckFailure>();
+    const refused = new Map<string, { property: string; reason: string; owners: string[]; shared: boolean }>();
+    entries.forEach((entry, i) => {
+      const conflict = conflicts.get(entry.hash);
+      for (const failure of conflict ? [conflict] : judged[i]) {
         const owned = failureOwner(failure, entry, own, withManifest);
         const previous = refused.get(owned.key);
         refused.set(owned.key, { ...owned, reason: previous?.reason ?? failure.reason, owners: [...(previous?.owners ?? []), owned.owner] });
       }
-    }
+    });
     return [...refused.values()].map(({ property, reason, owners, shared }) => {
       const who = shared && owners.length === entries.length ? "" : `${owners[0]}${owners.length > 1 ? ` (and ${owners.length - 1} more file(s))` : ""}: `;
       return { property, reason: `${who}${reason}` };

@@ -1,5 +1,6 @@
 import { ASSET_SIG, SECRET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { noticeLine } from "../../../provider/engine/notice";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -551,6 +552,34 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
       },
     ]);
     expect(emu.requests()).toEqual([]);
+  });
+
+  it("each file's name is judged apart from the values the files share: a path too long to be a name fails, naming it, beside a shared value every file fails", async () => {
+    const long = `${"x".repeat(200)}/${"y".repeat(100)}.txt`;
+    write({ "a.txt": "a", "b.txt": "b", [long]: "long" });
+    const plugin = await newPlugin();
+    const named = await plugin.folder.check(URN, {}, { path: dir, tag: "site" });
+    expect(named.failures).toEqual([{ property: "name", reason: expect.stringMatching(new RegExp(`^${long}: name must be at most 256 characters`)) }]);
+    // A rise past the horizon fails each entry alike (said once, as the folder's), the name only its own.
+    const both = await plugin.folder.check(URN, {}, { path: dir, retentionEpochs: 60 });
+    expect(both.failures).toEqual([
+      { property: "retentionEpochs", reason: expect.stringMatching(/^retentionEpochs can rise by at most 53 epochs/) },
+      { property: "name", reason: expect.stringMatching(new RegExp(`^${long}: name must be at most 256 characters`)) },
+    ]);
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it("a content the folder no longer declares is free for another resource in the same provider process; one it still declares is not", async () => {
+    write({ "kept.txt": "kept bytes\n", "dropped.txt": "dropped bytes\n" });
+    const plugin = await newPlugin();
+    expect((await plugin.folder.check(URN, {}, { path: dir })).failures).toEqual([]);
+    write({ "dropped.txt": null });
+    expect((await plugin.folder.check(URN, {}, { path: dir })).failures).toEqual([]);
+    const text = (t: string) => ({ [SIG]: ASSET_SIG, text: t, hash: createHash("sha256").update(t).digest("hex") });
+    const fileUrn = (name: string) => `urn:pulumi:dev::proj::tuskr:index:StoredFile::${name}`;
+    expect((await plugin.check(fileUrn("dropped"), {}, { source: text("dropped bytes\n") })).failures).toEqual([]);
+    const kept = await plugin.check(fileUrn("kept"), {}, { source: text("kept bytes\n") });
+    expect(kept.failures.map((f) => f.reason)).toEqual([expect.stringMatching(/^StoredFile "kept" declares the same content as StoredFolder "site" \(one of its files\)/)]);
   });
 
   it("TypeScript: the dynamic resource records blobIds and urls as texts (a path per line); a state with the maps (the release before) upgrades in place", async () => {
