@@ -351,7 +351,14 @@ export class StoredFolderCore {
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
     const entries = manifestEntries(news);
-    const { failed, untried } = await eachLimited(entries, this.refusedFromNow(), async (entry) => {
+    // An entry whose plan sends nothing is kept as recorded here: only those that send go to the workers.
+    const sending = entries.filter((entry) => {
+      const old = recorded.get(entry.hash);
+      if (old === undefined || this.files.wouldChange(old, entryInputs(news, entry), entrySecrets(req.secretInputs, news, entry)).changes) return true;
+      keep(entry, old);
+      return false;
+    });
+    const { failed, untried } = await eachLimited(sending, this.refusedFromNow(), async (entry) => {
       const entryReq = {
         inputs: entryInputs(news, entry),
         urn: entryUrn(req.urn, entry),

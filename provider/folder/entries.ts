@@ -1,6 +1,6 @@
 import { isPlainObject, ownValue } from "../../api";
 import type { StoredFileState } from "../file/schema";
-import { parseState } from "../file/state";
+import { stateReader } from "../file/state";
 
 /**
  * A folder's entries and manifest are JSON texts that repeat no other state field: the engine
@@ -102,6 +102,8 @@ export function pathText(byPath: Readonly<Record<string, string>>): string {
 export function pathMap(recorded: unknown): Record<string, string> {
   const parsed = recordedObject(recorded);
   if (!parsed) return {};
+  // A text just parsed is a map of its own (copied only when a path must go): no copy of 100,000 paths.
+  if (parsed !== recorded && Object.keys(parsed).every((rel) => typeof parsed[rel] === "string")) return parsed as Record<string, string>;
   return Object.fromEntries(Object.entries(parsed).filter((pair): pair is [string, string] => typeof pair[1] === "string"));
 }
 
@@ -115,24 +117,33 @@ export function recordedManifest(state: { manifestText?: unknown; manifest?: unk
 
 const same = (a: unknown, b: unknown) => a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));
 
+/** An entry as the text records it: without its asset and its derived count, its retention start as a time. */
+const recordedEntry = ({ source: _asset, remainingEpochs: _derived, ...entry }: StoredFileState): Props => startAsTime(entry as Props);
+
 /**
  * The entries as the recorded text, without what the manifest or derived counts already say; each
- * entry under its first path, or its hash when no path names it.
+ * entry under its first path, or its hash when no path names it. Written entry by entry: at
+ * 100,000 entries, no copy of them all is held.
  */
 export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outputs: EntryOutputs): string {
-  const whole = [...entries].map(([hash, { source: _asset, remainingEpochs: _derived, ...entry }]) => [hash, startAsTime(entry as Props)] as const);
   // A value every entry holds alike (two entries at least: one alone has nothing to share).
   const shared: Props = {};
-  if (whole.length > 1) {
-    for (const [field, value] of Object.entries(whole[0][1])) {
-      if (value !== undefined && whole.every(([, e]) => same(e[field], value))) shared[field] = value;
+  if (entries.size > 1) {
+    let first = true;
+    for (const state of entries.values()) {
+      const entry = recordedEntry(state);
+      if (first) {
+        for (const [field, value] of Object.entries(entry)) if (value !== undefined) shared[field] = value;
+        first = false;
+      } else for (const field of Object.keys(shared)) if (!same(entry[field], shared[field])) delete shared[field];
     }
   }
   const firstPath = firstPaths(outputs.manifest);
   const derived = derivedOf(outputs, firstPath);
-  const byPath: Record<string, Props> = {};
-  const byHash: Record<string, Props> = {};
-  for (const [hash, entry] of whole) {
+  const byPath: string[] = [];
+  const byHash: string[] = [];
+  for (const [hash, state] of entries) {
+    const entry = recordedEntry(state);
     const known = derived(hash);
     const own: Props = {};
     for (const [field, value] of Object.entries(entry)) {
@@ -143,10 +154,9 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
     // What the rest of the state would say and the entry does not hold: written as null, read back as absent.
     for (const field of Object.keys(known)) if (entry[field] === undefined && !(field in shared)) own[field] = null;
     const rel = firstPath.get(hash);
-    if (rel === undefined) byHash[hash] = own;
-    else byPath[rel] = own;
+    (rel === undefined ? byHash : byPath).push(`${JSON.stringify(rel ?? hash)}:${JSON.stringify(own)}`);
   }
-  return JSON.stringify({ format: FORMAT, shared, byPath, byHash });
+  return `{"format":${FORMAT},"shared":${JSON.stringify(shared)},"byPath":{${byPath.join(",")}},"byHash":{${byHash.join(",")}}}`;
 }
 
 /**
@@ -168,6 +178,7 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
   const parsed = recordedObject(recorded);
   if (!parsed) return new Map();
   const entries = new Map<string, StoredFileState>();
+  const parseState = stateReader();
   // An entry without a blobId is skipped, so its content is found again by upload rather than
   // requests going to a made-up blobId.
   const keep = (hash: string, entry: StoredFileState) => {
