@@ -20,8 +20,9 @@ type FileValues = NonNullable<StoredFolderArgs["files"]>[string];
  * (folder/entries.ts, `withOutputTexts`); the maps are what the releases before recorded.
  */
 class StoredFolderResource extends pulumi.dynamic.Resource {
-  declare readonly blobIdsText: pulumi.Output<string | undefined>;
-  declare readonly urlsText: pulumi.Output<string | undefined>;
+  /** A text, or a long one gzipped in parts (folder/entries.ts). */
+  declare readonly blobIdsText: pulumi.Output<string | string[] | undefined>;
+  declare readonly urlsText: pulumi.Output<string | string[] | undefined>;
   declare readonly urlBase: pulumi.Output<string | undefined>;
   declare readonly blobIds: pulumi.Output<Record<string, string> | undefined>;
   declare readonly urls: pulumi.Output<Record<string, string> | undefined>;

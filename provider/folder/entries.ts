@@ -1,3 +1,4 @@
+import { gunzipSync, gzipSync } from "node:zlib";
 import { isPlainObject, ownValue } from "../../api";
 import type { StoredFileState } from "../file/schema";
 import { stateReader } from "../file/state";
@@ -215,6 +216,38 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
 }
 
 /**
+ * A long text among the dynamic resource's outputs is recorded gzipped (base64, after `gzip:`) and
+ * in parts: every byte of a response is held about 10 times over while the SDK's protobuf writes
+ * it, and once in a part of at most this size (a single 8 MB string: 25 times).
+ */
+const RECORDED_PART = 64 * 1024;
+const GZIPPED = "gzip:";
+
+/** A text as the dynamic resource records it: as it is when short, else gzipped, in parts. */
+function recordedText(text: string): string | string[] {
+  if (text.length <= RECORDED_PART) return text;
+  const packed = `${GZIPPED}${gzipSync(text, { level: 6 }).toString("base64")}`;
+  const parts: string[] = [];
+  for (let at = 0; at < packed.length; at += RECORDED_PART) parts.push(packed.slice(at, at + RECORDED_PART));
+  return parts;
+}
+
+/** A recorded text read back: its parts joined and unzipped; a value of another shape as it is. */
+function readText(recorded: unknown): unknown {
+  const text = Array.isArray(recorded) && recorded.every((part) => typeof part === "string") ? recorded.join("") : recorded;
+  if (typeof text !== "string" || !text.startsWith(GZIPPED)) return text;
+  try {
+    return gunzipSync(Buffer.from(text.slice(GZIPPED.length), "base64")).toString("utf8");
+  } catch {
+    // Unreadable: nothing recorded (each file is then found again, as for any unreadable text).
+    return undefined;
+  }
+}
+
+/** The outputs the dynamic resource records as texts: the manifest, the entries, and the outputs by path. */
+const RECORDED_TEXTS = ["manifestText", "entries", "blobIdsText", "urlsText"] as const;
+
+/**
  * The per-path outputs are recorded as texts, not maps, because the SDK decodes and logs a dynamic
  * resource's outputs whole at every step (bench/FINDINGS.md); urls that are `urlBase` plus the
  * blobId are left out. The plugin keeps real maps.
@@ -237,6 +270,7 @@ export function withOutputTexts(state: Props): Props {
     if (base !== undefined) out.urlBase = base;
     out.urlsText = pathText(apart);
   }
+  for (const field of RECORDED_TEXTS) if (typeof out[field] === "string") out[field] = recordedText(out[field] as string);
   return out;
 }
 
@@ -245,7 +279,9 @@ export function withOutputTexts(state: Props): Props {
  * maps the core keeps; the maps of the release before (no texts) read as they are.
  */
 export function fromOutputTexts(props: Props): Props {
-  const { blobIdsText, urlsText, urlBase, ...rest } = props;
+  const read: Props = { ...props };
+  for (const field of RECORDED_TEXTS) if (read[field] !== undefined) read[field] = readText(read[field]);
+  const { blobIdsText, urlsText, urlBase, ...rest } = read;
   if (typeof blobIdsText === "string") rest.blobIds = pathMap(blobIdsText);
   if (typeof urlsText === "string") {
     const urls: Record<string, string> = {};
