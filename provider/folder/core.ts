@@ -228,11 +228,12 @@ export class StoredFolderCore {
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
     const notices: Notice[] = [];
     const gather: ProviderLog = (notice) => void notices.push(notice);
+    const differ = this.files.differ();
     for (const entry of manifestEntries(news)) {
       firstPath.set(entry.hash, entry.paths[0]);
       const before = recorded.get(entry.hash);
       if (!before) continue;
-      const d = this.files.diff(
+      const d = differ(
         before.blobId ?? entry.hash,
         before,
         { inputs: entryInputs(news, entry), urn: entryUrn(req.urn, entry), secretInputs: entrySecrets(req.secretInputs, news, entry) },
@@ -351,10 +352,11 @@ export class StoredFolderCore {
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
     const entries = manifestEntries(news);
+    const wouldChange = this.files.changeTeller();
     // An entry whose plan sends nothing is kept as recorded here: only those that send go to the workers.
     const sending = entries.filter((entry) => {
       const old = recorded.get(entry.hash);
-      if (old === undefined || this.files.wouldChange(old, entryInputs(news, entry), entrySecrets(req.secretInputs, news, entry)).changes) return true;
+      if (old === undefined || wouldChange(old, entryInputs(news, entry), entrySecrets(req.secretInputs, news, entry)).changes) return true;
       keep(entry, old);
       return false;
     });
@@ -367,7 +369,7 @@ export class StoredFolderCore {
       };
       const old = recorded.get(entry.hash);
       try {
-        const plan = old ? this.files.wouldChange(old, entryReq.inputs, entryReq.secretInputs) : undefined;
+        const plan = old ? wouldChange(old, entryReq.inputs, entryReq.secretInputs) : undefined;
         if (old && plan && !plan.replace) keep(entry, plan.changes ? await this.files.update(old.blobId ?? entry.hash, old, entryReq) : old);
         else keep(entry, (await this.files.create(entryReq)).state);
       } catch (e) {
