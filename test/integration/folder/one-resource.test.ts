@@ -645,6 +645,41 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(requests()).toEqual(["get", "get"]);
   });
 
+  it("TypeScript: a folder whose texts pass 64 KiB records them gzipped in parts; no change, an edit and a refresh read them back and send only what they need", async () => {
+    const files = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`pages/page-${String(i).padStart(4, "0")}.html`, `<p>gzipped page ${i}</p>`]));
+    write(files);
+    const { storedFolderProvider: provider } = await import("../../../provider/dynamic/stored-folder-provider");
+    await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+    const program = { path: dir, tag: "site", __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::large" };
+    const checked = await provider.check({}, program);
+    const { outs } = await provider.create(checked.inputs);
+    for (const field of ["manifestText", "blobIdsText", "entries"]) {
+      expect(Array.isArray(outs[field]), field).toBe(true);
+      expect(String(outs[field][0]).startsWith("gzip:"), field).toBe(true);
+    }
+    expect(Object.keys(fromOutputTexts(outs).blobIds as object)).toHaveLength(1000);
+    // Through the stack's JSON, as the engine keeps them: nothing to change, nothing sent.
+    const recorded = JSON.parse(JSON.stringify(outs));
+    emu.clearRequests();
+    const again = await provider.check(checked.inputs, program);
+    expect((await provider.diff(outs.path, recorded, again.inputs)).changes).toBe(false);
+    expect(emu.requests()).toEqual([]);
+    // One page edited: one upload and its read-back; the others' entries as they were.
+    write({ "pages/page-0007.html": "<p>edited</p>" });
+    const edited = await provider.check(checked.inputs, program);
+    expect((await provider.diff(outs.path, recorded, edited.inputs)).changes).toBe(true);
+    const updated = (await provider.update!(outs.path, recorded, edited.inputs)).outs as Record<string, unknown>;
+    expect(requests()).toEqual(["upload", "get"]);
+    const before = fromOutputTexts(recorded).blobIds as Record<string, string>;
+    const after = fromOutputTexts(updated).blobIds as Record<string, string>;
+    expect(Object.entries(after).filter(([rel, id]) => before[rel] !== id)).toEqual([["pages/page-0007.html", expect.any(String)]]);
+    // A refresh reads every entry (a GET each) and records the texts as they were.
+    emu.clearRequests();
+    const read = await provider.read!(outs.path, JSON.parse(JSON.stringify(updated)));
+    expect(requests()).toEqual(Array(1000).fill("get"));
+    expect(fromOutputTexts(read.props ?? {}).blobIds).toEqual(after);
+  }, 60_000);
+
   it("import (a read with no state) is refused, saying why and what to do; nothing sent", async () => {
     const plugin = await newPlugin();
     await expect(plugin.folder.read("./site", URN, {})).rejects.toThrow(/cannot be imported: its entries are found by uploading/);
