@@ -101,13 +101,14 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       ]);
       expect(expiry("2").status).toBe(1);
 
-      // A state the release before wrote (blobIds and urls maps among the outputs) upgrades in
-      // place: nothing to change, nothing sent, the same outputs by path.
+      // A state the release before wrote (blobIds and urls maps among the outputs, the manifest a
+      // map among the inputs) upgrades in place: nothing to change, nothing sent, the same outputs by path.
       const state = JSON.parse(exported);
       const recorded = state.deployment.resources.find((r: { type: string }) => r.type === STORED_FOLDER_TYPES.dynamic);
       const { blobIdsText: _ids, urlsText: _urls, urlBase: _base, ...outputs } = recorded.outputs;
       const { blobIds, urls } = fromOutputTexts(recorded.outputs);
       recorded.outputs = { ...outputs, blobIds, urls };
+      recorded.inputs.manifest = JSON.parse(recorded.inputs.manifest);
       const file = path.join(workDir, "previous-release.json");
       fs.writeFileSync(file, JSON.stringify(state));
       expect((await cli(["stack", "import", "--file", file])).code).toBe(0);
