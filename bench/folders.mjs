@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm run bench:folders`: StoredFolder as one resource (`oneResource: true`, the same core as the
 // plugin's tuskr:index:StoredFolder) at scale, in one run, next to what bounds it:
-//   - for each scenario (default 10,000 × 1 KiB and 1,000 × 1 MiB): `up` from empty, `preview`
-//     with nothing changed, one file edited, one file added, `destroy` — requests counted against
-//     the minimum; the provider's peak RSS in each step;
+//   - for each scenario (default 10,000, 30,000 and 100,000 × 1 KiB, and 1,000 × 1 MiB): `up`
+//     from empty, `preview` with nothing changed, one file edited, one file added, `destroy` —
+//     every request counted (the emulator's counts, not its bounded log) against the minimum; the
+//     provider's peak RSS in each step; the checkpoint's bytes after each step that writes it;
 //   - the same uploads sent by a plain script (fetch + FormData, the same concurrency, the same
 //     emulator): the physical limit of the first `up`;
 //   - the preview of the same program over an empty folder: the floor of an unchanged preview;
@@ -47,7 +48,7 @@ const { values: cli } = parseArgs({
   },
 });
 const ci = cli.ci;
-const scenarios = (cli.scenarios ?? (ci ? "20x1024" : "10000x1024,1000x1048576")).split(",").map((s) => {
+const scenarios = (cli.scenarios ?? (ci ? "20x1024" : "10000x1024,30000x1024,100000x1024,1000x1048576")).split(",").map((s) => {
   const [n, bytes] = s.split("x").map(Number);
   if (!Number.isInteger(n) || n < 1 || !Number.isInteger(bytes) || bytes < 1) throw new Error(`--scenarios: ${s} is not NxBYTES`);
   return { n, bytes };
@@ -71,14 +72,17 @@ const { startEmulator, EMULATOR_DEFAULT_API_KEY } = await import(path.join(repoR
 const { byContent, folderFiles } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "folder", "walk.js"));
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-folders-"));
 
-/** The peak RSS (VmHWM) of every provider process alive while `run` runs (dynamic provider or the plugin's run-plugin), polled. */
+/**
+ * The peak RSS (VmHWM) of every provider process of the bench's project alive while `run` runs
+ * (dynamic provider or the plugin's run-plugin), polled: others' on a shared machine are not ours.
+ */
 async function withProviderPeak(run) {
   let peakKiB = 0;
   const poll = () => {
     for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
       try {
         const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-        if (!cmd.includes("dynamic-provider") && !cmd.includes("run-plugin")) continue;
+        if (!cmd.includes(projectDir) || (!cmd.includes("dynamic-provider") && !cmd.includes("run-plugin"))) continue;
         const hwm = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
         if (hwm) peakKiB = Math.max(peakKiB, Number(hwm[1]));
       } catch {
@@ -172,6 +176,11 @@ async function openStack(emu, variant, dir) {
   return {
     stack,
     timed,
+    /** The bytes of the stack's checkpoint as the file backend keeps it (what each write rewrites). */
+    checkpointBytes: () => {
+      const found = fs.readdirSync(path.join(tmp, "state"), { recursive: true }).find((f) => path.basename(String(f)) === `${stackName}.json`);
+      return found === undefined ? undefined : fs.statSync(path.join(tmp, "state", String(found))).size;
+    },
     close: async () => {
       await stack.workspace.removeStack(stackName, { force: true }).catch(() => undefined);
       fs.rmSync(path.join(projectDir, `Pulumi.${stackName}.yaml`), { force: true });
@@ -202,7 +211,7 @@ const STEPS = [
 const KINDS = ["get", "patch", "renew", "upload"];
 
 async function runSteps(emu, variant, dir, n) {
-  const { stack, timed, close } = await openStack(emu, variant, dir);
+  const { stack, timed, checkpointBytes, close } = await openStack(emu, variant, dir);
   const steps = [];
   try {
     for (const step of STEPS) {
@@ -225,11 +234,14 @@ async function runSteps(emu, variant, dir, n) {
       const opMs = median(opSamplesMs);
       // And from the command line (none of it profiled: the profiles are of the API's runs).
       const cliSamplesMs = step.op === "preview" && !ci && !cli.profile ? cliPreviewSamples(stack, previewReps) : [];
+      // Counted by the emulator, every one (its log keeps the latest 10,000): a 2xx of a known route, or other.
       const requests = Object.fromEntries(KINDS.map((k) => [k, 0]));
       let other = 0;
-      for (const r of emu.requests().filter((x) => x.path.startsWith("/v1/"))) {
-        if (r.route in requests && r.status >= 200 && r.status < 300) requests[r.route]++;
-        else other++;
+      for (const [route, byStatus] of Object.entries(emu.requestCounts())) {
+        for (const [status, count] of Object.entries(byStatus)) {
+          if (route in requests && Number(status) >= 200 && Number(status) < 300) requests[route] += count;
+          else other += count;
+        }
       }
       const min = step.min(n);
       const exact = other === 0 && KINDS.every((k) => requests[k] === (min[k] ?? 0));
@@ -245,6 +257,7 @@ async function runSteps(emu, variant, dir, n) {
         min,
         exact,
         providerPeakMiB: Math.round(peakMiB),
+        ...(step.op === "up" ? { checkpointBytes: checkpointBytes() } : {}),
       });
       log(
         `${variant} N=${n} ${step.key.padEnd(8)} ${ms} ms${samplesMs.length > 1 ? ` (median of ${samplesMs.join(", ")})` : ""}, pulumi ${step.op} ${opMs} ms${cliSamplesMs.length > 0 ? `, CLI ${cliSamplesMs.join(", ")}` : ""}  ${KINDS.map((k) => `${k} ${requests[k]}`).join(" ")}${other ? ` other ${other}` : ""}  provider peak ${Math.round(peakMiB)} MiB${exact ? "" : "  NOT AT MINIMUM"}`,
@@ -259,9 +272,10 @@ async function runSteps(emu, variant, dir, n) {
 async function emptyPreviewMs(emu) {
   const dir = path.join(tmpRoot, "empty");
   fs.mkdirSync(dir, { recursive: true });
-  const { stack, close } = await openStack(emu, "onefolder", dir);
+  const { stack, checkpointBytes, close } = await openStack(emu, "onefolder", dir);
   try {
     await stack.up();
+    const bytes = checkpointBytes();
     const samplesMs = [];
     for (let rep = 0; rep < previewReps; rep++) {
       const t0 = performance.now();
@@ -269,11 +283,31 @@ async function emptyPreviewMs(emu) {
       samplesMs.push(Math.round(performance.now() - t0));
     }
     const cliSamplesMs = !ci && !cli.profile ? cliPreviewSamples(stack, previewReps) : [];
-    return { ms: median(samplesMs), samplesMs, ...(cliSamplesMs.length > 0 ? { cliMs: median(cliSamplesMs), cliSamplesMs } : {}) };
+    return { ms: median(samplesMs), samplesMs, checkpointBytes: bytes, ...(cliSamplesMs.length > 0 ? { cliMs: median(cliSamplesMs), cliSamplesMs } : {}) };
   } finally {
     await stack.destroy().catch(() => undefined);
     await close();
   }
+}
+
+/**
+ * How each step's provider peak RSS grows with the files, over the 1 KiB scenarios (two sizes at
+ * least): the least-squares line's slope per file (KiB) and its value at no file (MiB).
+ */
+function memoryGrowth(all) {
+  const sized = all.filter((sc) => sc.bytes === 1024);
+  if (new Set(sized.map((sc) => sc.n)).size < 2) return undefined;
+  const growth = {};
+  for (const key of STEPS.map((s) => s.key)) {
+    const points = sized.map((sc) => [sc.n, sc.steps.find((s) => s.step === key)?.providerPeakMiB]).filter(([, y]) => Number.isFinite(y));
+    if (points.length < 2) continue;
+    const mean = (f) => points.reduce((a, p) => a + f(p), 0) / points.length;
+    const mx = mean(([x]) => x);
+    const my = mean(([, y]) => y);
+    const slope = mean(([x, y]) => (x - mx) * (y - my)) / mean(([x]) => (x - mx) ** 2);
+    growth[key] = { kibPerFile: Number((slope * 1024).toFixed(2)), miBAtNone: Math.round(my - slope * mx) };
+  }
+  return growth;
 }
 
 const started = performance.now();
@@ -287,10 +321,11 @@ const results = {
   compare: undefined,
 };
 const problems = [];
-/** A step off the request minimum, or whose pulumi process went untimed, is a problem of the run. */
+/** A step off the request minimum, whose pulumi process went untimed, or whose provider was not seen, is a problem of the run. */
 const checkStep = (label, s) => {
   if (!s.exact) problems.push(`${label} ${s.step}: requests ${JSON.stringify(s.requests)} (other ${s.other}), minimum ${JSON.stringify(s.min)}`);
   if (!Number.isFinite(s.opMs)) problems.push(`${label} ${s.step}: the pulumi process was not timed`);
+  if (!(s.providerPeakMiB > 0)) problems.push(`${label} ${s.step}: no provider process of the bench's project was seen`);
 };
 try {
   const empty = await emptyPreviewMs(emu);
@@ -310,11 +345,14 @@ try {
     const hashMs = Math.round(performance.now() - t0);
     const steps = await runSteps(emu, "onefolder", dir, n);
     for (const s of steps) checkStep(`${n}x${bytes}`, s);
+    const created = steps.find((s) => s.step === "create")?.checkpointBytes;
     results.scenarios.push({
       n,
       bytes,
       plainMs,
       emptyPreviewMs: emptyMs,
+      // What each file adds to the checkpoint: the first up's, less the empty folder's, per file.
+      ...(created !== undefined && empty.checkpointBytes !== undefined ? { checkpointBytesPerFile: Math.round((created - empty.checkpointBytes) / n) } : {}),
       ...(previewReps > 1 ? { emptyPreviewSamplesMs: empty.samplesMs } : {}),
       ...(empty.cliSamplesMs ? { emptyPreviewCliMs: empty.cliMs, emptyPreviewCliSamplesMs: empty.cliSamplesMs } : {}),
       hashMs,
@@ -337,6 +375,7 @@ try {
   await emu.close();
   fs.rmSync(tmpRoot, { recursive: true, force: true });
 }
+results.memoryGrowth = memoryGrowth(results.scenarios);
 results.problems = problems;
 results.minutes = Number(((performance.now() - started) / 60000).toFixed(1));
 

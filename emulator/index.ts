@@ -1,5 +1,5 @@
 import { FaultInjector, type FaultConfig } from "./faults";
-import { EmulatorServer, type RequestLogEntry } from "./server";
+import { EmulatorServer, type RequestCounts, type RequestLogEntry } from "./server";
 import { DUPLICATE_UPLOAD_MODES, type DuplicateUploadMode, type IdempotencyMode, type InspectedFile } from "./service";
 import type { FileStore, StoreOptions } from "./store";
 import { DiskFileStore } from "./store-disk";
@@ -83,10 +83,13 @@ export interface Emulator {
   currentEpoch(): number;
   /** Forgets files, idempotency records and the request log, and restarts the clock. Keys, faults and limits stay. */
   reset(): Promise<void>;
-  /** The /v1 requests received so far, in order of arrival. */
+  /** The /v1 requests received so far, in order of arrival (the latest 10,000). */
   requests(): RequestLogEntry[];
+  /** How many /v1 requests were answered, by route and status (`{ upload: { "201": 3 } }`), however many the log keeps. */
+  requestCounts(): RequestCounts;
   /** The /v1 requests received and not answered yet (a `hang` fault holds them), in order of arrival. */
   inFlight(): RequestLogEntry[];
+  /** Empties the log and the counts. */
   clearRequests(): void;
   /** Everything the emulator keeps about each file, including endEpoch and epochsBought. */
   files(): InspectedFile[];
@@ -141,6 +144,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     currentEpoch: () => store.clock.currentEpoch(),
     reset: () => server.reset(),
     requests: () => server.requests(),
+    requestCounts: () => server.requestCounts(),
     inFlight: () => server.inFlight(),
     clearRequests: () => void server.clearRequests(),
     files: () => service.dump(),
@@ -200,6 +204,6 @@ export {
   type RouteFaultRates,
   type ScriptedFault,
 } from "./faults";
-export type { LoggedRoute, RequestLogEntry } from "./server";
+export type { LoggedRoute, RequestCounts, RequestLogEntry } from "./server";
 export { blobIdOf, DUPLICATE_UPLOAD_MODES, type DuplicateUploadMode, type IdempotencyMode, type InspectedFile, type RenewAnswer } from "./service";
 export { STATE_FILE } from "./store-disk";

@@ -13,7 +13,7 @@ import { type FileService, type UploadInput, requireObject } from "./service";
  */
 
 type BodyKind = "none" | "json" | "multipart";
-type RouteName = FaultRoute | "cdn" | "health" | "reset" | "advance" | "requests" | "clearRequests" | "files" | "faults" | "setFaults";
+type RouteName = FaultRoute | "cdn" | "health" | "reset" | "advance" | "requests" | "requestCounts" | "clearRequests" | "files" | "faults" | "setFaults";
 
 /** An answer: JSON by default, or raw bytes (the CDN). */
 export interface Reply {
@@ -54,6 +54,7 @@ export interface RouteDeps {
   faults: FaultInjector;
   reset(): Promise<void>;
   requests(): unknown;
+  requestCounts(): unknown;
   clearRequests(): number;
   /** The CDN serves a file's bytes only with a key, as a gateway in front of the service may. */
   cdnWantsKey: boolean;
@@ -104,6 +105,7 @@ export function routeTable(d: RouteDeps): Route[] {
       return ok({ epoch: d.store.clock.currentEpoch(), advancedEpochs: d.store.clock.advancedEpochs });
     }),
     route("GET", "/_emulator/requests", "requests", "none", ADMIN, () => ok(d.requests())),
+    route("GET", "/_emulator/request-counts", "requestCounts", "none", ADMIN, () => ok(d.requestCounts())),
     route("DELETE", "/_emulator/requests", "clearRequests", "none", ADMIN, () => ok({ cleared: d.clearRequests() })),
     route("GET", "/_emulator/files", "files", "none", ADMIN, () => ok(d.service.dump())),
     route("GET", "/_emulator/faults", "faults", "none", ADMIN, () => ok(d.faults.view())),

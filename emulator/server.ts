@@ -15,6 +15,12 @@ const LOG_MAX_ENTRIES = 10_000;
 
 export type LoggedRoute = FaultRoute | "unknown";
 
+/**
+ * How many /v1 requests were answered (or dropped: status 0), by route and status, since the log
+ * was last cleared: every one, however many entries the log keeps.
+ */
+export type RequestCounts = Partial<Record<LoggedRoute, Record<string, number>>>;
+
 /** One /v1 request as the emulator received it. The Authorization header is never kept. */
 export interface RequestLogEntry {
   /** Order of arrival, from 1; starts over when the log is cleared or the emulator reset. */
@@ -66,6 +72,7 @@ export class EmulatorServer {
   private service: FileService | undefined;
   private routes: Route[] = [];
   private log: RequestLogEntry[] = [];
+  private counts: RequestCounts = {};
   /** /v1 requests received and not yet answered or dropped. */
   private readonly open = new Set<RequestLogEntry>();
   private seq = 0;
@@ -106,6 +113,7 @@ export class EmulatorServer {
       faults: this.config.faults,
       reset: () => this.reset(),
       requests: () => this.requests(),
+      requestCounts: () => this.requestCounts(),
       clearRequests: () => this.clearRequests(),
       cdnWantsKey: this.config.cdnWantsKey ?? false,
     });
@@ -126,9 +134,14 @@ export class EmulatorServer {
     return structuredClone([...this.open]).sort((a, b) => a.seq - b.seq);
   }
 
+  requestCounts(): RequestCounts {
+    return structuredClone(this.counts);
+  }
+
   clearRequests(): number {
     const count = this.log.length;
     this.log = [];
+    this.counts = {};
     this.seq = 0;
     return count;
   }
@@ -316,6 +329,9 @@ export class EmulatorServer {
     if (exchange.entry === undefined) return;
     this.open.delete(exchange.entry);
     exchange.entry.status = status;
+    const byStatus = this.counts[exchange.entry.route] ?? {};
+    byStatus[status] = (byStatus[status] ?? 0) + 1;
+    this.counts[exchange.entry.route] = byStatus;
     this.log.push(exchange.entry);
     if (this.log.length > LOG_MAX_ENTRIES) this.log.splice(0, this.log.length - LOG_MAX_ENTRIES);
   }

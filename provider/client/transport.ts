@@ -63,6 +63,8 @@ export class Transport {
   /** Retry loops running (waits included), and 2xx answers so far: what tells a refusal of everyone from one request's bad luck. */
   private active = 0;
   private succeeded = 0;
+  /** What masks the key in answers: its forms worked out once, not once per answer. */
+  private answerMask?: (text: string) => string;
 
   constructor(
     readonly baseUrl: string,
@@ -221,11 +223,16 @@ export class Transport {
     if (remaining <= 0) throw this.timeoutError(method, path, `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`, false);
     const own = this.timeoutMs + (opts.extraMs ?? 0);
     const limit = Math.min(own, remaining);
-    const signal = AbortSignal.timeout(limit);
+    // A timer of its own, cleared with the answer: AbortSignal.timeout's stays until it fires, so
+    // 100,000 requests in a few minutes would hold tens of thousands of spent timers.
+    const timer = new AbortController();
+    const timeout = setTimeout(() => timer.abort(), limit);
+    const signal = timer.signal;
     let form: MultipartBody | undefined;
     try {
       form = opts.form ? await opts.form() : undefined;
     } catch (e) {
+      clearTimeout(timeout);
       // The body could not be written (a content type no header may carry): nothing was sent.
       const why = e instanceof Error ? e.message : String(e);
       throw new TuskrApiError({ code: "BAD_REQUEST", message: this.redact(`${method} ${path}: ${why}; nothing sent`), method, path, retryable: false });
@@ -257,6 +264,8 @@ export class Transport {
         throw this.timeoutError(method, path, why, true);
       }
       throw e;
+    } finally {
+      clearTimeout(timeout);
     }
   }
 
@@ -318,7 +327,8 @@ export class Transport {
     }
     // Every answer passes here, so the API key a service echoes (a signed link's query, a field
     // holding it) is masked before any of it is recorded in a state, compared or said.
-    const parsed = schema.safeParse(json === undefined ? json : redactStrings(json, secretMask([this.apiKey], false)));
+    this.answerMask ??= secretMask([this.apiKey], false);
+    const parsed = schema.safeParse(json === undefined ? json : redactStrings(json, this.answerMask));
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const where = issue?.path.length ? issue.path.join(".") : "body";

@@ -102,6 +102,12 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
     run: "`pulumi config set tuskr:epochSeconds <the length said>`: new stacks then count dates and adopted files right from their first request.",
   },
   {
+    situation: "``StoredFolder …: N files are M resources; `oneResource: true` keeps them as one`` (a warning, TypeScript)",
+    means:
+      "A folder of more than 300 files is kept as one StoredFile per content, so every preview and `up` pays the engine's cost per resource: at 1,000 files about 20 times the one resource's first `up`, and 50 times its destroy.",
+    run: "Declare `oneResource: true` for a new folder. An existing stack that switches uploads each content once more ([StoredFolder](stored-folder.md), \"Switching an existing folder\").",
+  },
+  {
     situation: "`retentionEpochs N is counted in tuskr:epochSeconds …, which no answer has confirmed` (a warning)",
     means:
       "A file this stack did not upload (adopted, or content already stored) has enough epochs left by the setting but not in longer ones, and no answer has shown the service's epoch yet: nothing is bought on a guess. Once an answer shows the length (this file's renew, or another's in the same run), the start is counted again in it.",

@@ -1,12 +1,13 @@
 import type * as pulumi from "@pulumi/pulumi";
-import { fromOutputTexts, withOutputTexts } from "../folder/entries";
+import { isPlainObject } from "../../api";
+import { fromOutputTexts, pathText, withOutputTexts } from "../folder/entries";
 import type { ConfigSource } from "../config/settings";
 import type { StoredFileCore } from "../file/core";
 import { type ProviderLog, inertFailure, noticeLine } from "../engine/notice";
 import { requestOf, storedFileProvider, toldOnce, withProvider } from "./stored-file-provider";
 import { StoredFolderCore, type StoredFolderRequest } from "../folder/core";
 import { folderInputsOf, validatedInputs } from "../folder/inputs";
-import { type StoredFolderState, folderStateOf } from "../folder/schema";
+import { type Manifest, type StoredFolderState, folderStateOf } from "../folder/schema";
 
 /**
  * The dynamic front door for a one-resource StoredFolder, running the same folder core as the
@@ -25,6 +26,12 @@ const folderRequestOf = (news: Props): StoredFolderRequest => {
 };
 /** The outputs this resource records: the core's state, its maps by path as texts (folder/entries.ts). */
 const asRecorded = (properties: Props): Props => withOutputTexts(properties);
+/**
+ * The inputs this resource records: the manifest as one text, as the outputs hold it. As a map of
+ * 100,000 paths it is 100,000 properties that the SDK and the engine each convert, log and store at
+ * every step; the engine still shows a change of it path by path (it reads the text as JSON).
+ */
+const inputsAsRecorded = (inputs: Props): Props => (isPlainObject(inputs.manifest) ? { ...inputs, manifest: pathText(inputs.manifest as Manifest) } : inputs);
 
 class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   private readonly files: StoredFileCore;
@@ -43,7 +50,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
     const checked = await toldOnce("check", () => this.core.check(folderInputsOf(olds), validatedInputs(inputs, secretInputs), secretInputs, urn));
-    return { inputs: { ...checked.inputs, ...carried }, failures: checked.failures.map(({ property, reason }) => inertFailure({ property, reason })) };
+    return { inputs: { ...inputsAsRecorded(checked.inputs), ...carried }, failures: checked.failures.map(({ property, reason }) => inertFailure({ property, reason })) };
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
@@ -58,7 +65,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
 
   async read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
     const { id: found, state, inputs } = await toldOnce("read", () => this.core.read(id, stateOf(props)));
-    return found === undefined || state === undefined ? {} : { id: found, props: asRecorded(state), inputs };
+    return found === undefined || state === undefined ? {} : { id: found, props: asRecorded(state), inputs: inputs && inputsAsRecorded(inputs) };
   }
 
   async update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {

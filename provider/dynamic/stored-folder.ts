@@ -20,8 +20,9 @@ type FileValues = NonNullable<StoredFolderArgs["files"]>[string];
  * (folder/entries.ts, `withOutputTexts`); the maps are what the releases before recorded.
  */
 class StoredFolderResource extends pulumi.dynamic.Resource {
-  declare readonly blobIdsText: pulumi.Output<string | undefined>;
-  declare readonly urlsText: pulumi.Output<string | undefined>;
+  /** A text, or a long one gzipped in parts (folder/entries.ts). */
+  declare readonly blobIdsText: pulumi.Output<string | string[] | undefined>;
+  declare readonly urlsText: pulumi.Output<string | string[] | undefined>;
   declare readonly urlBase: pulumi.Output<string | undefined>;
   declare readonly blobIds: pulumi.Output<Record<string, string> | undefined>;
   declare readonly urls: pulumi.Output<Record<string, string> | undefined>;
@@ -106,6 +107,7 @@ export class StoredFolder extends pulumi.ComponentResource {
       throw inertError(e);
     }
     if (relatives.length === 0) pulumi.log.warn(noticeText(noFileWarning(name, dir, include, exclude)), this);
+    if (relatives.length > ONE_RESOURCE_ADVISED) pulumi.log.warn(inert(oneResourceAdvice(name, relatives.length, contents.size)), this);
     // An override for a file that is not (or no longer) there is likely a typo or a leftover: said, not fatal.
     for (const rel of Object.keys(overrides).filter((r) => !relatives.includes(r))) {
       pulumi.log.warn(inert(`StoredFolder ${name}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), this);
@@ -143,6 +145,21 @@ export class StoredFolder extends pulumi.ComponentResource {
       earliestExpiresAt: pulumi.all([...new Set(Object.values(files))].map((f) => f.expiresAt)).apply(earliestOf),
     };
   }
+}
+
+/**
+ * Past this many files, a folder kept as one resource per content is told that `oneResource: true`
+ * keeps it as one: the engine's cost is per resource (at 1,000 files, 20 times the one resource's
+ * first `up` and 50 times its destroy, BENCHMARKS.md).
+ */
+const ONE_RESOURCE_ADVISED = 300;
+
+/** The warning a large folder of one resource per content gets at every preview. */
+function oneResourceAdvice(name: string, files: number, contents: number): string {
+  return (
+    `StoredFolder ${name}: ${files} files are ${contents} resources; \`oneResource: true\` keeps them as one, ` +
+    "about 20× faster at 1,000 files. Switching uploads each content once more (docs/stored-folder.md)"
+  );
 }
 
 /** What a StoredFolder gives its program, however it is declared. */

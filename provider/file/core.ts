@@ -9,10 +9,10 @@ import { applyPlan, type RenewFacts } from "./renew";
 import { type EpochFinding, ServiceFacts, findingText } from "../service/facts";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor, subject } from "./messages";
-import { type PlanClock, type PropertyDiff, planChange, propertyDiffs, type StoredFilePlan, uploadFormEpochs } from "./plan";
+import { type PlanClock, type PropertyDiff, planChange, planner, propertyDiffs, type StoredFilePlan, uploadFormEpochs } from "./plan";
 import { horizonClock, retentionStartEpochs } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
-import { type CheckedInputs, changeFailures } from "./validate";
+import { type CheckFailure, type CheckedInputs, changeFailures } from "./validate";
 import { ContentClaims } from "./claims";
 import { drifted, keptDriftSeen, otherServiceProblem, refreshedInputs, refreshedState } from "./refresh";
 import { sourceFilename, wireAsset } from "./source";
@@ -245,12 +245,25 @@ export class StoredFileCore {
    * blobId) are refused, naming both: the service keeps one entry per content.
    */
   check(olds: DeclaredInputs, news: CheckedInputs, secretInputs: readonly string[], urn?: string): CheckedInputs {
+    const failures = this.judge(olds, news, secretInputs);
+    const shared = failures.length === 0 && urn ? this.claims.claim(urn, news.inputs, secretInputs) : undefined;
+    return { inputs: news.inputs, failures: shared ? [shared] : failures };
+  }
+
+  /** What `check` refuses in a declaration, before any claim on its content (a folder judges each of its declarations once). */
+  judge(olds: DeclaredInputs, news: CheckedInputs, secretInputs: readonly string[]): CheckFailure[] {
     // Bad configuration fails the preview, before any request.
     const problem = settingsProblem(this.context.settings);
     if (problem) throw new Error(problem.message);
-    const failures = [...news.failures, ...changeFailures(olds, news.inputs, secretInputs, this.clock())];
-    const shared = failures.length === 0 && urn ? this.claims.claim(urn, news.inputs, secretInputs) : undefined;
-    return { inputs: news.inputs, failures: shared ? [shared] : failures };
+    return [...news.failures, ...changeFailures(olds, news.inputs, secretInputs, this.clock())];
+  }
+
+  /**
+   * A one-resource folder's claim on its contents (by sha256), as `check` makes one for each
+   * StoredFile: the failure of each content another resource declared first.
+   */
+  claimFolder(urn: string, hashes: readonly string[], secretSource: boolean): Map<string, CheckFailure> {
+    return this.claims.claimFolder(urn, hashes, secretSource);
   }
 
   /**
@@ -259,14 +272,25 @@ export class StoredFileCore {
    * request.
    */
   diff(id: string, state: StoredFileState, req: StoredFileRequest, log: ProviderLog = this.log): StoredFileDiff {
-    const redact = redactor(req.inputs, req.secretInputs, state);
-    const plan = planChange(this.remember(state), req.inputs, this.clock());
-    const who = label(state, state.blobId ?? id);
-    this.tellPlan(plan, who, redact, log, req.urn);
+    return this.diffOf(id, state, req, log, planChange(this.remember(state), req.inputs, this.clock()));
+  }
+
+  /** `diff` for the many files of one resource (a folder's entries): each planned as `diff` plans it, by one planner. */
+  differ(): (id: string, state: StoredFileState, req: StoredFileRequest, log?: ProviderLog) => StoredFileDiff {
+    const plan = this.plans();
+    return (id, state, req, log = this.log) => this.diffOf(id, state, req, log, plan(state, req.inputs));
+  }
+
+  /** The diff of a file whose plan is made: its messages made only when there is something to say. */
+  private diffOf(id: string, state: StoredFileState, req: StoredFileRequest, log: ProviderLog, plan: StoredFilePlan): StoredFileDiff {
+    let redact: ((text: string) => string) | undefined;
+    const redacted = (text: string) => (redact ??= redactor(req.inputs, req.secretInputs, state))(text);
+    const who = () => label(state, state.blobId ?? id);
+    if (plan.notices.length > 0) this.tellPlan(plan, who(), redacted, log, req.urn);
     const emptied = emptiedMetadata(state, req);
-    if (emptied) log(warning(redact(`StoredFile ${who}: ${emptied}`)), req.urn);
+    if (emptied) log(warning(redacted(`StoredFile ${who()}: ${emptied}`)), req.urn);
     const refusal = plan.replace ? undefined : planRefusal(plan);
-    if (refusal) throw new Error(redact(`StoredFile ${who}: ${refusal}`));
+    if (refusal) throw new Error(redacted(`StoredFile ${who()}: ${refusal}`));
     return {
       // Secret names alone changed: an update that sends nothing and records them.
       changes: changes(plan, state, req.secretInputs),
@@ -276,10 +300,31 @@ export class StoredFileCore {
     };
   }
 
-  /** What applying `inputs` (secret as `secretInputs` names) to a file recorded as `state` would do, said nowhere and sent nowhere (a folder asks it of each entry). */
-  wouldChange(state: StoredFileState, inputs: DeclaredInputs, secretInputs: readonly string[]): { changes: boolean; replace: boolean } {
-    const plan = planChange(this.remember(state), inputs, this.clock());
-    return { changes: changes(plan, state, secretInputs), replace: plan.replace };
+  /**
+   * What applying `inputs` (secret as `secretInputs` names) to a file recorded as `state` would
+   * do, said nowhere and sent nowhere, for the many files of one resource (a folder asks it of each
+   * entry): each planned by one planner.
+   */
+  changeTeller(): (state: StoredFileState, inputs: DeclaredInputs, secretInputs: readonly string[]) => { changes: boolean; replace: boolean } {
+    const plan = this.plans();
+    return (state, inputs, secretInputs) => {
+      const made = plan(state, inputs);
+      return { changes: changes(made, state, secretInputs), replace: made.replace };
+    };
+  }
+
+  /**
+   * Plans for many files at one clock, made once for the files a plan cannot tell apart
+   * (`planner`, plan.ts). A length a file's state teaches the stack starts a planner in it.
+   */
+  private plans(): (state: StoredFileState, inputs: DeclaredInputs) => StoredFilePlan {
+    let current: { ms: number; known: boolean; plan: ReturnType<typeof planner> } | undefined;
+    return (state, inputs) => {
+      this.remember(state);
+      const epoch = this.context.facts.epoch;
+      if (current === undefined || current.ms !== epoch.ms || current.known !== epoch.known) current = { ms: epoch.ms, known: epoch.known, plan: planner(this.clock()) };
+      return current.plan(state, inputs);
+    };
   }
 
   /**

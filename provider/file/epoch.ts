@@ -22,12 +22,14 @@ export interface EpochLength {
  * count was a guess, else an earlier release's start time (never before createdAt).
  */
 export function startMoment(olds: StoredFileState): number | undefined {
+  // createdAt is read only when a moment is recorded: a plan then depends on it only where it counts (plan.ts, `planner`).
+  const moment = olds.retentionStartMomentMs;
+  const after = olds.retentionStartAfterCreated;
+  const earlierStart = olds.retentionStart;
+  if (typeof moment !== "number" && typeof after !== "number" && earlierStart === undefined) return undefined;
   const created = Date.parse(olds.createdAt ?? "");
-  if (typeof olds.retentionStartMomentMs === "number") return Number.isNaN(created) ? undefined : created + olds.retentionStartMomentMs;
-  const earlier =
-    typeof olds.retentionStartAfterCreated === "number" && !Number.isNaN(created)
-      ? created + olds.retentionStartAfterCreated
-      : Date.parse(olds.retentionStart ?? "");
+  if (typeof moment === "number") return Number.isNaN(created) ? undefined : created + moment;
+  const earlier = typeof after === "number" && !Number.isNaN(created) ? created + after : Date.parse(earlierStart ?? "");
   if (Number.isNaN(earlier)) return undefined;
   return Number.isNaN(created) ? earlier : Math.max(earlier, created);
 }

@@ -1,5 +1,5 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual, mergePatchBetween, type UpdateFileBody } from "../../api";
-import { UNKNOWN } from "../engine/markers";
+import { ASSET_SIG, SIG_KEY, UNKNOWN } from "../engine/markers";
 import { type DeclaredInputs, type InputField, type KeepAlive, REPLACE_FIELDS, type StoredFileState, isUnknown, retainUntilMs } from "./schema";
 import { type Reason, shows } from "./reason";
 import { sameMediaType, wireAsset } from "./source";
@@ -413,4 +413,72 @@ export function propertyDiffs(olds: StoredFileState, news: DeclaredInputs, plan:
   // Keep-alive due changes no input: said on the output it moves.
   if (plan.keepAliveEpochs > 0) putChange(out, { field: "keepAliveEpochs", kind: "update", inputDiff: false });
   return out;
+}
+
+/** What a planner puts in place of a name or a content that the file holds as declared (its value is then no matter to the plan). */
+const AS_DECLARED = "\u0000as declared";
+const AS_DECLARED_SOURCE = Object.freeze({ [SIG_KEY]: ASSET_SIG, hash: AS_DECLARED });
+
+/**
+ * The file as a plan sees it: a name or a content it holds as declared compared, not named (each
+ * file of a folder has its own, and a plan only compares them).
+ */
+function planView(olds: StoredFileState, news: DeclaredInputs): [StoredFileState, DeclaredInputs] {
+  const sameName = typeof news.name === "string" && news.name === olds.name;
+  const hash = wireAsset(news.source)?.hash;
+  const sameContent = hash !== undefined && hash === olds.sourceHash;
+  if (!sameName && !sameContent) return [olds, news];
+  const o: StoredFileState = { ...olds };
+  const n: DeclaredInputs = { ...news };
+  if (sameName) o.name = n.name = AS_DECLARED;
+  if (sameContent) {
+    o.sourceHash = AS_DECLARED;
+    n.source = AS_DECLARED_SOURCE;
+  }
+  return [o, n];
+}
+
+const sameRead = (a: unknown, b: unknown): boolean => Object.is(a, b) || (typeof a === "object" && a !== null && typeof b === "object" && jsonEqual(a, b));
+
+/** A value no caller may change (a plan a planner hands to every file it fits). */
+function frozen<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) frozen(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * Plans for many files at one clock (a folder's entries), each exactly as planChange plans it,
+ * made once for the files that hold the same values in every field a plan read: each plan is kept
+ * with the fields its making read (recorded and declared) and their values. A plan whose making
+ * looked at the fields otherwise (which there are, whether one is there) is not kept. The plans
+ * handed out are frozen.
+ */
+export function planner(clock: PlanClock): (olds: StoredFileState, news: DeclaredInputs) => StoredFilePlan {
+  type Read = { from: 0 | 1; key: PropertyKey; value: unknown };
+  const kept: Array<{ reads: Read[]; plan: StoredFilePlan }> = [];
+  return (olds, news) => {
+    const seen = planView(olds, news);
+    for (const { reads, plan } of kept) if (reads.every((r) => sameRead(Reflect.get(seen[r.from], r.key), r.value))) return plan;
+    const reads = new Map<string, Read>();
+    let keepable = true;
+    const watched = <T extends object>(target: T, from: 0 | 1): T =>
+      new Proxy(target, {
+        get(t, key, receiver) {
+          const value = Reflect.get(t, key, receiver);
+          const id = `${from}:${String(key)}`;
+          if (!reads.has(id)) reads.set(id, { from, key, value });
+          return value;
+        },
+        has: (t, key) => ((keepable = false), Reflect.has(t, key)),
+        ownKeys: (t) => ((keepable = false), Reflect.ownKeys(t)),
+        getOwnPropertyDescriptor: (t, key) => ((keepable = false), Reflect.getOwnPropertyDescriptor(t, key)),
+      });
+    const plan = frozen(planChange(watched(seen[0], 0), watched(seen[1], 1), clock));
+    // A few kinds of file at most (those uploaded in one epoch, with one declaration, are one).
+    if (keepable && kept.length < 16) kept.unshift({ reads: [...reads.values()], plan });
+    return plan;
+  };
 }

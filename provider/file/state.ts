@@ -52,6 +52,40 @@ export function parseState(props: Record<string, unknown> | undefined): StoredFi
   return parsed.success ? parsed.data : {};
 }
 
+/** Each field's rule, as parseState applies them (the schema has no rule across fields; a field it does not name is kept as it is). */
+const FIELD_RULES: Readonly<Record<string, { safeParse(value: unknown): { success: boolean; data?: unknown } }>> = StoredFileStateSchema.shape;
+
+/**
+ * A reader of many recorded states, each read as parseState reads it, that judges a field's value
+ * once for the states that hold it in turn (a rule's verdict depends on the value alone): a
+ * folder's 100,000 entries share most of theirs.
+ */
+export function stateReader(): (props: Record<string, unknown>) => StoredFileState {
+  const last = new Map<string, { value: unknown; parsed: { success: boolean; data?: unknown } }>();
+  return (props) => {
+    const fields = Object.keys(props);
+    // Bookkeeping under hidden keys, or a key that names the prototype: read the one way there is.
+    if (fields.some((field) => field.startsWith("__"))) return parseState(props);
+    const out: Record<string, unknown> = {};
+    for (const field of fields) {
+      const value = props[field];
+      const rule = Object.hasOwn(FIELD_RULES, field) ? FIELD_RULES[field] : undefined;
+      if (rule === undefined) {
+        out[field] = value;
+        continue;
+      }
+      let verdict = last.get(field);
+      if (verdict === undefined || verdict.value !== value) {
+        verdict = { value, parsed: rule.safeParse(value) };
+        last.set(field, verdict);
+      }
+      if (!verdict.parsed.success) return {};
+      out[field] = verdict.parsed.data;
+    }
+    return out as StoredFileState;
+  };
+}
+
 /** The fields a refresh carries over as they are. */
 export function bookkeeping(state: StoredFileState): StoredFileState {
   const out: Record<string, unknown> = {};

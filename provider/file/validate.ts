@@ -1,7 +1,7 @@
 import { LIMITS, isPlainObject, tooDeepAt } from "../../api";
 import { type Reason, issueReason, limitReason, reasonText, shows } from "./reason";
 import { type PlanClock, retainUntilProblem } from "./plan";
-import { type DeclaredInputs, INPUT_FIELDS, StoredFileInputsSchema, isUnknown } from "./schema";
+import { type DeclaredInputs, INPUT_FIELDS, type InputField, StoredFileInputsSchema, isUnknown } from "./schema";
 
 /**
  * What a program declared, checked: one failure per bad field, naming the field and its limit,
@@ -149,6 +149,9 @@ export function validateInputs(news: Record<string, unknown>, secretNames: reado
   const secrets = new Set(secretNames);
   return { inputs: inputs as DeclaredInputs, failures: refused.map(({ input, reason }) => checkFailure(input, reason, secrets.has(input))) };
 }
+
+/** Whether `value` passes `field`'s own rule (a folder judges its entries' shared values once, and each name apart). */
+export const fieldAccepts = (field: InputField, value: unknown): boolean => StoredFileInputsSchema.shape[field].safeParse(value).success;
 
 /**
  * Inputs a check has returned already (as the engine hands them back to check, diff, create and

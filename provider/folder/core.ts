@@ -1,6 +1,6 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
-import { declaredValue, failureOwner, handedBack, ownDeclared } from "./inputs";
+import { declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
 import { earliestOf, firstPaths, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { entriesByHash, entryInputs, entrySecrets, entryUrn } from "./entry";
@@ -8,9 +8,9 @@ import { folderEntryUrn, urnName } from "../engine/urns";
 import { type StoredFileCore, type StoredFileDiff, secretsMoved } from "../file/core";
 import { type Notice, type ProviderLog, info, mapText, warning } from "../engine/notice";
 import { type PropertyDiff, putChange } from "../file/plan";
-import { type StoredFileState, isUnknown } from "../file/schema";
+import { type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
 import { type TuskrApiError, isTuskrApiError } from "../client/errors";
-import { type CheckFailure, checkFailure, validateInputs } from "../file/validate";
+import { type CheckFailure, checkFailure, fieldAccepts, validateInputs } from "../file/validate";
 import { redactor } from "../file/messages";
 import { shows } from "../file/reason";
 import { parseState } from "../file/state";
@@ -164,7 +164,8 @@ export class StoredFolderCore {
   /**
    * Each entry checked as a StoredFile is. A shared value refused for every file is reported once
    * as the folder's; otherwise the failure names the files, under the path's own or the shared
-   * field.
+   * field. Entries whose paths declare nothing of their own declare the same values but their
+   * names: those are judged once, and each name apart.
    */
   private entryFailures(
     olds: FolderInputs,
@@ -182,9 +183,10 @@ export class StoredFolderCore {
       oldDates ??= entriesByHash(olds);
       return jsonEqual(declaredValue(oldDates.get(hash), "retainUntil"), date);
     };
-    const refused = new Map<string, { property: string; reason: string; owners: string[]; shared: boolean }>();
     const entries = manifestEntries(withManifest);
-    for (const entry of entries) {
+    // The failures of the shared values, by whether a date is as before (the one thing that differs between such entries).
+    const sharedOnly = new Map<boolean, CheckFailure[]>();
+    const judged = entries.map((entry) => {
       for (const { path: rel, fields } of entry.notApplied) {
         log(
           warning(
@@ -193,18 +195,30 @@ export class StoredFolderCore {
           urn,
         );
       }
-      // The walk has just found each file regular, inside the folder, readable and within the limit: not looked at again.
-      const declared = entryInputs(withManifest, entry, true);
+      const date = entry.values.retainUntil ?? undefined;
       // Dates declared as before are not judged again (see changeFailures, file/validate.ts).
-      const asBefore = dateAsBefore(entry.hash, declared.retainUntil) ? { retainUntil: declared.retainUntil } : {};
+      const asBefore: DeclaredInputs = dateAsBefore(entry.hash, date) ? { retainUntil: date as DeclaredInputs["retainUntil"] } : {};
+      const shared = entry.paths.every((rel) => ownValues(withManifest, rel) === undefined) && fieldAccepts("name", entry.values.name);
+      const known = shared ? sharedOnly.get(asBefore.retainUntil !== undefined) : undefined;
+      if (known) return known;
+      // The walk has just found each file regular, inside the folder, readable and within the limit: not looked at again.
       const secrets = entrySecrets(secretInputs, withManifest, entry);
-      const checked = this.files.check(asBefore, validateInputs(declared, secrets), secrets, entryUrn(urn, entry));
-      for (const failure of checked.failures) {
+      const failures = this.files.judge(asBefore, validateInputs(entryInputs(withManifest, entry, true), secrets), secrets);
+      if (shared) sharedOnly.set(asBefore.retainUntil !== undefined, failures);
+      return failures;
+    });
+    // Each content is claimed for this folder (once judged without failure): another resource declaring it is refused.
+    const claimable = entries.filter((_, i) => judged[i].length === 0).map((entry) => entry.hash);
+    const conflicts = urn ? this.files.claimFolder(urn, claimable, secretInputs.includes("path")) : new Map<string, CheckFailure>();
+    const refused = new Map<string, { property: string; reason: string; owners: string[]; shared: boolean }>();
+    entries.forEach((entry, i) => {
+      const conflict = conflicts.get(entry.hash);
+      for (const failure of conflict ? [conflict] : judged[i]) {
         const owned = failureOwner(failure, entry, own, withManifest);
         const previous = refused.get(owned.key);
         refused.set(owned.key, { ...owned, reason: previous?.reason ?? failure.reason, owners: [...(previous?.owners ?? []), owned.owner] });
       }
-    }
+    });
     return [...refused.values()].map(({ property, reason, owners, shared }) => {
       const who = shared && owners.length === entries.length ? "" : `${owners[0]}${owners.length > 1 ? ` (and ${owners.length - 1} more file(s))` : ""}: `;
       return { property, reason: `${who}${reason}` };
@@ -241,11 +255,12 @@ export class StoredFolderCore {
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
     const notices: Notice[] = [];
     const gather: ProviderLog = (notice) => void notices.push(notice);
+    const differ = this.files.differ();
     for (const entry of manifestEntries(news)) {
       firstPath.set(entry.hash, entry.paths[0]);
       const before = recorded.get(entry.hash);
       if (!before) continue;
-      const d = this.files.diff(
+      const d = differ(
         before.blobId ?? entry.hash,
         before,
         { inputs: entryInputs(news, entry), urn: entryUrn(req.urn, entry), secretInputs: entrySecrets(req.secretInputs, news, entry) },
@@ -364,7 +379,15 @@ export class StoredFolderCore {
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
     const entries = manifestEntries(news);
-    const { failed, untried } = await eachLimited(entries, this.refusedFromNow(), async (entry) => {
+    const wouldChange = this.files.changeTeller();
+    // An entry whose plan sends nothing is kept as recorded here: only those that send go to the workers.
+    const sending = entries.filter((entry) => {
+      const old = recorded.get(entry.hash);
+      if (old === undefined || wouldChange(old, entryInputs(news, entry), entrySecrets(req.secretInputs, news, entry)).changes) return true;
+      keep(entry, old);
+      return false;
+    });
+    const { failed, untried } = await eachLimited(sending, this.refusedFromNow(), async (entry) => {
       const entryReq = {
         inputs: entryInputs(news, entry),
         urn: entryUrn(req.urn, entry),
@@ -373,7 +396,7 @@ export class StoredFolderCore {
       };
       const old = recorded.get(entry.hash);
       try {
-        const plan = old ? this.files.wouldChange(old, entryReq.inputs, entryReq.secretInputs) : undefined;
+        const plan = old ? wouldChange(old, entryReq.inputs, entryReq.secretInputs) : undefined;
         if (old && plan && !plan.replace) keep(entry, plan.changes ? await this.files.update(old.blobId ?? entry.hash, old, entryReq) : old);
         else keep(entry, (await this.files.create(entryReq)).state);
       } catch (e) {

@@ -1,6 +1,7 @@
+import { gunzipSync, gzipSync } from "node:zlib";
 import { isPlainObject, ownValue } from "../../api";
 import type { StoredFileState } from "../file/schema";
-import { parseState } from "../file/state";
+import { stateReader } from "../file/state";
 
 /**
  * A folder's entries and manifest are JSON texts that repeat no other state field: the engine
@@ -102,6 +103,8 @@ export function pathText(byPath: Readonly<Record<string, string>>): string {
 export function pathMap(recorded: unknown): Record<string, string> {
   const parsed = recordedObject(recorded);
   if (!parsed) return {};
+  // A text just parsed is a map of its own (copied only when a path must go): no copy of 100,000 paths.
+  if (parsed !== recorded && Object.keys(parsed).every((rel) => typeof parsed[rel] === "string")) return parsed as Record<string, string>;
   return Object.fromEntries(Object.entries(parsed).filter((pair): pair is [string, string] => typeof pair[1] === "string"));
 }
 
@@ -115,24 +118,33 @@ export function recordedManifest(state: { manifestText?: unknown; manifest?: unk
 
 const same = (a: unknown, b: unknown) => a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));
 
+/** An entry as the text records it: without its asset and its derived count, its retention start as a time. */
+const recordedEntry = ({ source: _asset, remainingEpochs: _derived, ...entry }: StoredFileState): Props => startAsTime(entry as Props);
+
 /**
  * The entries as the recorded text, without what the manifest or derived counts already say; each
- * entry under its first path, or its hash when no path names it.
+ * entry under its first path, or its hash when no path names it. Written entry by entry: at
+ * 100,000 entries, no copy of them all is held.
  */
 export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outputs: EntryOutputs): string {
-  const whole = [...entries].map(([hash, { source: _asset, remainingEpochs: _derived, ...entry }]) => [hash, startAsTime(entry as Props)] as const);
   // A value every entry holds alike (two entries at least: one alone has nothing to share).
   const shared: Props = {};
-  if (whole.length > 1) {
-    for (const [field, value] of Object.entries(whole[0][1])) {
-      if (value !== undefined && whole.every(([, e]) => same(e[field], value))) shared[field] = value;
+  if (entries.size > 1) {
+    let first = true;
+    for (const state of entries.values()) {
+      const entry = recordedEntry(state);
+      if (first) {
+        for (const [field, value] of Object.entries(entry)) if (value !== undefined) shared[field] = value;
+        first = false;
+      } else for (const field of Object.keys(shared)) if (!same(entry[field], shared[field])) delete shared[field];
     }
   }
   const firstPath = firstPaths(outputs.manifest);
   const derived = derivedOf(outputs, firstPath);
-  const byPath: Record<string, Props> = {};
-  const byHash: Record<string, Props> = {};
-  for (const [hash, entry] of whole) {
+  const byPath: string[] = [];
+  const byHash: string[] = [];
+  for (const [hash, state] of entries) {
+    const entry = recordedEntry(state);
     const known = derived(hash);
     const own: Props = {};
     for (const [field, value] of Object.entries(entry)) {
@@ -143,10 +155,9 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
     // What the rest of the state would say and the entry does not hold: written as null, read back as absent.
     for (const field of Object.keys(known)) if (entry[field] === undefined && !(field in shared)) own[field] = null;
     const rel = firstPath.get(hash);
-    if (rel === undefined) byHash[hash] = own;
-    else byPath[rel] = own;
+    (rel === undefined ? byHash : byPath).push(`${JSON.stringify(rel ?? hash)}:${JSON.stringify(own)}`);
   }
-  return JSON.stringify({ format: FORMAT, shared, byPath, byHash });
+  return `{"format":${FORMAT},"shared":${JSON.stringify(shared)},"byPath":{${byPath.join(",")}},"byHash":{${byHash.join(",")}}}`;
 }
 
 /**
@@ -168,6 +179,7 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
   const parsed = recordedObject(recorded);
   if (!parsed) return new Map();
   const entries = new Map<string, StoredFileState>();
+  const parseState = stateReader();
   // An entry without a blobId is skipped, so its content is found again by upload rather than
   // requests going to a made-up blobId.
   const keep = (hash: string, entry: StoredFileState) => {
@@ -204,6 +216,38 @@ export function unpackEntries(recorded: unknown, outputs: EntryOutputs): Map<str
 }
 
 /**
+ * A long text among the dynamic resource's outputs is recorded gzipped (base64, after `gzip:`) and
+ * in parts: every byte of a response is held about 10 times over while the SDK's protobuf writes
+ * it, and once in a part of at most this size (a single 8 MB string: 25 times).
+ */
+const RECORDED_PART = 64 * 1024;
+const GZIPPED = "gzip:";
+
+/** A text as the dynamic resource records it: as it is when short, else gzipped, in parts. */
+function recordedText(text: string): string | string[] {
+  if (text.length <= RECORDED_PART) return text;
+  const packed = `${GZIPPED}${gzipSync(text, { level: 6 }).toString("base64")}`;
+  const parts: string[] = [];
+  for (let at = 0; at < packed.length; at += RECORDED_PART) parts.push(packed.slice(at, at + RECORDED_PART));
+  return parts;
+}
+
+/** A recorded text read back: its parts joined and unzipped; a value of another shape as it is. */
+function readText(recorded: unknown): unknown {
+  const text = Array.isArray(recorded) && recorded.every((part) => typeof part === "string") ? recorded.join("") : recorded;
+  if (typeof text !== "string" || !text.startsWith(GZIPPED)) return text;
+  try {
+    return gunzipSync(Buffer.from(text.slice(GZIPPED.length), "base64")).toString("utf8");
+  } catch {
+    // Unreadable: nothing recorded (each file is then found again, as for any unreadable text).
+    return undefined;
+  }
+}
+
+/** The outputs the dynamic resource records as texts: the manifest, the entries, and the outputs by path. */
+const RECORDED_TEXTS = ["manifestText", "entries", "blobIdsText", "urlsText"] as const;
+
+/**
  * The per-path outputs are recorded as texts, not maps, because the SDK decodes and logs a dynamic
  * resource's outputs whole at every step (bench/FINDINGS.md); urls that are `urlBase` plus the
  * blobId are left out. The plugin keeps real maps.
@@ -226,6 +270,7 @@ export function withOutputTexts(state: Props): Props {
     if (base !== undefined) out.urlBase = base;
     out.urlsText = pathText(apart);
   }
+  for (const field of RECORDED_TEXTS) if (typeof out[field] === "string") out[field] = recordedText(out[field] as string);
   return out;
 }
 
@@ -234,7 +279,9 @@ export function withOutputTexts(state: Props): Props {
  * maps the core keeps; the maps of the release before (no texts) read as they are.
  */
 export function fromOutputTexts(props: Props): Props {
-  const { blobIdsText, urlsText, urlBase, ...rest } = props;
+  const read: Props = { ...props };
+  for (const field of RECORDED_TEXTS) if (read[field] !== undefined) read[field] = readText(read[field]);
+  const { blobIdsText, urlsText, urlBase, ...rest } = read;
   if (typeof blobIdsText === "string") rest.blobIds = pathMap(blobIdsText);
   if (typeof urlsText === "string") {
     const urls: Record<string, string> = {};

@@ -1,5 +1,6 @@
 import { isPlainObject, jsonEqual, ownValue } from "../../api";
 import type { StoredFileState } from "../file/schema";
+import { pathMap } from "./entries";
 import { isUnknown } from "../file/schema";
 import { issueReason } from "../file/reason";
 import { type CheckFailure, checkFailure, failureInput } from "../file/validate";
@@ -70,11 +71,13 @@ export function validatedInputs(news: Props, secretInputs: readonly string[] = [
 
 /**
  * Inputs a check has returned already (as the engine hands them back to diff, create and update,
- * or recorded), as the folder's inputs: its fields and the manifest, as they are (nothing judged again).
+ * or recorded), as the folder's inputs: its fields as they are (nothing judged again), and the
+ * manifest as a map, whether it came as one (the plugin) or as its text (the dynamic resource).
  */
 export function folderInputsOf(props: Props | undefined): FolderInputs {
   const inputs: Props = {};
-  for (const field of [...FOLDER_INPUT_FIELDS, "manifest"]) if (props?.[field] !== undefined) inputs[field] = props[field];
+  for (const field of FOLDER_INPUT_FIELDS) if (props?.[field] !== undefined) inputs[field] = props[field];
+  if (props?.manifest !== undefined) inputs.manifest = pathMap(props.manifest);
   return inputs as FolderInputs;
 }
 

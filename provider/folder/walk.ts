@@ -40,6 +40,11 @@ export function folderEntries<V>(groups: Map<string, string[]>, shared: FileValu
   const ownOf = (rel: string) => ownValue(own, rel);
   for (const [hash, paths] of groups) {
     const first = paths[0];
+    // Most files declare nothing of their own: their entry takes the shared values as they are.
+    if (paths.every((rel) => ownOf(rel) === undefined)) {
+      entries.push({ hash, paths, values: { name: first as V, ...shared }, notApplied: [] });
+      continue;
+    }
     const values: FileValues<V> = { name: first as V, ...shared, ...ownOf(first) };
     const declared = paths.map((rel) => ({ ...shared, ...ownOf(rel) }));
     const epochs = latest(

@@ -137,6 +137,26 @@ describe("StoredFolder", () => {
     });
   });
 
+  it("a folder of more than 300 files kept per content: the preview says `oneResource: true` keeps it as one; a stack the previous release made of it (the same resources) changes nothing: nothing replaced, sent or bought", async () => {
+    await withStack(FIXTURE, async (ctx) => {
+      const { stack, emu, workDir } = ctx;
+      const site = path.join(workDir, "site");
+      for (let i = 0; i < 301; i++) write(site, `f${String(i).padStart(3, "0")}.txt`, `file ${i}\n`);
+      await stack.setConfig("folders", { value: JSON.stringify({ site: { path: "site", tag: "site", retentionEpochs: 2 } }) });
+      // The stack, the component and a StoredFile per content: what every earlier release declared for it.
+      expect((await stack.up()).summary.resourceChanges).toEqual({ create: 303 });
+      const before = emu.files().map((f) => [f.blobId, f.endEpoch, f.epochsBought]);
+      emu.clearRequests();
+      const preview = await stack.preview();
+      expect(preview.changeSummary).toEqual({ same: 303 });
+      expect(preview.stdout).toMatch(/StoredFolder site: 301 files are 301 resources; `oneResource: true` keeps them as one, about 20× faster at 1,000 files/);
+      const up = await stack.up();
+      expect(up.summary.resourceChanges).toEqual({ same: 303 });
+      expect(emu.requests()).toEqual([]);
+      expect(emu.files().map((f) => [f.blobId, f.endEpoch, f.epochsBought])).toEqual(before);
+    });
+  });
+
   it("a folder is one upload per content; add = 1 upload, edit = a new content, remove = no longer managed, move or copy = no upload, unchanged = nothing", async () => {
     await withStack(FIXTURE, async (ctx) => {
       const { stack, emu, workDir } = ctx;

@@ -49,6 +49,7 @@ describe("health and authentication", () => {
     ["POST", "/_emulator/reset"],
     ["POST", "/_emulator/advance"],
     ["GET", "/_emulator/requests"],
+    ["GET", "/_emulator/request-counts"],
     ["DELETE", "/_emulator/requests"],
     ["GET", "/_emulator/files"],
     ["GET", "/_emulator/faults"],
@@ -645,6 +646,24 @@ describe("request log", () => {
     expect((await request(emulator(), "DELETE", "/_emulator/requests")).body).toEqual({ cleared: 4 });
     expect(emulator().requests()).toEqual([]);
   });
+
+  it("counts every request by route and status, past the 10,000 the log keeps, over HTTP too; a clear starts over", async () => {
+    const file = await upload("counted");
+    await patchFile(emulator(), file.blob_id, { tag: "x" });
+    // 10,001 reads past the upload and the PATCH: the log keeps the latest 10,000, the counts every one.
+    let next = 0;
+    const reader = async () => {
+      while (next++ < 10_000) await getFile(emulator(), file.blob_id);
+    };
+    await Promise.all(Array.from({ length: 16 }, reader));
+    await getFile(emulator(), "missing");
+    expect(emulator().requests()).toHaveLength(10_000);
+    const counts = { upload: { "201": 1 }, patch: { "200": 1 }, get: { "200": 10_000, "404": 1 } };
+    expect(emulator().requestCounts()).toEqual(counts);
+    expect((await request(emulator(), "GET", "/_emulator/request-counts")).body).toEqual(counts);
+    emulator().clearRequests();
+    expect(emulator().requestCounts()).toEqual({});
+  }, 60_000);
 
   it("records refused requests too (401, 413)", async () => {
     await request(emulator(), "GET", "/v1/files/x", { key: null });

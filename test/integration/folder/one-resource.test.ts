@@ -1,5 +1,6 @@
 import { ASSET_SIG, SECRET_SIG, SIG_KEY } from "../../../provider/engine/markers";
 import { noticeLine } from "../../../provider/engine/notice";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -568,6 +569,34 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(emu.requests()).toEqual([]);
   });
 
+  it("each file's name is judged apart from the values the files share: a path too long to be a name fails, naming it, beside a shared value every file fails", async () => {
+    const long = `${"x".repeat(200)}/${"y".repeat(100)}.txt`;
+    write({ "a.txt": "a", "b.txt": "b", [long]: "long" });
+    const plugin = await newPlugin();
+    const named = await plugin.folder.check(URN, {}, { path: dir, tag: "site" });
+    expect(named.failures).toEqual([{ property: "name", reason: expect.stringMatching(new RegExp(`^${long}: name must be at most 256 characters`)) }]);
+    // A rise past the horizon fails each entry alike (said once, as the folder's), the name only its own.
+    const both = await plugin.folder.check(URN, {}, { path: dir, retentionEpochs: 60 });
+    expect(both.failures).toEqual([
+      { property: "retentionEpochs", reason: expect.stringMatching(/^retentionEpochs can rise by at most 53 epochs/) },
+      { property: "name", reason: expect.stringMatching(new RegExp(`^${long}: name must be at most 256 characters`)) },
+    ]);
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it("a content the folder no longer declares is free for another resource in the same provider process; one it still declares is not", async () => {
+    write({ "kept.txt": "kept bytes\n", "dropped.txt": "dropped bytes\n" });
+    const plugin = await newPlugin();
+    expect((await plugin.folder.check(URN, {}, { path: dir })).failures).toEqual([]);
+    write({ "dropped.txt": null });
+    expect((await plugin.folder.check(URN, {}, { path: dir })).failures).toEqual([]);
+    const text = (t: string) => ({ [SIG]: ASSET_SIG, text: t, hash: createHash("sha256").update(t).digest("hex") });
+    const fileUrn = (name: string) => `urn:pulumi:dev::proj::tuskr:index:StoredFile::${name}`;
+    expect((await plugin.check(fileUrn("dropped"), {}, { source: text("dropped bytes\n") })).failures).toEqual([]);
+    const kept = await plugin.check(fileUrn("kept"), {}, { source: text("kept bytes\n") });
+    expect(kept.failures.map((f) => f.reason)).toEqual([expect.stringMatching(/^StoredFile "kept" declares the same content as StoredFolder "site" \(one of its files\)/)]);
+  });
+
   it("TypeScript: the dynamic resource records blobIds and urls as texts (a path per line); a state with the maps (the release before) upgrades in place", async () => {
     write({ "index.html": "<p>home</p>", "a/LICENSE": "MIT", "b/LICENSE": "MIT" });
     const { storedFolderProvider: provider } = await import("../../../provider/dynamic/stored-folder-provider");
@@ -607,6 +636,64 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(read.props?.urlsText).toBe(updated.urlsText);
     expect(read.props?.urlBase).toBe(updated.urlBase);
   });
+
+  it("TypeScript: the dynamic resource's inputs hold the manifest as one text, as its outputs do; inputs with the map (the release before) upgrade in place", async () => {
+    // Bytes of their own: the provider process (one per file here) claims each content for one resource.
+    write({ "index.html": "<p>text home</p>", "a/LICENSE": "text MIT", "b/LICENSE": "text MIT" });
+    const { storedFolderProvider: provider } = await import("../../../provider/dynamic/stored-folder-provider");
+    await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+    const program = { path: dir, tag: "site", __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::manifest-text" };
+    const checked = await provider.check({}, program);
+    expect(checked.failures).toEqual([]);
+    const { outs } = await provider.create(checked.inputs);
+    expect(checked.inputs.manifest).toBe(outs.manifestText);
+    const manifest = JSON.parse(checked.inputs.manifest);
+    expect(Object.keys(manifest)).toEqual(["a/LICENSE", "b/LICENSE", "index.html"]);
+    // The release before recorded the map among the inputs: checked against it, the same text; nothing changes, nothing is sent.
+    emu.clearRequests();
+    const again = await provider.check({ ...checked.inputs, manifest }, program);
+    expect(again.inputs.manifest).toBe(checked.inputs.manifest);
+    expect((await provider.diff(outs.path, outs, again.inputs)).changes).toBe(false);
+    // A refresh hands the inputs back with the text too.
+    const read = await provider.read!(outs.path, outs);
+    expect(read.inputs?.manifest).toBe(checked.inputs.manifest);
+    expect(requests()).toEqual(["get", "get"]);
+  });
+
+  it("TypeScript: a folder whose texts pass 64 KiB records them gzipped in parts; no change, an edit and a refresh read them back and send only what they need", async () => {
+    const files = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`pages/page-${String(i).padStart(4, "0")}.html`, `<p>gzipped page ${i}</p>`]));
+    write(files);
+    const { storedFolderProvider: provider } = await import("../../../provider/dynamic/stored-folder-provider");
+    await provider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+    const program = { path: dir, tag: "site", __urn: "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::large" };
+    const checked = await provider.check({}, program);
+    const { outs } = await provider.create(checked.inputs);
+    for (const field of ["manifestText", "blobIdsText", "entries"]) {
+      expect(Array.isArray(outs[field]), field).toBe(true);
+      expect(String(outs[field][0]).startsWith("gzip:"), field).toBe(true);
+    }
+    expect(Object.keys(fromOutputTexts(outs).blobIds as object)).toHaveLength(1000);
+    // Through the stack's JSON, as the engine keeps them: nothing to change, nothing sent.
+    const recorded = JSON.parse(JSON.stringify(outs));
+    emu.clearRequests();
+    const again = await provider.check(checked.inputs, program);
+    expect((await provider.diff(outs.path, recorded, again.inputs)).changes).toBe(false);
+    expect(emu.requests()).toEqual([]);
+    // One page edited: one upload and its read-back; the others' entries as they were.
+    write({ "pages/page-0007.html": "<p>edited</p>" });
+    const edited = await provider.check(checked.inputs, program);
+    expect((await provider.diff(outs.path, recorded, edited.inputs)).changes).toBe(true);
+    const updated = (await provider.update!(outs.path, recorded, edited.inputs)).outs as Record<string, unknown>;
+    expect(requests()).toEqual(["upload", "get"]);
+    const before = fromOutputTexts(recorded).blobIds as Record<string, string>;
+    const after = fromOutputTexts(updated).blobIds as Record<string, string>;
+    expect(Object.entries(after).filter(([rel, id]) => before[rel] !== id)).toEqual([["pages/page-0007.html", expect.any(String)]]);
+    // A refresh reads every entry (a GET each) and records the texts as they were.
+    emu.clearRequests();
+    const read = await provider.read!(outs.path, JSON.parse(JSON.stringify(updated)));
+    expect(requests()).toEqual(Array(1000).fill("get"));
+    expect(fromOutputTexts(read.props ?? {}).blobIds).toEqual(after);
+  }, 60_000);
 
   it("import (a read with no state) is refused, saying why and what to do; nothing sent", async () => {
     const plugin = await newPlugin();

@@ -3,11 +3,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { packEntries } from "../../../provider/folder/entries";
+import { packEntries, pathText, withOutputTexts } from "../../../provider/folder/entries";
 import { code } from "../../../provider/cli/markdown";
 import { NotTheInput } from "../../../provider/cli/input";
 import { summarizePreview } from "../../../provider/cli/summary";
-import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
+import { STORED_FILE_TYPES, STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
 
 const TYPE = STORED_FILE_TYPES.dynamic;
 const urn = (name: string) => `urn:pulumi:dev::p::${TYPE}::${name}`;
@@ -119,6 +119,46 @@ describe("summarizePreview", () => {
     expect(md).toContain(
       "| `site` | update | folder: 4 file(s); +`docs/moved.txt` +`new.svg` ~`b.css` -`moved.txt` -`old.js`; 2 upload(s); epochs not counted: its recorded entries are not in the preview | not counted | — |",
     );
+  });
+
+  it("the dynamic resource's folder row reads its manifests as the texts its inputs record", () => {
+    const FOLDER = STORED_FOLDER_TYPES.dynamic;
+    const after = { "a.html": "h1", "b.css": "h5", "new.svg": "h6", "docs/moved.txt": "h4" };
+    const md = summarizePreview(
+      {
+        steps: [
+          {
+            op: "update",
+            urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+            oldState: { type: FOLDER, inputs: { manifest: pathText(before) }, outputs: { manifestText: pathText({ "other.txt": "h9" }) } },
+            newState: { type: FOLDER, inputs: { manifest: pathText(after) } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md).toContain("folder: 4 file(s); +`docs/moved.txt` +`new.svg` ~`b.css` -`moved.txt` -`old.js`; 2 upload(s)");
+  });
+
+  it("the dynamic resource's folder row reads the old manifest from its outputs when they record it gzipped, in parts (a large folder)", () => {
+    const FOLDER = STORED_FOLDER_TYPES.dynamic;
+    const many = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${String(i).padStart(4, "0")}.txt`, `${i}`.padStart(64, "0")]));
+    const outputs = withOutputTexts({ manifestText: pathText(many) });
+    expect(Array.isArray(outputs.manifestText)).toBe(true);
+    const md = summarizePreview(
+      {
+        steps: [
+          {
+            op: "update",
+            urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+            oldState: { type: FOLDER, outputs },
+            newState: { type: FOLDER, inputs: { manifest: pathText({ ...many, "new.txt": "f".repeat(64) }) } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md).toContain("folder: 1001 file(s); +`new.txt`; 1 upload(s)");
   });
 
   it("a one-resource folder's file named like a member of every object (constructor) is added like any other", () => {

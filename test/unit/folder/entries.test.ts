@@ -234,6 +234,31 @@ describe("the dynamic resource's outputs by path, recorded as texts", () => {
     }
   });
 
+  it("a long text (a large folder's) is recorded gzipped, in parts of at most 64 KiB, and read back whole; a short one as it is", () => {
+    const many = Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`dir/file-${String(i).padStart(5, "0")}.bin`, `blob-${i}`.padEnd(43, "x")]));
+    const manifestText = pathText(Object.fromEntries(Object.keys(many).map((rel, i) => [rel, H(String(i % 10))])));
+    const entries = packEntries(new Map(Object.keys(many).map((rel, i) => [H(String(i % 10)) + rel, entry(String(i % 10))])), {
+      manifest: {},
+      blobIds: {},
+      urls: {},
+    });
+    const recorded = withOutputTexts({ path: "site", blobIds: many, urls: {}, manifestText, entries });
+    for (const field of ["blobIdsText", "manifestText", "entries"]) {
+      const parts = recorded[field] as string[];
+      expect(Array.isArray(parts) && parts.length > 0).toBe(true);
+      expect(parts[0].startsWith("gzip:")).toBe(true);
+      expect(parts.every((part) => part.length <= 64 * 1024)).toBe(true);
+    }
+    // Shorter than the text: a quarter of it, or less, for these.
+    expect((recorded.blobIdsText as string[]).join("").length).toBeLessThan(pathText(many).length / 4);
+    expect(recorded.urlsText).toBe("{}");
+    // Read back as the texts and maps they were, through the stack's JSON (as the engine keeps them).
+    expect(fromOutputTexts(JSON.parse(JSON.stringify(recorded)))).toEqual({ path: "site", blobIds: many, urls: {}, manifestText, entries });
+    // Parts that no longer join into a gzipped text: nothing recorded, as for any unreadable text.
+    const broken = { ...recorded, blobIdsText: (recorded.blobIdsText as string[]).slice(1) };
+    expect(fromOutputTexts(broken).blobIds).toEqual({});
+  });
+
   it("the maps the releases before recorded are read as they are; an unreadable text is nothing recorded", () => {
     expect(fromOutputTexts({ path: "site", blobIds, urls })).toEqual({ path: "site", blobIds, urls });
     expect(fromOutputTexts({ blobIdsText: "{not json", urlsText: JSON.stringify({ "a.html": 1 }), urlBase: "https://cdn/" })).toEqual({
