@@ -5,6 +5,9 @@
 // process they would queue behind it (vitest sizes one pool for all of a process's projects).
 // The engine tier's output streams; the other tiers' is printed whole when they finish, so the two
 // do not interleave. Exits non-zero if either fails. Arguments go to both (e.g. `-t <name>`).
+// The engine tier runs two files at a time: each waits on process starts and loopback most of the
+// time, so one alone leaves a core idle once the other tiers end (each file's stacks, homes and
+// emulators are its own).
 import { spawn } from "node:child_process";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,9 +18,9 @@ const extra = process.argv.slice(2);
 // A filter may match files of one process only: that one has nothing to run and is not a failure.
 const common = ["run", ...(extra.length > 0 ? ["--passWithNoTests", ...extra] : [])];
 
-function run(label, projects, streamed) {
+function run(label, projects, streamed, options = []) {
   const started = Date.now();
-  const child = spawn(process.execPath, [vitest, ...common, ...projects.flatMap((p) => ["--project", p])], {
+  const child = spawn(process.execPath, [vitest, ...common, ...options, ...projects.flatMap((p) => ["--project", p])], {
     cwd: root,
     stdio: streamed ? "inherit" : ["ignore", "pipe", "pipe"],
   });
@@ -45,7 +48,7 @@ const others = run("unit + integration", ["unit", "integration"], false).then((r
   process.stdout.write(`\n==== unit + integration (${r.seconds.toFixed(0)} s) ====\n${r.output}==== end of unit + integration ====\n\n`);
   return r;
 });
-const engine = run("e2e", ["e2e"], true);
+const engine = run("e2e", ["e2e"], true, ["--file-parallelism", "--max-workers=2"]);
 const results = await Promise.all([others, engine]);
 for (const r of results) {
   process.stderr.write(`npm test: ${r.label}: ${r.code === 0 ? "passed" : `failed (exit ${r.signal ?? r.code})`} in ${r.seconds.toFixed(0)} s\n`);

@@ -105,7 +105,7 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
     situation: "``StoredFolder …: N files are M resources; `oneResource: true` keeps them as one`` (a warning, TypeScript)",
     means:
       "A folder of more than 300 files is kept as one StoredFile per content, so every preview and `up` pays the engine's cost per resource: at 1,000 files about 20 times the one resource's first `up`, and 50 times its destroy.",
-    run: "Declare `oneResource: true` for a new folder. An existing stack that switches uploads each content once more ([StoredFolder](stored-folder.md), \"Switching an existing folder\").",
+    run: 'Declare `oneResource: true` for a new folder. An existing stack that switches uploads each content once more ([StoredFolder](stored-folder.md), "Switching an existing folder").',
   },
   {
     situation: "`retentionEpochs N is counted in tuskr:epochSeconds …, which no answer has confirmed` (a warning)",

@@ -284,7 +284,10 @@ export class StoredFileCore {
   /** The diff of a file whose plan is made: its messages made only when there is something to say. */
   private diffOf(id: string, state: StoredFileState, req: StoredFileRequest, log: ProviderLog, plan: StoredFilePlan): StoredFileDiff {
     let redact: ((text: string) => string) | undefined;
-    const redacted = (text: string) => (redact ??= redactor(req.inputs, req.secretInputs, state))(text);
+    const redacted = (text: string) => {
+      redact ??= redactor(req.inputs, req.secretInputs, state);
+      return redact(text);
+    };
     const who = () => label(state, state.blobId ?? id);
     if (plan.notices.length > 0) this.tellPlan(plan, who(), redacted, log, req.urn);
     const emptied = emptiedMetadata(state, req);
@@ -322,7 +325,8 @@ export class StoredFileCore {
     return (state, inputs) => {
       this.remember(state);
       const epoch = this.context.facts.epoch;
-      if (current === undefined || current.ms !== epoch.ms || current.known !== epoch.known) current = { ms: epoch.ms, known: epoch.known, plan: planner(this.clock()) };
+      if (current === undefined || current.ms !== epoch.ms || current.known !== epoch.known)
+        current = { ms: epoch.ms, known: epoch.known, plan: planner(this.clock()) };
       return current.plan(state, inputs);
     };
   }

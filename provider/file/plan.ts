@@ -472,9 +472,18 @@ export function planner(clock: PlanClock): (olds: StoredFileState, news: Declare
           if (!reads.has(id)) reads.set(id, { from, key, value });
           return value;
         },
-        has: (t, key) => ((keepable = false), Reflect.has(t, key)),
-        ownKeys: (t) => ((keepable = false), Reflect.ownKeys(t)),
-        getOwnPropertyDescriptor: (t, key) => ((keepable = false), Reflect.getOwnPropertyDescriptor(t, key)),
+        has(t, key) {
+          keepable = false;
+          return Reflect.has(t, key);
+        },
+        ownKeys(t) {
+          keepable = false;
+          return Reflect.ownKeys(t);
+        },
+        getOwnPropertyDescriptor(t, key) {
+          keepable = false;
+          return Reflect.getOwnPropertyDescriptor(t, key);
+        },
       });
     const plan = frozen(planChange(watched(seen[0], 0), watched(seen[1], 1), clock));
     // A few kinds of file at most (those uploaded in one epoch, with one declaration, are one).

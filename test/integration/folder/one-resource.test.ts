@@ -594,7 +594,9 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const fileUrn = (name: string) => `urn:pulumi:dev::proj::tuskr:index:StoredFile::${name}`;
     expect((await plugin.check(fileUrn("dropped"), {}, { source: text("dropped bytes\n") })).failures).toEqual([]);
     const kept = await plugin.check(fileUrn("kept"), {}, { source: text("kept bytes\n") });
-    expect(kept.failures.map((f) => f.reason)).toEqual([expect.stringMatching(/^StoredFile "kept" declares the same content as StoredFolder "site" \(one of its files\)/)]);
+    expect(kept.failures.map((f) => f.reason)).toEqual([
+      expect.stringMatching(/^StoredFile "kept" declares the same content as StoredFolder "site" \(one of its files\)/),
+    ]);
   });
 
   it("TypeScript: the dynamic resource records blobIds and urls as texts (a path per line); a state with the maps (the release before) upgrades in place", async () => {

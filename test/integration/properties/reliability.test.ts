@@ -62,6 +62,8 @@ interface SequenceReport {
   outcomes: Record<string, number>;
   violations: string[];
   gaveUp: boolean;
+  /** Why it gave up: the sequence, its step and the runs of that step. */
+  gaveUpAt?: string;
 }
 
 /**
@@ -87,6 +89,7 @@ async function runSequence(seq: Sequence, label: string, maxRuns = MAX_RUNS): Pr
     if (now > needed) report.violations.push(`${label} step ${i}: bought ${now} > the ${needed} the declared ${step.epochs} lack (${describeRuns(runs)})`);
     if (!done) {
       report.gaveUp = true;
+      report.gaveUpAt = `${label} step ${i} (${seq.steps.map((s) => s.epochs).join("→")}): ${describeRuns(runs)}`;
       return report;
     }
     if (now !== needed)
@@ -177,6 +180,7 @@ describe("renew sequences under faults: every file ends exactly at its declared 
     const profiles: Record<string, unknown>[] = [];
     const violations: string[] = [];
     let gaveUp = 0;
+    const gaveUpAt: string[] = [];
     const log = logHarvester();
     retries = 0;
     await configure(8);
@@ -199,6 +203,7 @@ describe("renew sequences under faults: every file ends exactly at its declared 
       for (const r of reports) for (const [k, v] of Object.entries(r.outcomes)) outcomes[k] = (outcomes[k] ?? 0) + v;
       violations.push(...reports.flatMap((r) => r.violations));
       gaveUp += reports.filter((r) => r.gaveUp).length;
+      gaveUpAt.push(...reports.flatMap((r) => (r.gaveUpAt ? [`${profile.name}: ${r.gaveUpAt}`] : [])));
       const summary = summarizeLog(partLog.entries());
       profiles.push({
         profile: profile.name,
@@ -239,6 +244,7 @@ describe("renew sequences under faults: every file ends exactly at its declared 
       },
     });
     expect(violations).toEqual([]);
+    expect(gaveUpAt).toEqual([]);
     expect(gaveUp).toBe(0);
   }, 900_000);
 
