@@ -202,13 +202,30 @@ export class EngineStack {
     return { steps, done: true };
   }
 
-  /** `pulumi up` again after each failed one, at most `maxRuns` times: what a user (or CI) does, with nothing changed in between. */
-  async upUntilDone(declared: Map<string, Props> | Record<string, Props>, maxRuns: number): Promise<{ runs: Run[]; done: boolean }> {
+  /**
+   * `pulumi up` again after each failed one, at most `maxRuns` times: what a user (or CI) does, with
+   * nothing changed in between. With `holdMs`, a run whose failures were all requests the client
+   * held back (the service seemed to refuse everyone: "not sent") is what a user reruns "once it
+   * answers": it waits that long and does not count, up to `maxRuns` such runs more.
+   */
+  async upUntilDone(
+    declared: Map<string, Props> | Record<string, Props>,
+    maxRuns: number,
+    options: { holdMs?: number } = {},
+  ): Promise<{ runs: Run[]; done: boolean }> {
     const runs: Run[] = [];
-    for (let i = 0; i < maxRuns; i++) {
+    let held = 0;
+    for (let counted = 0; counted < maxRuns; ) {
       const run = await this.up(declared);
       runs.push(run);
       if (run.done) return { runs, done: true };
+      const failures = run.steps.filter((s) => s.error !== undefined);
+      if (options.holdMs !== undefined && held < maxRuns && failures.length > 0 && failures.every((s) => / not sent: /.test(s.error ?? ""))) {
+        held++;
+        await new Promise((r) => setTimeout(r, options.holdMs));
+        continue;
+      }
+      counted++;
     }
     return { runs, done: false };
   }

@@ -6,6 +6,7 @@ import { patchFile, renewFile } from "../../helpers/emulator";
 import { EngineStack, type StepRecord } from "../../helpers/provider-driver";
 import { recordResult, sized, summarizeLog } from "../../helpers/reliability-results";
 import { configuredProvider } from "../../helpers/provider-fixture";
+import { DEFAULT_RETRY_POLICY } from "../../../provider/client/retry";
 
 /**
  * Nothing bought twice, nothing lost: the provider's create/update path, driven the way the
@@ -30,7 +31,11 @@ let provider: StoredFileProvider;
  * backoff), on a stack that knows the service's epoch: what faults cost, not what learning it costs
  * (test/integration/properties/crash-safety.test.ts covers a renew in doubt while it is learnt).
  */
+/** How long the client's trip holds requests back (twice its longest retry wait): a run it held is rerun after it. */
+let holdMs = 0;
+
 async function configure(maxConcurrency: number, retry?: Record<string, number>): Promise<void> {
+  holdMs = 2 * (retry?.maxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs) + 50;
   const settings = { "tuskr:maxConcurrency": String(maxConcurrency), "tuskr:epochSeconds": String(emu.epochSeconds) };
   provider = await configuredProvider(emu, settings, { onRetry: () => void retries++, ...(retry ? { retry } : {}) });
 }
@@ -78,7 +83,7 @@ async function runSequence(seq: Sequence, label: string, maxRuns = MAX_RUNS): Pr
   const bought = () => emu.files().find((f) => f.blobId === file.blobId)!.epochsBought;
   for (const [i, step] of seq.steps.entries()) {
     const declared = { blobId: file.blobId, tag: step.retag ? `tag-${i}` : (stack.get("f")?.inputs.tag ?? "tag-0"), retentionEpochs: step.epochs };
-    const { runs: ups, done } = await stack.upUntilDone({ f: declared }, maxRuns);
+    const { runs: ups, done } = await stack.upUntilDone({ f: declared }, maxRuns, { holdMs });
     // One resource: each up is one step.
     const runs = ups.flatMap((u) => u.steps);
     report.steps++;
