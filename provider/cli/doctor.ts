@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { ErrorEnvelopeSchema, IDEMPOTENCY_KEY_HEADER, PATHS, filePath } from "../../api";
 import { redactString } from "../client/errors";
 import { insecureBaseUrlProblem } from "../client/urls";
-import { ReceivedFileSchema, UploadAnswerSchema } from "../client/wire";
+import { ReadFileSchema, UploadAnswerSchema } from "../client/wire";
 import { CONFIG_KEYS } from "../config/settings";
 import { ASSUMPTIONS, type AssumptionId } from "../service/assumptions";
 import { ASSUMED, type DuplicateUpload, type IdempotencyKeys } from "../service/facts";
@@ -156,7 +156,7 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
       check("get-answer", "differs", got ? `GET answered ${statusText(got)}` : "GET got no answer");
       return undefined;
     }
-    const readable = ReceivedFileSchema.safeParse(got.json);
+    const readable = ReadFileSchema.safeParse(got.json);
     check("get-answer", readable.success ? "as assumed" : "differs", `GET: ${recordShape(got.json, GET_FIELDS)}${readable.success ? "" : " (not readable)"}`);
     const record = (got.json ?? {}) as Record<string, unknown>;
     const url = typeof record.url === "string" ? record.url : undefined;
@@ -199,7 +199,7 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   check("upload-answer", first.status === 201 && snake ? "as assumed" : "differs", `${first.status}, ${snake ? "snake_case" : "camelCase"} record`);
   const expiryNow = async (): Promise<number | undefined> => {
     const got = await api(filePath(blobId));
-    const parsed = got?.status === 200 ? ReceivedFileSchema.safeParse(got.json) : undefined;
+    const parsed = got?.status === 200 ? ReadFileSchema.safeParse(got.json) : undefined;
     return parsed?.success ? Date.parse(parsed.data.expiresAt ?? "") : undefined;
   };
   await readRecord(blobId, bytes);

@@ -9,7 +9,7 @@ import { type Sent, Transport } from "./transport";
 import { filePath, insecureBaseUrlProblem } from "./urls";
 import {
   type ReceivedFile,
-  ReceivedFileSchema,
+  ReadFileSchema,
   type RenewOptions,
   type RenewResult,
   RenewFileResponseSchema,
@@ -459,7 +459,7 @@ export class TuskrClient {
 
   private async getWithin(blobId: string, deadline: number): Promise<ReceivedFile> {
     const path = filePath(blobId);
-    const { data } = await this.http.send("GET", path, { about: blobId, schema: ReceivedFileSchema, retryAmbiguous: true, deadline });
+    const { data } = await this.http.send("GET", path, { about: blobId, schema: ReadFileSchema, retryAmbiguous: true, deadline });
     this.expectFile(blobId, "GET", path, data);
     // A record that leaves out its id is the one its path names.
     return { ...data, blobId };

@@ -70,6 +70,12 @@ const RecordShape = z.object({
   expiresAt: timestamp("expiresAt").nullish(),
 });
 export const ReceivedFileSchema = z.preprocess(camelRecord, RecordShape);
+
+/**
+ * A GET's record: when the file was created and when it expires are what every count of its epochs
+ * starts from, so a record without them is refused, never counted on a guess.
+ */
+export const ReadFileSchema = z.preprocess(camelRecord, RecordShape.extend({ createdAt: timestamp("createdAt"), expiresAt: timestamp("expiresAt") }));
 export type ReceivedFile = z.infer<typeof RecordShape> & { blobId: string };
 
 /** The upload's answer (documented snake_case, or camelCase): the blobId it names is required, as every later request goes to it. */

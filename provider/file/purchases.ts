@@ -60,7 +60,8 @@ export function confirmedStart(
   checkedBy: "created" | "content" | "record",
   clock: Pick<PlanClock, "nowMs" | "epochMs" | "epochKnown">,
 ): Partial<StoredFileState> {
-  if (checkedBy === "created") return { retentionStartEpochs: claim.epochs, retentionStartMomentMs: 0 };
+  // Made by this upload: its epochs count from its creation's epoch, in any length, as a create's do.
+  if (checkedBy === "created") return { retentionStartEpochs: claim.epochs, retentionStartMomentMs: undefined };
   return retentionStartOf(file, { ...clock, nowMs: claim.sentAt });
 }
 

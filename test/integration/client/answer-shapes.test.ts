@@ -78,25 +78,67 @@ describe("GET answers in every shape the docs allow", () => {
     });
   }
 
-  it("a value that cannot be read is said in one line naming the field and pulumi-tuskr doctor; the upload is kept as unconfirmed, not bought again", async () => {
-    const e = await emulator();
-    printed();
-    let broken = true;
-    const p = await proxy(e, { json: (method, path, _status, body) => (isGet(method, path) && broken ? { ...(body as Props), expiresAt: "soon" } : body) });
-    const stack = stackOn(p);
-    const inputs = { source: textAsset(`unreadable ${Math.random()}`), name: "u.txt", retentionEpochs: 2, __urn: urn("u") };
-    const [created] = (await stack.up({ f: inputs })).steps;
-    expect(created.outcome).toBe("partial");
-    expect(created.error).toMatch(/expiresAt: expiresAt is not a time; `pulumi-tuskr doctor` shows what this service answers/);
-    expect(created.error?.split("\n")).toHaveLength(1);
-    expect(stack.get("f")?.state).toMatchObject({ __unconfirmedUpload: { created: true } });
-    // Read again once the service answers what it should: checked, recorded; no second upload.
-    broken = false;
-    await stack.up({ f: inputs });
-    expect(routes(e).filter((r) => r === "upload")).toHaveLength(1);
-    expect(stack.get("f")?.state).not.toHaveProperty("__unconfirmedUpload");
-    expect(e.files()[0]).toMatchObject({ uploadEpochs: 2, epochsBought: 0 });
-  });
+  for (const epochSet of [true, false]) {
+    it(`a value that cannot be read is said in one line naming the field and pulumi-tuskr doctor; the upload is kept as unconfirmed, not bought again (tuskr:epochSeconds ${epochSet ? "set" : "unset"})`, async () => {
+      const e = await emulator();
+      printed();
+      let broken = true;
+      const p = await proxy(e, { json: (method, path, _status, body) => (isGet(method, path) && broken ? { ...(body as Props), expiresAt: "soon" } : body) });
+      const stack = epochSet ? stackOn(p) : new EngineStack(() => configuredProvider(p, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } }));
+      const inputs = { source: textAsset(`unreadable ${Math.random()}`), name: "u.txt", retentionEpochs: 2, __urn: urn("u") };
+      const [created] = (await stack.up({ f: inputs })).steps;
+      expect(created.outcome).toBe("partial");
+      expect(created.error).toMatch(/expiresAt: expiresAt is not a time; `pulumi-tuskr doctor` shows what this service answers/);
+      expect(created.error?.split("\n")).toHaveLength(1);
+      expect(stack.get("f")?.state).toMatchObject({ __unconfirmedUpload: { created: true } });
+      // Read again once the service answers what it should: checked, recorded; no second upload.
+      broken = false;
+      await stack.up({ f: inputs });
+      expect(routes(e).filter((r) => r === "upload")).toHaveLength(1);
+      expect(stack.get("f")?.state).not.toHaveProperty("__unconfirmedUpload");
+      expect(e.files()[0]).toMatchObject({ uploadEpochs: 2, epochsBought: 0 });
+      expect(routes(e).filter((r) => r === "renew")).toEqual([]);
+    });
+  }
+
+  // What every count of a file's epochs starts from: a record without it is refused, never counted on a guess.
+  for (const field of ["createdAt", "expiresAt"] as const) {
+    it(`a GET without ${field}, on two-week epochs with tuskr:epochSeconds unset: refused naming ${field} and pulumi-tuskr doctor, nothing bought; exact once it answers`, async () => {
+      const e = await startEmulator({ port: 0, epochSeconds: 14 * 86400 });
+      closers.push(() => e.close());
+      printed();
+      let broken = false;
+      const p = await proxy(e, {
+        json: (method, path, _status, body) => {
+          if (!(isGet(method, path) && broken)) return body;
+          const { [field]: _left, ...rest } = body as Props;
+          return rest;
+        },
+      });
+      const stack = new EngineStack(() => configuredProvider(p, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } }));
+      // Uploaded by the stack for 3 while the service answered whole, then raised to 5.
+      const uploaded = { source: textAsset(`raised ${field} ${Math.random()}`), name: "r.txt", retentionEpochs: 3, __urn: urn("r") };
+      expect((await stack.up({ r: uploaded })).steps.map((s) => s.outcome)).toEqual(["ok"]);
+      broken = true;
+      const raised = { ...uploaded, retentionEpochs: 5 };
+      // Adopted with 1 epoch left, 6 declared: counted in days, its 14 "left" would buy nothing.
+      const adopted = (await e.uploadFile({ content: `adopted ${field} ${Math.random()}`, filename: "a.txt", epochs: 1 })).blobId;
+      const adopt = { blobId: adopted, retentionEpochs: 6, __urn: urn("a") };
+      for (const declared of [{ r: raised }, { a: adopt }] as Array<Record<string, Props>>) {
+        const failed = (await stack.up(declared)).steps.filter((s) => s.outcome !== "ok" && s.outcome !== "noop");
+        expect(failed).toHaveLength(1);
+        expect(failed[0].error).toMatch(new RegExp(`${field}: .*\`pulumi-tuskr doctor\``));
+      }
+      expect(routes(e).filter((r) => r === "renew")).toEqual([]);
+      expect(e.files().map((f) => f.epochsBought)).toEqual([0, 0]);
+      // Once the record is whole, each file ends exactly at its declared end.
+      broken = false;
+      const last = await stack.upUntilDone({ r: raised, a: adopt }, 3);
+      expect(last.done).toBe(true);
+      const ends = Object.fromEntries(e.files().map((f) => [f.blobId === adopted ? "a" : "r", f.endEpoch - f.startEpoch]));
+      expect(ends).toEqual({ a: 6, r: 5 });
+    });
+  }
 });
 
 describe("PATCH and renew answers of any shape, empty included", () => {

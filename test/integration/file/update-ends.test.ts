@@ -85,12 +85,12 @@ async function oneFileService(opts: {
 const textAsset = (text: string) => ({ [SIG_KEY]: ASSET_SIG, text });
 
 describe("the retention start never moves later on what a read says", () => {
-  it("a service that reports no createdAt: the declared end holds, and a killed create run again buys nothing more", async () => {
+  it("a service that reports no createdAt: refused naming the field, nothing bought on a count without its start", async () => {
     const svc = await oneFileService({ blobId: BLOB, leftEpochs: 2, tweakGet: (r) => ({ ...r, createdAt: null }) });
-    await (await configuredProvider(svc, {}, fast)).create({ blobId: BLOB, retentionEpochs: 5, __urn: URN });
-    await (await configuredProvider(svc, {}, fast)).create({ blobId: BLOB, retentionEpochs: 5, __urn: URN });
-    // The 3 lacking: 1 first, which shows the epoch's length (no answer had), then 2.
-    expect(svc.s.renews).toEqual([1, 2]);
+    const adopt = async () => (await configuredProvider(svc, {}, fast)).create({ blobId: BLOB, retentionEpochs: 5, __urn: URN });
+    await expect(adopt()).rejects.toThrow(/createdAt: .*`pulumi-tuskr doctor`/);
+    await expect(adopt()).rejects.toThrow(/INVALID_RESPONSE/);
+    expect(svc.s.renews).toEqual([]);
   });
 
   it("a createdAt that moves later between reads: raising 5 → 6 buys 1", async () => {

@@ -110,6 +110,7 @@ describe("StoredFolder: one entry per content", () => {
     ]);
   });
 
+  // Some 600 StoredFiles registered through the mocks: seconds, more on a loaded machine.
   it("a folder of more than 300 files kept as one resource per content is told, at every preview, that oneResource: true keeps it as one", async () => {
     const files = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`f${String(i).padStart(3, "0")}.txt`, `${i % 290}`]));
     const large = tree("large", files(301));
@@ -126,7 +127,7 @@ describe("StoredFolder: one entry per content", () => {
     expect(warnings).toEqual([
       "StoredFolder large: 301 files are 290 resources; `oneResource: true` keeps them as one, about 20× faster at 1,000 files. Switching uploads each content once more (docs/stored-folder.md)",
     ]);
-  });
+  }, 120_000);
 
   it("a folder that keeps no file is said (a typo in a glob would otherwise drop every file without a word)", async () => {
     registered = [];
