@@ -205,11 +205,12 @@ function story(s: EngineStack, lang: Language, logo: string, report: string): En
       },
     },
     {
-      name: "the handbook's retention raised from 3 to 5 epochs: the 2 it lacks, in one renew once its state knows the epoch",
+      name: "the handbook's retention raised from 3 to 5 epochs: the 2 it lacks, in one renew once the up knows the epoch",
       before: async () => {
         // The first up wrote the handbook's state in parallel with the logo's purchase that learnt
-        // the epoch: the state knows it only if written after. The up's first purchase is then
-        // one renew; else 1 epoch read back before the rest (a request more, no epoch more).
+        // the epoch. If the state does not hold it and the handbook's update runs before the
+        // logo's state is read, the up learns it again: 1 epoch read back, then the rest (a
+        // request more, no epoch more). Otherwise one renew of the 2.
         const resources = JSON.parse((await s.cli(["stack", "export"])).stdout).deployment.resources as Array<{ outputs?: Record<string, unknown> }>;
         handbookKnewEpoch = typeof resources.find((res) => res.outputs?.blobId === handbook)?.outputs?.__epochMsSeen === "number";
         edit(s, lang.program, ...lang.handbookRetention);
@@ -217,14 +218,13 @@ function story(s: EngineStack, lang: Language, logo: string, report: string): En
       command: "up",
       expect: (r) => {
         expect(r.changes).toEqual({ same: 3, update: 1 });
-        expect(writes(fileRequests())).toEqual(
-          handbookKnewEpoch
-            ? [["renew", { epochs: 2 }]]
-            : [
-                ["renew", { epochs: 1 }],
-                ["renew", { epochs: 1 }],
-              ],
-        );
+        const renews = writes(fileRequests());
+        if (handbookKnewEpoch || renews.length === 1) expect(renews).toEqual([["renew", { epochs: 2 }]]);
+        else
+          expect(renews).toEqual([
+            ["renew", { epochs: 1 }],
+            ["renew", { epochs: 1 }],
+          ]);
         expect(stored(handbook)).toMatchObject({ uploadEpochs: 3, epochsBought: 2 });
       },
     },
