@@ -208,8 +208,10 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   // The same upload under the same key: a replay (nothing bought), or what a second upload does.
   const again = await upload(keyA);
   const afterAgain = await expiryNow();
-  const replayed =
-    again?.headers.get("idempotent-replayed") === "true" || (again?.status === first.status && afterAgain === afterFirst && again?.status !== 200);
+  // Without an expiry to compare (a GET that leaves it out), only the service's replay header tells.
+  const comparable = afterFirst !== undefined && !Number.isNaN(afterFirst);
+  const headerReplay = again?.headers.get("idempotent-replayed") === "true";
+  const replayed = headerReplay || (comparable && again?.status === first.status && afterAgain === afterFirst && again?.status !== 200);
   let idempotencyKeys: IdempotencyKeys | null = null;
   let duplicateUpload: DuplicateUpload | null = null;
   const duplicateOf = (a: Answer | undefined, before: number | undefined, after: number | undefined): DuplicateUpload | null =>
@@ -228,23 +230,32 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
     const afterThird = await expiryNow();
     duplicateUpload = duplicateOf(third, afterAgain, afterThird);
     if (duplicateUpload === "purchase") bought.uploads++;
-  } else if (again) {
+  } else if (again && comparable) {
     idempotencyKeys = "ignored";
     duplicateUpload = duplicateOf(again, afterFirst, afterAgain);
     if (duplicateUpload === "purchase") bought.uploads++;
+  } else if (again && again.status >= 200 && again.status < 300) {
+    // Not measured: counted as bought, since nothing shows it was not.
+    bought.uploads++;
   }
   const keysSetting = options.settings?.idempotencyKeys;
   check(
     "idempotency-keys",
     idempotencyKeys === null ? "not measured" : idempotencyKeys === (keysSetting ?? ASSUMED.idempotencyKeys) ? "as assumed" : "differs",
     idempotencyKeys === null
-      ? "the second upload got no answer"
+      ? again
+        ? "the GET's record shows no expiry to compare the uploads by"
+        : "the second upload got no answer"
       : `the same upload under the same key was ${idempotencyKeys === "honoured" ? "replayed" : "not replayed"}${keysSetting ? ` (tuskr:idempotencyKeys ${keysSetting})` : ""}`,
   );
   check(
     "duplicate-upload",
     duplicateUpload === null ? "not measured" : duplicateUpload === "purchase" ? "differs" : "as assumed",
-    duplicateUpload === null ? "the second upload's answer says neither" : `${duplicateUpload}: ${DUPLICATE_WORDS[duplicateUpload]}`,
+    duplicateUpload === null
+      ? again && !comparable && !headerReplay
+        ? "the GET's record shows no expiry to compare the uploads by"
+        : "the second upload's answer says neither"
+      : `${duplicateUpload}: ${DUPLICATE_WORDS[duplicateUpload]}`,
   );
 
   // PATCH: merge-patch metadata, and its answer's shape. Free.

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type DuplicateUploadMode, type Emulator, type IdempotencyMode, startEmulator } from "../../../emulator";
 import { type DoctorReport, doctor } from "../../../provider/cli/doctor";
 import { KEY } from "../../helpers/emulator";
+import { rewritingProxy } from "../../helpers/hostile-service";
 
 /**
  * `pulumi-tuskr doctor` against the emulator in each of its behaviours: it measures the epoch,
@@ -92,6 +93,28 @@ describe("doctor --spend measures the service, whatever it does", () => {
       seen: expect.stringMatching(/answered 401 without the key/),
     });
     expect(report.exitCode).toBe(1);
+  });
+
+  it("a GET without expiresAt: the GET differs; what only its expiry could tell is not measured, and the second upload counted as bought", async () => {
+    const e = await start({ epochSeconds: DAY, duplicateUpload: "purchase", idempotency: "ignore" });
+    const proxy = await rewritingProxy(e.url, {
+      json: (method, path, _status, body) => {
+        if (method !== "GET" || !/^\/v1\/files\/[^/]+$/.test(path)) return body;
+        const { expiresAt: _left, ...rest } = body as Record<string, unknown>;
+        return rest;
+      },
+    });
+    try {
+      const report = await doctor({ apiKey: KEY, baseUrl: proxy.url, spend: true });
+      expect(verdicts(report)).toMatchObject({ "get-answer": "differs", "idempotency-keys": "not measured", "duplicate-upload": "not measured" });
+      expect({ duplicateUpload: report.duplicateUpload, idempotencyKeys: report.idempotencyKeys }).toEqual({ duplicateUpload: null, idempotencyKeys: null });
+      // The emulator sold the second upload: what doctor says it bought is what it did.
+      expect(spent(e)).toBe(3);
+      expect(report.bought).toEqual({ uploads: 2, renews: 1, bytes: 64 });
+      expect(report.exitCode).toBe(1);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
