@@ -49,8 +49,8 @@ export const TROUBLESHOOTING = {
   },
   INVALID_RESPONSE: {
     means:
-      "An answer that does not check out (another file's record, an entry serving other bytes or none at its url, an impossible expiry or id, a body past the limits, a body that is not JSON); nothing of it was recorded.",
-    run: "A body that is not JSON (a web page) usually means `tuskr:baseUrl` is not the service's API: check it. Otherwise report it to the service's operator; `pulumi refresh` shows what the service now says.",
+      "An answer that does not check out (another file's record, a GET without `createdAt` or `expiresAt`, an entry serving other bytes or none at its url, an impossible expiry or id, a body past the limits, a body that is not JSON); nothing of it was recorded, nothing bought on it.",
+    run: "A body that is not JSON (a web page) usually means `tuskr:baseUrl` is not the service's API: check it. Otherwise `pulumi-tuskr doctor` shows which answer differs; report it to the service's operator.",
   },
   RENEW_OUTCOME_UNKNOWN: {
     means:
@@ -108,9 +108,9 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
     run: 'Declare `oneResource: true` for a new folder. An existing stack that switches uploads each content once more ([StoredFolder](stored-folder.md), "Switching an existing folder").',
   },
   {
-    situation: "`retentionEpochs N is counted in tuskr:epochSeconds …, which no answer has confirmed` (a warning)",
+    situation: "`the service's epoch is not known to this stack …` (a warning, once per run)",
     means:
-      "A file this stack did not upload (adopted, or content already stored) has enough epochs left by the setting but not in longer ones, and no answer has shown the service's epoch yet: nothing is bought on a guess. Once an answer shows the length (this file's renew, or another's in the same run), the start is counted again in it.",
-    run: "`pulumi config set tuskr:epochSeconds <the service's epoch>` (Walrus mainnet: 1209600), then `pulumi up`; the warning stops once it is set.",
+      "Neither `tuskr:epochSeconds` nor an answer has given the epoch's length: the stack's first purchase buys 1 epoch, reads its record (which shows the length) and then buys the rest; the length is then kept in the stack's state.",
+    run: "`pulumi-tuskr doctor --spend` measures it once for the service; `pulumi config set tuskr:epochSeconds <what it printed>` spares every new stack that first epoch.",
   },
 ];
