@@ -22,7 +22,8 @@ export const ASSUMPTIONS = {
   },
   "get-answer": {
     assumed: "GET answers the file's record (camelCase: blobId, url, name, tag, size, createdAt, expiresAt)",
-    otherwise: "fields left out keep what the state has, but createdAt and expiresAt, without which a GET is refused; a value that cannot be read fails naming its field",
+    otherwise:
+      "fields left out keep what the state has, but createdAt and expiresAt, without which a GET is refused; a value that cannot be read fails naming its field",
   },
   "url-readable": {
     assumed: "a record's url serves its bytes without the key",
