@@ -67,6 +67,8 @@ export interface StepRecord {
   op: "create" | "update" | "same" | "replace" | "delete" | "read" | "read-gone";
   outcome: "ok" | "noop" | "partial" | "failed";
   error?: string;
+  /** The failure's own typed field: requests the client held back (the service seemed to refuse everyone), none sent. */
+  notSent?: boolean;
   /** What check refused ([] when it passed); absent for a refresh's read and a delete. */
   failures?: unknown[];
   /** What diff said, for a resource recorded before. */
@@ -205,8 +207,8 @@ export class EngineStack {
   /**
    * `pulumi up` again after each failed one, at most `maxRuns` times: what a user (or CI) does, with
    * nothing changed in between. With `holdMs`, a run whose failures were all requests the client
-   * held back (the service seemed to refuse everyone: "not sent") is what a user reruns "once it
-   * answers": it waits that long and does not count, up to `maxRuns` such runs more.
+   * held back (typed `notSent`: the service seemed to refuse everyone) is what a user reruns "once
+   * it answers": it waits that long and does not count, up to `maxRuns` such runs more.
    */
   async upUntilDone(
     declared: Map<string, Props> | Record<string, Props>,
@@ -220,7 +222,7 @@ export class EngineStack {
       runs.push(run);
       if (run.done) return { runs, done: true };
       const failures = run.steps.filter((s) => s.error !== undefined);
-      if (options.holdMs !== undefined && held < maxRuns && failures.length > 0 && failures.every((s) => / not sent: /.test(s.error ?? ""))) {
+      if (options.holdMs !== undefined && held < maxRuns && failures.length > 0 && failures.every((s) => s.notSent === true)) {
         held++;
         await new Promise((r) => setTimeout(r, options.holdMs));
         continue;
@@ -266,13 +268,14 @@ export class EngineStack {
     const record = (id: string, outs: Props | undefined, initErrors: boolean) =>
       this.resources.set(name, { id, state: viaWire(outs ?? {}), inputs: viaWire(inputs), initErrors });
     const failed = (op: StepRecord["op"], e: unknown, diff?: DiffAnswer): StepRecord => {
-      const err = e as { id?: unknown; properties?: Props; message?: string };
+      const err = e as { id?: unknown; properties?: Props; message?: string; notSent?: unknown };
       const error = String(err?.message ?? e);
+      const notSent = err?.notSent === true ? { notSent: true } : {};
       if (err && typeof err.id === "string" && err.id !== "" && err.properties) {
         record(err.id, err.properties, true);
-        return { name, op, outcome: "partial", error, failures, diff };
+        return { name, op, outcome: "partial", error, ...notSent, failures, diff };
       }
-      return { name, op, outcome: "failed", error, failures, diff };
+      return { name, op, outcome: "failed", error, ...notSent, failures, diff };
     };
 
     if (!before) {
