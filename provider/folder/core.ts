@@ -15,6 +15,7 @@ import { redactor } from "../file/messages";
 import { shows } from "../file/reason";
 import { parseState } from "../file/state";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
+import { createHash } from "node:crypto";
 
 /**
  * StoredFolder as one resource: each content is an entry StoredFileCore keeps exactly as a
@@ -28,6 +29,22 @@ const WORKERS = 8;
 const LISTED_FILES = 200;
 /** And says at most this many of its files' notices. */
 const NOTICES = 10;
+
+/** How long a diff's verdicts serve the update after it (the engine calls them one after the other). */
+const SETTLED_MS = 60_000;
+
+/** What a diff found, kept for the update of the same step so that it plans only the entries that change. */
+interface Settled {
+  key: string;
+  at: number;
+  recorded: Map<string, StoredFileState>;
+  /** The contents whose recorded entry the diff found as declared: carried as they are. */
+  unchanged: Set<string>;
+}
+
+/** One step's olds and news, as one digest: a diff's verdicts are reused only for the same two. */
+const stepKey = (state: StoredFolderState, req: StoredFolderRequest): string =>
+  createHash("sha256").update(JSON.stringify(state)).update("\0").update(JSON.stringify(req)).digest("hex");
 
 /** A folder operation's request, as a front door hands it over (folder/inputs.ts: `folderInputsOf`). */
 export interface StoredFolderRequest {
@@ -91,10 +108,21 @@ function failureText(failed: Failed<FolderEntry<unknown>>, untried: number, tota
 }
 
 export class StoredFolderCore {
+  /** The last diff's verdicts (one step at a time: the next diff or update replaces or takes them). */
+  private settled?: Settled;
+
   constructor(
     private readonly files: StoredFileCore,
     private readonly log: ProviderLog,
   ) {}
+
+  /** The last diff's verdicts, if it judged these olds and news within the minute; taken once. */
+  private takeSettled(state: StoredFolderState, req: StoredFolderRequest): Settled | undefined {
+    const settled = this.settled;
+    this.settled = undefined;
+    if (settled === undefined || Date.now() - settled.at > SETTLED_MS) return undefined;
+    return settled.key === stepKey(state, req) ? settled : undefined;
+  }
 
   /** Whether, since this call, the client found the service refusing every request: a new entry would only fail after its own budget. */
   private refusedFromNow(): () => boolean {
@@ -256,6 +284,7 @@ export class StoredFolderCore {
     const notices: Notice[] = [];
     const gather: ProviderLog = (notice) => void notices.push(notice);
     const differ = this.files.differ();
+    const unchanged = new Set<string>();
     for (const entry of manifestEntries(news)) {
       firstPath.set(entry.hash, entry.paths[0]);
       const before = recorded.get(entry.hash);
@@ -266,6 +295,7 @@ export class StoredFolderCore {
         { inputs: entryInputs(news, entry), urn: entryUrn(req.urn, entry), secretInputs: entrySecrets(req.secretInputs, news, entry) },
         gather,
       );
+      if (!d.changes) unchanged.add(entry.hash);
       if (d.changes) {
         entriesChange = true;
         const rel = entry.paths[0];
@@ -305,6 +335,7 @@ export class StoredFolderCore {
       this.log(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
     // The folder's secret names alone changed: an update that sends nothing and records them.
     const secretsChange = secretsMoved(state.secretInputs, req.secretInputs);
+    this.settled = { key: stepKey(state, req), at: Date.now(), recorded, unchanged };
     return { changes: entriesChange || secretsChange || Object.keys(detailedDiff).length > 0, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 
@@ -374,7 +405,9 @@ export class StoredFolderCore {
 
   private async converge(id: string, before: StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
     const news = req.inputs;
-    const recorded = this.recordedEntries(before);
+    // The diff of this step judged every entry already: those it found as declared are carried, not planned again.
+    const settled = this.takeSettled(before, req);
+    const recorded = settled?.recorded ?? this.recordedEntries(before);
     // Each entry kept, by the content `check` saw (an upload sends only that content: `onlyPreviewedContent`).
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
@@ -383,6 +416,10 @@ export class StoredFolderCore {
     // An entry whose plan sends nothing is kept as recorded here: only those that send go to the workers.
     const sending = entries.filter((entry) => {
       const old = recorded.get(entry.hash);
+      if (old !== undefined && settled?.unchanged.has(entry.hash)) {
+        keep(entry, old);
+        return false;
+      }
       if (old === undefined || wouldChange(old, entryInputs(news, entry), entrySecrets(req.secretInputs, news, entry)).changes) return true;
       keep(entry, old);
       return false;

@@ -1,0 +1,118 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
+import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../../emulator";
+import { noticeLine } from "../../../provider/engine/notice";
+import { StoredFileCore } from "../../../provider/file/core";
+import { StoredFolderCore } from "../../../provider/folder/core";
+import { validatedInputs } from "../../../provider/folder/inputs";
+
+/**
+ * The engine calls a folder's diff, then its update, with the same olds and news: the update
+ * carries the entries that diff found as declared instead of planning each again (at 100,000
+ * files, seconds). Olds or news other than the diff's are planned whole.
+ */
+
+const URN = "urn:pulumi:dev::proj::tuskr:index:StoredFolder::site";
+const FILES = 20;
+let emu: Emulator;
+let dir: string;
+let logs: string[];
+let files: StoredFileCore;
+let core: StoredFolderCore;
+
+beforeEach(async () => {
+  emu = await startEmulator({ port: 0 });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "update-after-diff-"));
+  for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), `file ${i}\n`);
+  logs = [];
+  files = new StoredFileCore({ retry: { baseDelayMs: 1, maxDelayMs: 5 } }, (n) => void logs.push(noticeLine(n)));
+  const e = emu;
+  files.configure({ get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": e.url })[k] } as never);
+  core = new StoredFolderCore(files, (n) => void logs.push(noticeLine(n)));
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await emu.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const checked = (olds: object, declared: Record<string, unknown>) => {
+  const out = core.check(olds, validatedInputs({ path: dir, retentionEpochs: 2, ...declared }, []), [], URN);
+  expect(out.failures).toEqual([]);
+  return { inputs: out.inputs, urn: URN, secretInputs: [] as string[] };
+};
+
+/** How many recorded entries the update plans (through the planner `changeTeller` makes). */
+function countPlans(): () => number {
+  const planned = new Set<object>();
+  const teller = files.changeTeller.bind(files);
+  vi.spyOn(files, "changeTeller").mockImplementation(() => {
+    const tell = teller();
+    return (...args) => {
+      planned.add(args[0]);
+      return tell(...args);
+    };
+  });
+  return () => planned.size;
+}
+
+it("one file edited of 20: the update after its diff plans none of the 19 unchanged again, and sends one upload and its read-back", async () => {
+  const plain = checked({}, {});
+  const created = await core.create(plain);
+  fs.writeFileSync(path.join(dir, "f3.txt"), "edited\n");
+  const req = checked(plain.inputs, {});
+  expect(core.diff(created.id, created.state, req).changes).toBe(true);
+  const planned = countPlans();
+  emu.clearRequests();
+  const updated = await core.update(created.id, created.state, req);
+  expect(planned()).toBe(0);
+  expect(emu.requests().map((r) => r.method)).toEqual(["POST", "GET"]);
+  // Nothing else is dropped or changed: the next diff finds nothing to do.
+  expect(core.diff(created.id, updated, checked(req.inputs, {})).changes).toBe(false);
+  expect(Object.keys(updated.blobIds ?? {})).toHaveLength(FILES);
+});
+
+it("an update whose news are not the diff's (a tag the diff did not see) plans every entry: 20 PATCHes", async () => {
+  const plain = checked({}, {});
+  const created = await core.create(plain);
+  expect(core.diff(created.id, created.state, checked(plain.inputs, {})).changes).toBe(false);
+  const tagged = checked(plain.inputs, { tag: "release-2" });
+  const planned = countPlans();
+  emu.clearRequests();
+  const updated = await core.update(created.id, created.state, tagged);
+  expect(planned()).toBe(FILES);
+  expect(emu.requests().filter((r) => r.method === "PATCH")).toHaveLength(FILES);
+  expect(core.diff(created.id, updated, checked(tagged.inputs, { tag: "release-2" })).changes).toBe(false);
+});
+
+it("an update whose olds are not the diff's (another recorded state) plans every entry", async () => {
+  const plain = checked({}, {});
+  const created = await core.create(plain);
+  const tagged = checked(plain.inputs, { tag: "release-2" });
+  core.diff(created.id, created.state, tagged);
+  const withTag = await core.update(created.id, created.state, tagged);
+  // The diff of the next step is made on `withTag`; an update handed the older state must not take its verdicts.
+  expect(core.diff(created.id, withTag, tagged).changes).toBe(false);
+  const planned = countPlans();
+  emu.clearRequests();
+  await core.update(created.id, created.state, tagged);
+  expect(planned()).toBe(FILES);
+  // Each entry read before its PATCH, found tagged already by the update before: nothing sent twice.
+  expect(emu.requests().map((r) => r.method)).toEqual(Array(FILES).fill("GET"));
+});
+
+it("a diff older than a minute is not taken: its update plans every entry", async () => {
+  const plain = checked({}, {});
+  const created = await core.create(plain);
+  fs.writeFileSync(path.join(dir, "f3.txt"), "edited again\n");
+  const req = checked(plain.inputs, {});
+  const now = Date.now();
+  core.diff(created.id, created.state, req);
+  vi.spyOn(Date, "now").mockReturnValue(now + 61_000);
+  const planned = countPlans();
+  await core.update(created.id, created.state, req);
+  // Every recorded entry but the edited file's (a new content: uploaded, nothing to plan).
+  expect(planned()).toBe(FILES - 1);
+});
