@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { UNKNOWN } from "../engine/markers";
 import { StoredFileInputsSchema } from "../file/schema";
 import type { FileValues } from "./walk";
+import { pathMap } from "./entries";
 
 /**
  * StoredFolder's inputs as one resource. File values reuse StoredFile's field definitions so limits
@@ -70,6 +71,11 @@ const outputShape = {
 };
 export const FOLDER_OUTPUT_SCHEMAS: Readonly<Record<keyof typeof outputShape, z.ZodType>> = outputShape;
 
+const pathsRead = z
+  .unknown()
+  .transform((recorded) => (recorded === undefined || recorded === null ? undefined : pathMap(recorded)))
+  .optional();
+
 /**
  * A folder's recorded state, read leniently (every field optional, unknown ones kept): the
  * inputs as applied, the outputs by path, and each content's entry as a StoredFile records it.
@@ -84,6 +90,9 @@ export const StoredFolderStateSchema = z
      * the preview, is also read here: the first one-resource folders recorded it among the outputs.
      */
     manifestText: z.string().nullish(),
+    // Read path by path (a value that is not a text is that path unrecorded), not by a rule per path: 100,000 of them.
+    blobIds: pathsRead,
+    urls: pathsRead,
     manifest: z.unknown().optional(),
     /** Each content's entry (by sha256), as a StoredFile records its state, as one JSON text (each read leniently on its own). */
     entries: z.union([z.string(), z.record(z.string(), z.record(z.string(), z.unknown()))]).nullish(),
