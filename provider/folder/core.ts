@@ -108,18 +108,18 @@ function failureText(failed: Failed<FolderEntry<unknown>>, untried: number, tota
 }
 
 export class StoredFolderCore {
-  /** The last diff's verdicts (one step at a time: the next diff or update replaces or takes them). */
-  private settled?: Settled;
+  /** Each folder's last diff verdicts, by URN (the engine may diff several folders before it updates them). */
+  private readonly settled = new Map<string, Settled>();
 
   constructor(
     private readonly files: StoredFileCore,
     private readonly log: ProviderLog,
   ) {}
 
-  /** The last diff's verdicts, if it judged these olds and news within the minute; taken once. */
+  /** The folder's last diff verdicts, if that diff judged these olds and news within the minute; taken once. */
   private takeSettled(state: StoredFolderState, req: StoredFolderRequest): Settled | undefined {
-    const settled = this.settled;
-    this.settled = undefined;
+    const settled = this.settled.get(req.urn ?? "");
+    this.settled.delete(req.urn ?? "");
     if (settled === undefined || Date.now() - settled.at > SETTLED_MS) return undefined;
     return settled.key === stepKey(state, req) ? settled : undefined;
   }
@@ -335,7 +335,7 @@ export class StoredFolderCore {
       this.log(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
     // The folder's secret names alone changed: an update that sends nothing and records them.
     const secretsChange = secretsMoved(state.secretInputs, req.secretInputs);
-    this.settled = { key: stepKey(state, req), at: Date.now(), recorded, unchanged };
+    this.settled.set(req.urn ?? "", { key: stepKey(state, req), at: Date.now(), recorded, unchanged });
     return { changes: entriesChange || secretsChange || Object.keys(detailedDiff).length > 0, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 

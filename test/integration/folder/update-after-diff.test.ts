@@ -116,3 +116,29 @@ it("a diff older than a minute is not taken: its update plans every entry", asyn
   // Every recorded entry but the edited file's (a new content: uploaded, nothing to plan).
   expect(planned()).toBe(FILES - 1);
 });
+
+it("two folders diffed before either is updated: each update carries its own folder's verdicts", async () => {
+  const other = fs.mkdtempSync(path.join(os.tmpdir(), "update-after-diff-b-"));
+  for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(other, `g${i}.txt`), `other ${i}\n`);
+  const urnB = `${URN}-b`;
+  const checkedB = (olds: object) => {
+    const out = core.check(olds, validatedInputs({ path: other, retentionEpochs: 2 }, []), [], urnB);
+    expect(out.failures).toEqual([]);
+    return { inputs: out.inputs, urn: urnB, secretInputs: [] as string[] };
+  };
+  const inA = checked({}, {});
+  const inB = checkedB({});
+  const a = await core.create(inA);
+  const b = await core.create(inB);
+  fs.writeFileSync(path.join(dir, "f1.txt"), "edited a\n");
+  fs.writeFileSync(path.join(other, "g1.txt"), "edited b\n");
+  const reqA = checked(inA.inputs, {});
+  const reqB = checkedB(inB.inputs);
+  core.diff(a.id, a.state, reqA);
+  core.diff(b.id, b.state, reqB);
+  const planned = countPlans();
+  await core.update(a.id, a.state, reqA);
+  await core.update(b.id, b.state, reqB);
+  expect(planned()).toBe(0);
+  fs.rmSync(other, { recursive: true, force: true });
+});
