@@ -9,7 +9,7 @@ import { applyPlan, type RenewFacts } from "./renew";
 import { type EpochFinding, ServiceFacts, findingText } from "../service/facts";
 import { type ConfigSource, type ProviderSettings, clientOptionsFrom, settingsFrom, settingsProblem } from "../config/settings";
 import { describe, label, masked, redactor, subject } from "./messages";
-import { type PlanClock, type PropertyDiff, planChange, planner, propertyDiffs, type StoredFilePlan, uploadFormEpochs } from "./plan";
+import { type PlanClock, type PropertyDiff, planChange, planHolds, planner, propertyDiffs, type StoredFilePlan, uploadFormEpochs } from "./plan";
 import { horizonClock, retentionStartEpochs } from "./epoch";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { type CheckFailure, type CheckedInputs, changeFailures } from "./validate";
@@ -176,6 +176,17 @@ export class StoredFileCore {
   private clock(): PlanClock {
     const epoch = this.context.facts.epoch;
     return { nowMs: Date.now(), epochMs: epoch.ms, epochKnown: epoch.known, warnWithinEpochs: this.context.settings.expiryWarningEpochs };
+  }
+
+  /** This moment as plans read it: the time, and the epoch as now known. */
+  planClock(): PlanClock {
+    return this.clock();
+  }
+
+  /** Whether a plan of a recorded file made at `then` still holds now (a folder carries its diff's verdicts on it). */
+  planStillHolds(then: PlanClock): (state: StoredFileState) => boolean {
+    const now = this.clock();
+    return (state) => planHolds(state, then, now);
   }
 
   /** The length a file's state recorded counts for every file: one service, one epoch. Returns `state`. */

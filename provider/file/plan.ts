@@ -24,6 +24,14 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
 }
 
 /**
+ * Whether a plan of a recorded file made at `then` holds at `now`: time enters it only through the
+ * file's epochs left (keep-alive, expiry) and the epoch's length.
+ */
+export function planHolds(state: StoredFileState, then: PlanClock, now: PlanClock): boolean {
+  return then.epochMs === now.epochMs && then.epochKnown === now.epochKnown && remainingEpochs(state.expiresAt, then) === remainingEpochs(state.expiresAt, now);
+}
+
+/**
  * A `retainUntil` the service may not reach: it sells at most `maxEpochsAhead` epochs from the
  * start of its current epoch, unknown before a read, so only a date one epoch inside that is safe.
  * Checked at preview, before any request.

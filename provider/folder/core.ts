@@ -7,7 +7,7 @@ import { entriesByHash, entryInputs, entrySecrets, entryUrn } from "./entry";
 import { folderEntryUrn, urnName } from "../engine/urns";
 import { type StoredFileCore, type StoredFileDiff, secretsMoved } from "../file/core";
 import { type Notice, type ProviderLog, info, mapText, warning } from "../engine/notice";
-import { type PropertyDiff, putChange } from "../file/plan";
+import { type PlanClock, type PropertyDiff, putChange } from "../file/plan";
 import { type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
 import { type TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type CheckFailure, checkFailure, fieldAccepts, validateInputs } from "../file/validate";
@@ -37,6 +37,8 @@ const SETTLED_MS = 60_000;
 interface Settled {
   key: string;
   at: number;
+  /** The moment the diff planned at: a verdict is carried only while the entry's plan holds since. */
+  clock: PlanClock;
   recorded: Map<string, StoredFileState>;
   /** The contents whose recorded entry the diff found as declared: carried as they are. */
   unchanged: Set<string>;
@@ -116,10 +118,17 @@ export class StoredFolderCore {
     private readonly log: ProviderLog,
   ) {}
 
+  /** Keeps (or, given none, forgets) a folder's verdicts, and lets go of any past their minute. */
+  private keepSettled(urn: string | undefined, settled: Settled | undefined): void {
+    for (const [at, kept] of this.settled) if (Date.now() - kept.at > SETTLED_MS) this.settled.delete(at);
+    if (settled) this.settled.set(urn ?? "", settled);
+    else this.settled.delete(urn ?? "");
+  }
+
   /** The folder's last diff verdicts, if that diff judged these olds and news within the minute; taken once. */
   private takeSettled(state: StoredFolderState, req: StoredFolderRequest): Settled | undefined {
     const settled = this.settled.get(req.urn ?? "");
-    this.settled.delete(req.urn ?? "");
+    this.keepSettled(req.urn, undefined);
     if (settled === undefined || Date.now() - settled.at > SETTLED_MS) return undefined;
     return settled.key === stepKey(state, req) ? settled : undefined;
   }
@@ -283,6 +292,7 @@ export class StoredFolderCore {
     // Each entry's notices (expiring, keep-alive due), gathered: a folder of thousands says a few, then counts the rest.
     const notices: Notice[] = [];
     const gather: ProviderLog = (notice) => void notices.push(notice);
+    const clock = this.files.planClock();
     const differ = this.files.differ();
     const unchanged = new Set<string>();
     for (const entry of manifestEntries(news)) {
@@ -335,8 +345,12 @@ export class StoredFolderCore {
       this.log(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
     // The folder's secret names alone changed: an update that sends nothing and records them.
     const secretsChange = secretsMoved(state.secretInputs, req.secretInputs);
-    this.settled.set(req.urn ?? "", { key: stepKey(state, req), at: Date.now(), recorded, unchanged });
-    return { changes: entriesChange || secretsChange || Object.keys(detailedDiff).length > 0, replaces: [], deleteBeforeReplace: false, detailedDiff };
+    const changes = entriesChange || secretsChange || Object.keys(detailedDiff).length > 0;
+    // Kept for the update that follows a change, if the epoch's facts did not move while planning (a state may teach the length).
+    const after = this.files.planClock();
+    const kept = changes && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown;
+    this.keepSettled(req.urn, kept ? { key: stepKey(state, req), at: Date.now(), clock, recorded, unchanged } : undefined);
+    return { changes, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 
   /** Uploads or adopts each content's entry (a content stored already is not uploaded twice within the folder). */
@@ -408,6 +422,7 @@ export class StoredFolderCore {
     // The diff of this step judged every entry already: those it found as declared are carried, not planned again.
     const settled = this.takeSettled(before, req);
     const recorded = settled?.recorded ?? this.recordedEntries(before);
+    const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
     // Each entry kept, by the content `check` saw (an upload sends only that content: `onlyPreviewedContent`).
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
@@ -416,7 +431,7 @@ export class StoredFolderCore {
     // An entry whose plan sends nothing is kept as recorded here: only those that send go to the workers.
     const sending = entries.filter((entry) => {
       const old = recorded.get(entry.hash);
-      if (old !== undefined && settled?.unchanged.has(entry.hash)) {
+      if (old !== undefined && settled?.unchanged.has(entry.hash) && holds(old)) {
         keep(entry, old);
         return false;
       }

@@ -7,6 +7,8 @@ import { noticeLine } from "../../../provider/engine/notice";
 import { StoredFileCore } from "../../../provider/file/core";
 import { StoredFolderCore } from "../../../provider/folder/core";
 import { validatedInputs } from "../../../provider/folder/inputs";
+import { recordedManifest, unpackEntries } from "../../../provider/folder/entries";
+import type { StoredFolderState } from "../../../provider/folder/schema";
 
 /**
  * The engine calls a folder's diff, then its update, with the same olds and news: the update
@@ -141,4 +143,62 @@ it("two folders diffed before either is updated: each update carries its own fol
   await core.update(b.id, b.state, reqB);
   expect(planned()).toBe(0);
   fs.rmSync(other, { recursive: true, force: true });
+});
+
+/** A folder on a service of short epochs (the setting says the same length), its core, and its files' ends. */
+async function shortEpochs(epochSeconds: number) {
+  await emu.close();
+  emu = await startEmulator({ port: 0, epochSeconds });
+  const e = emu;
+  files = new StoredFileCore({ retry: { baseDelayMs: 1, maxDelayMs: 5 } }, (n) => void logs.push(noticeLine(n)));
+  const settings: Record<string, string> = { "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": e.url, "tuskr:epochSeconds": String(epochSeconds) };
+  files.configure({ get: (k: string) => settings[k] } as never);
+  core = new StoredFolderCore(files, (n) => void logs.push(noticeLine(n)));
+}
+const ends = (state: StoredFolderState) =>
+  [...unpackEntries(state.entries, { manifest: recordedManifest(state), blobIds: state.blobIds ?? {}, urls: state.urls ?? {} }).values()].map((x) =>
+    Date.parse(String(x.expiresAt)),
+  );
+/** Moves the clock `shiftMs` ahead of the real one, for the provider's every reading of it. */
+const shiftClock = (shiftMs: number) => {
+  const real = Date.now.bind(Date);
+  vi.spyOn(Date, "now").mockImplementation(() => real() + shiftMs);
+};
+
+it("a keep-alive that falls due between the diff and its update: every entry due is renewed, not carried as the diff judged it", async () => {
+  await shortEpochs(30);
+  const declared = { keepAlive: { minRemainingEpochs: 2, renewEpochs: 3 } };
+  const plain = checked({}, declared);
+  const created = await core.create(plain);
+  fs.writeFileSync(path.join(dir, "f3.txt"), "edited\n");
+  const req = checked(plain.inputs, declared);
+  const t0 = Date.now();
+  expect(core.diff(created.id, created.state, req).changes).toBe(true);
+  // Just past the moment the untouched files have fewer than 2 epochs left (within the minute a verdict is kept).
+  const shift = Math.min(...ends(created.state)) - t0 - 30_000 + 500;
+  expect(shift).toBeGreaterThan(0);
+  expect(shift).toBeLessThan(60_000);
+  shiftClock(shift);
+  emu.clearRequests();
+  const updated = await core.update(created.id, created.state, req);
+  expect(emu.requests().filter((r) => r.route === "renew")).toHaveLength(FILES);
+  expect(core.diff(created.id, updated, checked(req.inputs, declared)).changes).toBe(false);
+});
+
+it("an entry that expires between the diff and its update is uploaded again, not carried as stored", async () => {
+  await shortEpochs(20);
+  const declared = { retentionEpochs: 1 };
+  const plain = checked({}, declared);
+  const created = await core.create(plain);
+  fs.writeFileSync(path.join(dir, "f3.txt"), "edited\n");
+  const req = checked(plain.inputs, declared);
+  const t0 = Date.now();
+  expect(core.diff(created.id, created.state, req).changes).toBe(true);
+  const shift = Math.max(...ends(created.state)) - t0 + 500;
+  expect(shift).toBeLessThan(60_000);
+  shiftClock(shift);
+  emu.clearRequests();
+  await core.update(created.id, created.state, req);
+  // Each content sent again, as an update without the diff before it does (not one upload: the edited file's).
+  expect(emu.requests().filter((r) => r.route === "upload")).toHaveLength(FILES);
 });
