@@ -1,6 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { isPlainObject } from "../../api";
 import { fromOutputTexts, pathText, withOutputTexts } from "../folder/entries";
+import { reclaimAfter } from "../folder/memory";
 import type { ConfigSource } from "../config/settings";
 import type { StoredFileCore } from "../file/core";
 import { type ProviderLog, inertFailure, noticeLine } from "../engine/notice";
@@ -25,7 +26,12 @@ const folderRequestOf = (news: Props): StoredFolderRequest => {
   return { inputs: folderInputsOf(inputs), urn, secretInputs };
 };
 /** The outputs this resource records: the core's state, its maps by path as texts (folder/entries.ts). */
-const asRecorded = (properties: Props): Props => withOutputTexts(properties);
+const asRecorded = (properties: Props): Props => {
+  const recorded = withOutputTexts(properties);
+  // The texts are written: what made them goes before the SDK copies the outputs into its message.
+  reclaimAfter(isPlainObject(properties.blobIds) ? Object.keys(properties.blobIds).length : 0);
+  return recorded;
+};
 /**
  * The inputs this resource records: the manifest as one text, as the outputs hold it. As a map of
  * 100,000 paths it is 100,000 properties that the SDK and the engine each convert, log and store at

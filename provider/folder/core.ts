@@ -16,6 +16,7 @@ import { shows } from "../file/reason";
 import { parseState } from "../file/state";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 import { createHash } from "node:crypto";
+import { reclaimAfter } from "./memory";
 
 /**
  * StoredFolder as one resource: each content is an entry StoredFileCore keeps exactly as a
@@ -165,7 +166,10 @@ export class StoredFolderCore {
     const manifest: Manifest = {};
     for (const [hash, rels] of walked.groups) for (const rel of rels) manifest[rel] = hash;
     const withManifest = { ...inputs, manifest };
-    return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, log, urn) };
+    reclaimAfter(walked.groups.size);
+    const judged = this.entryFailures(olds, withManifest, secretInputs, label, log, urn);
+    reclaimAfter(walked.groups.size);
+    return { inputs: withManifest, failures: judged };
   }
 
   /**
@@ -271,6 +275,7 @@ export class StoredFolderCore {
     if (!isPlainObject(news.manifest)) return { changes: true, replaces: [], deleteBeforeReplace: false, detailedDiff: {} };
     const oldManifest = recordedManifest(state);
     const recorded = this.recordedEntries(state, oldManifest);
+    reclaimAfter(recorded.size);
     const newManifest = news.manifest;
     const detailedDiff: Record<string, PropertyDiff> = {};
     // The declared values that changed: what an entry's own change comes from, unless it is a value changed outside the stack.
@@ -325,6 +330,7 @@ export class StoredFolderCore {
         }
       }
     }
+    reclaimAfter(recorded.size);
     const lines: string[] = [];
     for (const [rel, what] of entryOnly) lines.push(`~ ${rel} (same content; its entry: ${[...new Set(what)].join(", ")})`);
     for (const change of manifestChanges(oldManifest, newManifest, (hash) => recorded.has(hash))) {
@@ -463,7 +469,9 @@ export class StoredFolderCore {
     for (const entry of entries) if (!done.has(entry.hash) && recorded.has(entry.hash)) keep(entry, recorded.get(entry.hash)!);
     // The paths of the entries kept (a failed new content is not recorded: the next `up` sends it).
     const manifest = Object.fromEntries(Object.entries(news.manifest as Manifest).filter(([, hash]) => done.has(hash)));
+    reclaimAfter(done.size);
     const state = this.assemble(news, req.secretInputs, manifest, done);
+    reclaimAfter(done.size);
     if (failed.length > 0 || untried > 0) {
       const message = `StoredFolder ${folderName(req.urn, news)}: ${failureText(failed, untried, entries.length, this.files.serviceRefusal())}`;
       // One reason: the engine prints several as "N errors occurred", which counts neither the files nor those not sent.
