@@ -165,15 +165,21 @@ const shiftClock = (shiftMs: number) => {
   vi.spyOn(Date, "now").mockImplementation(() => real() + shiftMs);
 };
 
-it("a keep-alive that falls due between the diff and its update: every entry due is renewed, not carried as the diff judged it", async () => {
-  await shortEpochs(30);
-  const declared = { keepAlive: { minRemainingEpochs: 2, renewEpochs: 3 } };
+/** A folder created as `declared`, one file edited, and the diff of that edit made now (`t0`). */
+async function editedThenDiffed(declared: Record<string, unknown>) {
   const plain = checked({}, declared);
   const created = await core.create(plain);
   fs.writeFileSync(path.join(dir, "f3.txt"), "edited\n");
   const req = checked(plain.inputs, declared);
   const t0 = Date.now();
   expect(core.diff(created.id, created.state, req).changes).toBe(true);
+  return { created, req, t0 };
+}
+
+it("a keep-alive that falls due between the diff and its update: every entry due is renewed, not carried as the diff judged it", async () => {
+  await shortEpochs(30);
+  const declared = { keepAlive: { minRemainingEpochs: 2, renewEpochs: 3 } };
+  const { created, req, t0 } = await editedThenDiffed(declared);
   // Just past the moment the untouched files have fewer than 2 epochs left (within the minute a verdict is kept).
   const shift = Math.min(...ends(created.state)) - t0 - 30_000 + 500;
   expect(shift).toBeGreaterThan(0);
@@ -188,12 +194,7 @@ it("a keep-alive that falls due between the diff and its update: every entry due
 it("an entry that expires between the diff and its update is uploaded again, not carried as stored", async () => {
   await shortEpochs(20);
   const declared = { retentionEpochs: 1 };
-  const plain = checked({}, declared);
-  const created = await core.create(plain);
-  fs.writeFileSync(path.join(dir, "f3.txt"), "edited\n");
-  const req = checked(plain.inputs, declared);
-  const t0 = Date.now();
-  expect(core.diff(created.id, created.state, req).changes).toBe(true);
+  const { created, req, t0 } = await editedThenDiffed(declared);
   const shift = Math.max(...ends(created.state)) - t0 + 500;
   expect(shift).toBeLessThan(60_000);
   shiftClock(shift);
