@@ -6,7 +6,7 @@ import type { ConfigSource } from "../config/settings";
 import type { StoredFileCore } from "../file/core";
 import { type ProviderLog, inertFailure, noticeLine } from "../engine/notice";
 import { requestOf, storedFileProvider, toldOnce, withProvider } from "./stored-file-provider";
-import { StoredFolderCore, type StoredFolderRequest } from "../folder/core";
+import { StoredFolderCore, type StoredFolderRequest, stepDigest } from "../folder/core";
 import { folderInputsOf, validatedInputs } from "../folder/inputs";
 import { type Manifest, type StoredFolderState, folderStateOf } from "../folder/schema";
 
@@ -20,10 +20,10 @@ type Props = Record<string, unknown>;
 
 /** The recorded state, from the outputs (their texts read back into the maps the core keeps). */
 const stateOf = (props: Props): StoredFolderState => folderStateOf(fromOutputTexts(props));
-/** A request for the core: the folder's inputs as `check` returned them, typed (the URN and secret names split off). */
-const folderRequestOf = (news: Props): StoredFolderRequest => {
+/** A request for the core: the folder's inputs as `check` returned them, typed (the URN and secret names split off); given olds, the step's digest. */
+const folderRequestOf = (news: Props, olds?: Props): StoredFolderRequest => {
   const { inputs, urn, secretInputs } = requestOf(news);
-  return { inputs: folderInputsOf(inputs), urn, secretInputs };
+  return { inputs: folderInputsOf(inputs), urn, secretInputs, ...(olds ? { sent: stepDigest(olds, news) } : {}) };
 };
 /** The outputs this resource records: the core's state, its maps by path as texts (folder/entries.ts). */
 const asRecorded = (properties: Props): Props => {
@@ -37,7 +37,13 @@ const asRecorded = (properties: Props): Props => {
  * 100,000 paths it is 100,000 properties that the SDK and the engine each convert, log and store at
  * every step; the engine still shows a change of it path by path (it reads the text as JSON).
  */
-const inputsAsRecorded = (inputs: Props): Props => (isPlainObject(inputs.manifest) ? { ...inputs, manifest: pathText(inputs.manifest as Manifest) } : inputs);
+const inputsAsRecorded = (inputs: Props): Props => {
+  if (!isPlainObject(inputs.manifest)) return inputs;
+  const recorded = { ...inputs, manifest: pathText(inputs.manifest as Manifest) };
+  // As for the outputs: what the walk and the judging made goes before the SDK copies the inputs.
+  reclaimAfter(Object.keys(inputs.manifest).length);
+  return recorded;
+};
 
 class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   private readonly files: StoredFileCore;
@@ -55,7 +61,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
 
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
-    const checked = await toldOnce("check", () => this.core.check(folderInputsOf(olds), validatedInputs(inputs, secretInputs), secretInputs, urn));
+    const checked = await toldOnce("check", () => this.core.check(() => folderInputsOf(olds), validatedInputs(inputs, secretInputs), secretInputs, urn));
     return {
       inputs: { ...inputsAsRecorded(checked.inputs), ...carried },
       failures: checked.failures.map(({ property, reason }) => inertFailure({ property, reason })),
@@ -63,7 +69,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-    const { changes, replaces, deleteBeforeReplace } = await toldOnce("diff", () => this.core.diff(id, stateOf(olds), folderRequestOf(news)));
+    const { changes, replaces, deleteBeforeReplace } = await toldOnce("diff", () => this.core.diff(id, stateOf(olds), folderRequestOf(news, olds)));
     return { changes, replaces, deleteBeforeReplace };
   }
 
@@ -78,7 +84,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-    return { outs: asRecorded(await this.core.update(id, stateOf(olds), folderRequestOf(news)).catch(withProvider(news, asRecorded))) };
+    return { outs: asRecorded(await this.core.update(id, () => stateOf(olds), folderRequestOf(news, olds)).catch(withProvider(news, asRecorded))) };
   }
 
   /** Blobs cannot be deleted through the API: the files keep their periods, and no request is sent. */

@@ -45,15 +45,28 @@ interface Settled {
   unchanged: Set<string>;
 }
 
-/** One step's olds and news, as one digest: a diff's verdicts are reused only for the same two. */
-const stepKey = (state: StoredFolderState, req: StoredFolderRequest): string =>
-  createHash("sha256").update(JSON.stringify(state)).update("\0").update(JSON.stringify(req)).digest("hex");
+/**
+ * One step's olds and news as the engine sent them, as one digest, made once and only when asked:
+ * a diff's verdicts serve only an update sent the same two. Each front door digests what it
+ * received, before reading it.
+ */
+export function stepDigest(olds: unknown, news: unknown): () => string {
+  let digest: string | undefined;
+  return () =>
+    (digest ??= createHash("sha256")
+      .update(JSON.stringify(olds ?? null))
+      .update("\0")
+      .update(JSON.stringify(news ?? null))
+      .digest("hex"));
+}
 
 /** A folder operation's request, as a front door hands it over (folder/inputs.ts: `folderInputsOf`). */
 export interface StoredFolderRequest {
   inputs: FolderInputs;
   urn?: string;
   secretInputs: readonly string[];
+  /** The step's `stepDigest`; without one, a diff keeps nothing and an update plans every entry. */
+  sent?: () => string;
 }
 
 /** The folder name a message uses: the resource's name from its URN, else its path. */
@@ -126,12 +139,12 @@ export class StoredFolderCore {
     else this.settled.delete(urn ?? "");
   }
 
-  /** The folder's last diff verdicts, if that diff judged these olds and news within the minute; taken once. */
-  private takeSettled(state: StoredFolderState, req: StoredFolderRequest): Settled | undefined {
+  /** The folder's last diff verdicts, if that diff was sent these olds and news within the minute; taken once. */
+  private takeSettled(req: StoredFolderRequest): Settled | undefined {
     const settled = this.settled.get(req.urn ?? "");
     this.keepSettled(req.urn, undefined);
-    if (settled === undefined || Date.now() - settled.at > SETTLED_MS) return undefined;
-    return settled.key === stepKey(state, req) ? settled : undefined;
+    if (settled === undefined || req.sent === undefined || Date.now() - settled.at > SETTLED_MS) return undefined;
+    return settled.key === req.sent() ? settled : undefined;
   }
 
   /** Whether, since this call, the client found the service refusing every request: a new entry would only fail after its own budget. */
@@ -143,10 +156,10 @@ export class StoredFolderCore {
   /**
    * Walks the folder (never following links), hashes its files and checks each entry as a
    * StoredFile, naming the failing path's own or shared field. `news` is what `validatedInputs`
-   * produced; its failures pass through.
+   * produced; its failures pass through. `olds` is read only if an entry declares a date.
    */
   check(
-    olds: FolderInputs,
+    olds: () => FolderInputs,
     news: { inputs: FolderInputs; failures: CheckFailure[] },
     secretInputs: readonly string[],
     urn?: string,
@@ -167,9 +180,8 @@ export class StoredFolderCore {
     for (const [hash, rels] of walked.groups) for (const rel of rels) manifest[rel] = hash;
     const withManifest = { ...inputs, manifest };
     reclaimAfter(walked.groups.size);
-    const judged = this.entryFailures(olds, withManifest, secretInputs, label, log, urn);
-    reclaimAfter(walked.groups.size);
-    return { inputs: withManifest, failures: judged };
+    // (The front door collects once it has made its answer of these inputs.)
+    return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, log, urn) };
   }
 
   /**
@@ -209,7 +221,7 @@ export class StoredFolderCore {
    * names: those are judged once, and each name apart.
    */
   private entryFailures(
-    olds: FolderInputs,
+    olds: () => FolderInputs,
     withManifest: FolderInputs,
     secretInputs: readonly string[],
     label: string,
@@ -220,8 +232,8 @@ export class StoredFolderCore {
     // Each content's date as its entry declared it before (made only for a folder that declares one).
     let oldDates: Map<string, FolderEntry<unknown>> | undefined;
     const dateAsBefore = (hash: string, date: unknown): boolean => {
-      if (date === undefined || date === null || !isPlainObject(olds?.manifest)) return false;
-      oldDates ??= entriesByHash(olds);
+      if (date === undefined || date === null) return false;
+      oldDates ??= entriesByHash(olds());
       return jsonEqual(declaredValue(oldDates.get(hash), "retainUntil"), date);
     };
     const entries = manifestEntries(withManifest);
@@ -354,20 +366,24 @@ export class StoredFolderCore {
     const changes = entriesChange || secretsChange || Object.keys(detailedDiff).length > 0;
     // Kept for the update that follows a change, if the epoch's facts did not move while planning (a state may teach the length).
     const after = this.files.planClock();
-    const kept = changes && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown;
-    this.keepSettled(req.urn, kept ? { key: stepKey(state, req), at: Date.now(), clock, recorded, unchanged } : undefined);
+    const kept = changes && req.sent !== undefined && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown;
+    this.keepSettled(req.urn, kept ? { key: req.sent!(), at: Date.now(), clock, recorded, unchanged } : undefined);
     return { changes, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 
   /** Uploads or adopts each content's entry (a content stored already is not uploaded twice within the folder). */
   async create(req: StoredFolderRequest): Promise<{ id: string; state: StoredFolderState }> {
     const id = String(req.inputs.path);
-    const state = await this.converge(id, {}, req);
+    const state = await this.converge(id, () => ({}), req);
     return { id, state };
   }
 
-  /** Each entry brought to what is declared; new contents uploaded; removed ones forgotten (no request). */
-  async update(id: string, before: StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
+  /**
+   * Each entry brought to what is declared; new contents uploaded; removed ones forgotten (no
+   * request). `before` is read only if this step's diff left no verdicts (at 100,000 entries, a
+   * second).
+   */
+  async update(id: string, before: () => StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
     return this.converge(id, before, req);
   }
 
@@ -423,11 +439,11 @@ export class StoredFolderCore {
     return any ? out : {};
   }
 
-  private async converge(id: string, before: StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
+  private async converge(id: string, before: () => StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
     const news = req.inputs;
     // The diff of this step judged every entry already: those it found as declared are carried, not planned again.
-    const settled = this.takeSettled(before, req);
-    const recorded = settled?.recorded ?? this.recordedEntries(before);
+    const settled = this.takeSettled(req);
+    const recorded = settled?.recorded ?? this.recordedEntries(before());
     const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
     // Each entry kept, by the content `check` saw (an upload sends only that content: `onlyPreviewedContent`).
     const done = new Map<string, StoredFileState>();

@@ -8,7 +8,8 @@ import type { StoredFileState } from "../file/schema";
 import { type CheckFailure, declaredInputsOf, validateInputs } from "../file/validate";
 import { hideBookkeeping, parseState } from "../file/state";
 import { GET_FILE_TOKEN } from "./schema";
-import { StoredFolderCore, type StoredFolderRequest } from "../folder/core";
+import { StoredFolderCore, type StoredFolderRequest, stepDigest } from "../folder/core";
+import { reclaimAfter } from "../folder/memory";
 import { folderInputsOf, validatedInputs } from "../folder/inputs";
 import { type StoredFolderState, folderStateOf as parsedFolderState } from "../folder/schema";
 import type { TuskrClientOptions } from "../client/client";
@@ -196,10 +197,13 @@ function rethrowPartial(error: unknown): never {
 /** A folder's recorded state, revealed and read leniently. */
 const folderStateOf = (props: Props | undefined): StoredFolderState => parsedFolderState(revealAll(props).plain);
 
-/** A folder operation's request: its inputs (as `check` returned them) revealed and typed, the URN from the engine, the secret inputs from their markers. */
-function folderRequestOf(urn: string, props: Props | undefined): StoredFolderRequest {
+/**
+ * A folder operation's request: its inputs (as `check` returned them) revealed and typed, the URN
+ * from the engine, the secret inputs from their markers; given olds, the step's digest.
+ */
+function folderRequestOf(urn: string, props: Props | undefined, olds?: Props): StoredFolderRequest {
   const { plain, secrets } = revealAll(props);
-  return { inputs: folderInputsOf(plain), urn, secretInputs: secrets };
+  return { inputs: folderInputsOf(plain), urn, secretInputs: secrets, ...(olds ? { sent: stepDigest(olds, props) } : {}) };
 }
 
 /** What a folder records, its secret inputs marked secret — and its entries too when any value is (they hold the values). */
@@ -214,8 +218,11 @@ export class StoredFolderPlugin {
 
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
     const { inputs, secretInputs } = requestOf(urn, news);
-    const checked = this.core.check(folderInputsOf(revealAll(olds).plain), validatedInputs(inputs, secretInputs), secretInputs, urn);
-    return { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
+    const checked = this.core.check(() => folderInputsOf(revealAll(olds).plain), validatedInputs(inputs, secretInputs), secretInputs, urn);
+    const answer = { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
+    // What the walk and the judging made goes before the plugin's server copies the inputs into its message.
+    reclaimAfter(isPlainObject(checked.inputs.manifest) ? Object.keys(checked.inputs.manifest).length : 0);
+    return answer;
   }
 
   /** `oldInputs`: the inputs the engine recorded (after a refresh, those it handed back), where it sends them. */
@@ -226,7 +233,12 @@ export class StoredFolderPlugin {
     news: Props,
     oldInputs: Props = {},
   ): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
-    const { changes, replaces, detailedDiff } = this.core.diff(id, folderStateOf(olds), folderRequestOf(urn, news), folderInputsOf(revealAll(oldInputs).plain));
+    const { changes, replaces, detailedDiff } = this.core.diff(
+      id,
+      folderStateOf(olds),
+      folderRequestOf(urn, news, olds),
+      folderInputsOf(revealAll(oldInputs).plain),
+    );
     return { changes, replaces, detailedDiff };
   }
 
@@ -243,7 +255,7 @@ export class StoredFolderPlugin {
   }
 
   async update(id: string, urn: string, olds: Props, news: Props): Promise<{ outs: Props }> {
-    const state = await this.core.update(id, folderStateOf(olds), folderRequestOf(urn, news)).catch(rethrowFolderPartial);
+    const state = await this.core.update(id, () => folderStateOf(olds), folderRequestOf(urn, news, olds)).catch(rethrowFolderPartial);
     return { outs: folderOutputs(state) };
   }
 }

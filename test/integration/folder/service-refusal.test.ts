@@ -55,7 +55,7 @@ function folder(apiKey = EMULATOR_DEFAULT_API_KEY, clientOptions = FAST, baseUrl
   files.configure({ get: (k: string) => ({ "tuskr:apiKey": apiKey, "tuskr:baseUrl": baseUrl })[k] } as never);
   const core = new StoredFolderCore(files, () => {});
   const inputs = (declared: Record<string, unknown>, olds: FolderInputs = {}) => {
-    const checked = core.check(olds, validatedInputs({ path: dir, ...declared }, []), [], URN);
+    const checked = core.check(() => olds, validatedInputs({ path: dir, ...declared }, []), [], URN);
     expect(checked.failures).toEqual([]);
     return { inputs: checked.inputs, urn: URN, secretInputs: [] };
   };
@@ -79,7 +79,7 @@ describe("a service that refuses every request", () => {
     writeFiles(43, 5);
     refuse = (method, p) => (method === "POST" && p === "/v1/files" ? rateLimited : undefined);
     const { core, inputs } = folder();
-    const e = await failure(core.update(created.id, created.state, inputs({}, first.inputs({}).inputs)));
+    const e = await failure(core.update(created.id, () => created.state, inputs({}, first.inputs({}).inputs)));
     // Each file its own budget would be 43 × 4 uploads.
     expect(uploads() - 5).toBeLessThanOrEqual(WORKERS * ATTEMPTS.maxRateLimitedAttempts);
     expect(e.message).toMatch(/^StoredFolder "site": \d+ of 48 file\(s\) failed: .*429 RATE_LIMIT_EXCEEDED/);
@@ -105,7 +105,7 @@ describe("a service that refuses every request", () => {
     const { core, inputs } = folder();
     emu.setFaults({ script: [{ route: "patch", fault: "5xx", times: 10_000 }] });
     emu.clearRequests();
-    const e = await failure(core.update(created.id, created.state, inputs({ tag: "b" }, first.inputs({ tag: "a" }).inputs)));
+    const e = await failure(core.update(created.id, () => created.state, inputs({ tag: "b" }, first.inputs({ tag: "a" }).inputs)));
     expect(emu.requests().filter((r) => r.route === "patch").length).toBeLessThanOrEqual(WORKERS * ATTEMPTS.maxAttempts);
     expect(e.message).toMatch(/SERVICE_UNAVAILABLE/);
     expect(notAttempted(e)).toBeGreaterThanOrEqual(40 - WORKERS);

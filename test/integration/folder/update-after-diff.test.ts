@@ -1,11 +1,14 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterEach, beforeEach, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../../emulator";
 import { noticeLine } from "../../../provider/engine/notice";
+import { SECRET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { StoredFilePlugin } from "../../../provider/plugin/provider";
+import { EngineStack } from "../../helpers/provider-driver";
 import { StoredFileCore } from "../../../provider/file/core";
-import { StoredFolderCore } from "../../../provider/folder/core";
+import { StoredFolderCore, type StoredFolderRequest, stepDigest } from "../../../provider/folder/core";
 import { validatedInputs } from "../../../provider/folder/inputs";
 import { recordedManifest, unpackEntries } from "../../../provider/folder/entries";
 import type { StoredFolderState } from "../../../provider/folder/schema";
@@ -41,17 +44,22 @@ afterEach(async () => {
 });
 
 const checked = (olds: object, declared: Record<string, unknown>) => {
-  const out = core.check(olds, validatedInputs({ path: dir, retentionEpochs: 2, ...declared }, []), [], URN);
+  const out = core.check(() => olds, validatedInputs({ path: dir, retentionEpochs: 2, ...declared }, []), [], URN);
   expect(out.failures).toEqual([]);
   return { inputs: out.inputs, urn: URN, secretInputs: [] as string[] };
 };
 
-/** How many recorded entries the update plans (through the planner `changeTeller` makes). */
-function countPlans(): () => number {
+/** A front door's diff and update: each sends the step's digest of the olds and news it was given. */
+const diff = (id: string, state: StoredFolderState, req: StoredFolderRequest) => core.diff(id, state, { ...req, sent: stepDigest(state, req) });
+const update = (id: string, state: StoredFolderState, req: StoredFolderRequest, before = () => state) =>
+  core.update(id, before, { ...req, sent: stepDigest(state, req) });
+
+/** How many recorded entries the update plans (through the planner `changeTeller` makes), of `files` or of every StoredFileCore. */
+function countPlans(of: StoredFileCore = files): () => number {
   const planned = new Set<object>();
-  const teller = files.changeTeller.bind(files);
-  vi.spyOn(files, "changeTeller").mockImplementation(() => {
-    const tell = teller();
+  const teller = StoredFileCore.prototype.changeTeller;
+  vi.spyOn(of, "changeTeller").mockImplementation(function (this: StoredFileCore) {
+    const tell = teller.call(this);
     return (...args) => {
       planned.add(args[0]);
       return tell(...args);
@@ -65,41 +73,46 @@ it("one file edited of 20: the update after its diff plans none of the 19 unchan
   const created = await core.create(plain);
   fs.writeFileSync(path.join(dir, "f3.txt"), "edited\n");
   const req = checked(plain.inputs, {});
-  expect(core.diff(created.id, created.state, req).changes).toBe(true);
+  expect(diff(created.id, created.state, req).changes).toBe(true);
   const planned = countPlans();
   emu.clearRequests();
-  const updated = await core.update(created.id, created.state, req);
+  // The recorded state is not even read: the diff's verdicts hold every recorded entry it needs.
+  const before = vi.fn(() => created.state);
+  const updated = await update(created.id, created.state, req, before);
+  expect(before).not.toHaveBeenCalled();
   expect(planned()).toBe(0);
   expect(emu.requests().map((r) => r.method)).toEqual(["POST", "GET"]);
   // Nothing else is dropped or changed: the next diff finds nothing to do.
-  expect(core.diff(created.id, updated, checked(req.inputs, {})).changes).toBe(false);
+  expect(diff(created.id, updated, checked(req.inputs, {})).changes).toBe(false);
   expect(Object.keys(updated.blobIds ?? {})).toHaveLength(FILES);
 });
 
 it("an update whose news are not the diff's (a tag the diff did not see) plans every entry: 20 PATCHes", async () => {
   const plain = checked({}, {});
   const created = await core.create(plain);
-  expect(core.diff(created.id, created.state, checked(plain.inputs, {})).changes).toBe(false);
+  expect(diff(created.id, created.state, checked(plain.inputs, {})).changes).toBe(false);
   const tagged = checked(plain.inputs, { tag: "release-2" });
   const planned = countPlans();
   emu.clearRequests();
-  const updated = await core.update(created.id, created.state, tagged);
+  const before = vi.fn(() => created.state);
+  const updated = await update(created.id, created.state, tagged, before);
+  expect(before).toHaveBeenCalledTimes(1);
   expect(planned()).toBe(FILES);
   expect(emu.requests().filter((r) => r.method === "PATCH")).toHaveLength(FILES);
-  expect(core.diff(created.id, updated, checked(tagged.inputs, { tag: "release-2" })).changes).toBe(false);
+  expect(diff(created.id, updated, checked(tagged.inputs, { tag: "release-2" })).changes).toBe(false);
 });
 
 it("an update whose olds are not the diff's (another recorded state) plans every entry", async () => {
   const plain = checked({}, {});
   const created = await core.create(plain);
   const tagged = checked(plain.inputs, { tag: "release-2" });
-  core.diff(created.id, created.state, tagged);
-  const withTag = await core.update(created.id, created.state, tagged);
+  diff(created.id, created.state, tagged);
+  const withTag = await update(created.id, created.state, tagged);
   // The diff of the next step is made on `withTag`; an update handed the older state must not take its verdicts.
-  expect(core.diff(created.id, withTag, tagged).changes).toBe(false);
+  expect(diff(created.id, withTag, tagged).changes).toBe(false);
   const planned = countPlans();
   emu.clearRequests();
-  await core.update(created.id, created.state, tagged);
+  await update(created.id, created.state, tagged);
   expect(planned()).toBe(FILES);
   // Each entry read before its PATCH, found tagged already by the update before: nothing sent twice.
   expect(emu.requests().map((r) => r.method)).toEqual(Array(FILES).fill("GET"));
@@ -111,10 +124,10 @@ it("a diff older than a minute is not taken: its update plans every entry", asyn
   fs.writeFileSync(path.join(dir, "f3.txt"), "edited again\n");
   const req = checked(plain.inputs, {});
   const now = Date.now();
-  core.diff(created.id, created.state, req);
+  diff(created.id, created.state, req);
   vi.spyOn(Date, "now").mockReturnValue(now + 61_000);
   const planned = countPlans();
-  await core.update(created.id, created.state, req);
+  await update(created.id, created.state, req);
   // Every recorded entry but the edited file's (a new content: uploaded, nothing to plan).
   expect(planned()).toBe(FILES - 1);
 });
@@ -124,7 +137,7 @@ it("two folders diffed before either is updated: each update carries its own fol
   for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(other, `g${i}.txt`), `other ${i}\n`);
   const urnB = `${URN}-b`;
   const checkedB = (olds: object) => {
-    const out = core.check(olds, validatedInputs({ path: other, retentionEpochs: 2 }, []), [], urnB);
+    const out = core.check(() => olds, validatedInputs({ path: other, retentionEpochs: 2 }, []), [], urnB);
     expect(out.failures).toEqual([]);
     return { inputs: out.inputs, urn: urnB, secretInputs: [] as string[] };
   };
@@ -136,11 +149,11 @@ it("two folders diffed before either is updated: each update carries its own fol
   fs.writeFileSync(path.join(other, "g1.txt"), "edited b\n");
   const reqA = checked(inA.inputs, {});
   const reqB = checkedB(inB.inputs);
-  core.diff(a.id, a.state, reqA);
-  core.diff(b.id, b.state, reqB);
+  diff(a.id, a.state, reqA);
+  diff(b.id, b.state, reqB);
   const planned = countPlans();
-  await core.update(a.id, a.state, reqA);
-  await core.update(b.id, b.state, reqB);
+  await update(a.id, a.state, reqA);
+  await update(b.id, b.state, reqB);
   expect(planned()).toBe(0);
   fs.rmSync(other, { recursive: true, force: true });
 });
@@ -172,7 +185,7 @@ async function editedThenDiffed(declared: Record<string, unknown>) {
   fs.writeFileSync(path.join(dir, "f3.txt"), "edited\n");
   const req = checked(plain.inputs, declared);
   const t0 = Date.now();
-  expect(core.diff(created.id, created.state, req).changes).toBe(true);
+  expect(diff(created.id, created.state, req).changes).toBe(true);
   return { created, req, t0 };
 }
 
@@ -186,9 +199,9 @@ it("a keep-alive that falls due between the diff and its update: every entry due
   expect(shift).toBeLessThan(60_000);
   shiftClock(shift);
   emu.clearRequests();
-  const updated = await core.update(created.id, created.state, req);
+  const updated = await update(created.id, created.state, req);
   expect(emu.requests().filter((r) => r.route === "renew")).toHaveLength(FILES);
-  expect(core.diff(created.id, updated, checked(req.inputs, declared)).changes).toBe(false);
+  expect(diff(created.id, updated, checked(req.inputs, declared)).changes).toBe(false);
 });
 
 it("an entry that expires between the diff and its update is uploaded again, not carried as stored", async () => {
@@ -199,7 +212,38 @@ it("an entry that expires between the diff and its update is uploaded again, not
   expect(shift).toBeLessThan(60_000);
   shiftClock(shift);
   emu.clearRequests();
-  await core.update(created.id, created.state, req);
+  await update(created.id, created.state, req);
   // Each content sent again, as an update without the diff before it does (not one upload: the edited file's).
   expect(emu.requests().filter((r) => r.route === "upload")).toHaveLength(FILES);
+});
+
+describe("through each front door, as the engine calls it (each call's olds and news a copy off the wire)", () => {
+  const program = { path: "", retentionEpochs: 2 };
+  const stacks = {
+    dynamic: async () => {
+      // The dynamic provider prints its notices, as the SDK's host shows them: not this test's concern.
+      vi.spyOn(console, "log").mockImplementation(() => {});
+      const { storedFolderProvider } = await import("../../../provider/dynamic/stored-folder-provider");
+      await storedFolderProvider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+      return { stack: new EngineStack(storedFolderProvider), declared: { ...program, path: dir, __urn: URN } };
+    },
+    plugin: async () => {
+      const plugin = new StoredFilePlugin(() => {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+      await plugin.configure({ apiKey: { [SIG_KEY]: SECRET_SIG, value: EMULATOR_DEFAULT_API_KEY }, baseUrl: emu.url });
+      return { stack: new EngineStack({ plugin: plugin.folder, urn: URN }), declared: { ...program, path: dir } };
+    },
+  };
+  for (const [door, open] of Object.entries(stacks)) {
+    it(`${door}: one file edited of 20, the update after its diff plans none of the 19 unchanged`, async () => {
+      const { stack, declared } = await open();
+      expect((await stack.up({ site: declared })).steps.map((s) => s.outcome)).toEqual(["ok"]);
+      fs.writeFileSync(path.join(dir, "f3.txt"), "edited\n");
+      const planned = countPlans(StoredFileCore.prototype);
+      emu.clearRequests();
+      const { steps } = await stack.up({ site: declared });
+      expect(steps.map((s) => [s.op, s.outcome])).toEqual([["update", "ok"]]);
+      expect(planned()).toBe(0);
+      expect(emu.requests().map((r) => r.method)).toEqual(["POST", "GET"]);
+    });
+  }
 });
