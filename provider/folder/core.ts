@@ -366,8 +366,8 @@ export class StoredFolderCore {
     const changes = entriesChange || secretsChange || Object.keys(detailedDiff).length > 0;
     // Kept for the update that follows a change, if the epoch's facts did not move while planning (a state may teach the length).
     const after = this.files.planClock();
-    const kept = changes && req.sent !== undefined && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown;
-    this.keepSettled(req.urn, kept ? { key: req.sent!(), at: Date.now(), clock, recorded, unchanged } : undefined);
+    const key = changes && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown ? req.sent?.() : undefined;
+    this.keepSettled(req.urn, key !== undefined ? { key, at: Date.now(), clock, recorded, unchanged } : undefined);
     return { changes, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 
