@@ -19,17 +19,27 @@ import { type Manifest, type StoredFolderState, folderStateOf } from "../folder/
 type Props = Record<string, unknown>;
 
 /** The recorded state, from the outputs (their texts read back into the maps the core keeps). */
-const stateOf = (props: Props): StoredFolderState => folderStateOf(fromOutputTexts(props));
+const stateOf = (props: Props): StoredFolderState => {
+  const state = folderStateOf(fromOutputTexts(props));
+  // What reading the texts made (their joined, decoded and unzipped copies) goes before the core reads the maps.
+  reclaimAfter(isPlainObject(state.blobIds) ? Object.keys(state.blobIds).length : 0);
+  return state;
+};
 /** A request for the core: the folder's inputs as `check` returned them, typed (the URN and secret names split off); given olds, the step's digest. */
 const folderRequestOf = (news: Props, olds?: Props): StoredFolderRequest => {
   const { inputs, urn, secretInputs } = requestOf(news);
   return { inputs: folderInputsOf(inputs), urn, secretInputs, ...(olds ? { sent: stepDigest(olds, news) } : {}) };
 };
-/** The outputs this resource records: the core's state, its maps by path as texts (folder/entries.ts). */
-const asRecorded = (properties: Props): Props => {
-  const recorded = withOutputTexts(properties);
+/**
+ * The outputs this resource records: the core's state, its maps by path as texts (folder/entries.ts).
+ * The state is used up: emptied once its texts are written, since its caller still holds it.
+ */
+const asRecorded = (state: Props): Props => {
+  const recorded = withOutputTexts(state);
+  const paths = isPlainObject(state.blobIds) ? Object.keys(state.blobIds).length : 0;
+  for (const field of Object.keys(state)) delete state[field];
   // The texts are written: what made them goes before the SDK copies the outputs into its message.
-  reclaimAfter(isPlainObject(properties.blobIds) ? Object.keys(properties.blobIds).length : 0);
+  reclaimAfter(paths);
   return recorded;
 };
 /**

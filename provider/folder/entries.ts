@@ -266,10 +266,21 @@ export function withOutputTexts(state: Props): Props {
     const all = pathMap(urls);
     // A base only when every path with a blobId has a url (else a url would be made up for it when read).
     const urlOf = (rel: string) => ownValue(all, rel);
-    const first = Object.keys(ids).every((rel) => urlOf(rel) !== undefined) ? Object.keys(ids).find((rel) => urlOf(rel)!.endsWith(ids[rel])) : undefined;
+    // Loops over the maps, not arrays of their keys or pairs: at 100,000 paths each array is garbage the SDK's copy lands on.
+    let first: string | undefined;
+    let every = true;
+    for (const rel in ids) {
+      const url = urlOf(rel);
+      if (url === undefined) every = false;
+      else if (first === undefined && url.endsWith(ids[rel])) first = rel;
+    }
+    if (!every) first = undefined;
     const base = first === undefined ? undefined : all[first].slice(0, all[first].length - ids[first].length);
     const apart: Record<string, string> = {};
-    for (const [rel, url] of Object.entries(all)) if (base === undefined || ownValue(ids, rel) === undefined || url !== base + ids[rel]) apart[rel] = url;
+    for (const rel in all) {
+      const url = all[rel];
+      if (base === undefined || ownValue(ids, rel) === undefined || url !== base + ids[rel]) apart[rel] = url;
+    }
     if (base !== undefined) out.urlBase = base;
     out.urlsText = pathText(apart);
   }
