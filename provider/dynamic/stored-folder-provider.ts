@@ -1,6 +1,6 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { isPlainObject } from "../../api";
-import { fromOutputTexts, pathText, withOutputTexts } from "../folder/entries";
+import { fromOutputTexts, pathParts, withOutputTexts } from "../folder/entries";
 import { reclaimAfter } from "../folder/memory";
 import type { ConfigSource } from "../config/settings";
 import type { StoredFileCore } from "../file/core";
@@ -43,13 +43,13 @@ const asRecorded = (state: Props): Props => {
   return recorded;
 };
 /**
- * The inputs this resource records: the manifest as one text, as the outputs hold it. As a map of
+ * The inputs this resource records: the manifest as one text (past 64 KiB, in parts). As a map of
  * 100,000 paths it is 100,000 properties that the SDK and the engine each convert, log and store at
- * every step; the engine still shows a change of it path by path (it reads the text as JSON).
+ * every step; the engine still shows a change of it path by path (it reads each text as JSON).
  */
 const inputsAsRecorded = (inputs: Props): Props => {
   if (!isPlainObject(inputs.manifest)) return inputs;
-  const recorded = { ...inputs, manifest: pathText(inputs.manifest as Manifest) };
+  const recorded = { ...inputs, manifest: pathParts(inputs.manifest as Manifest) };
   // As for the outputs: what the walk and the judging made goes before the SDK copies the inputs.
   reclaimAfter(Object.keys(inputs.manifest).length);
   return recorded;

@@ -77,6 +77,7 @@ function startAfterCreated(props: Props): Props {
 
 /** A recorded value that is a JSON text or the value itself, as an object; undefined when it is neither. */
 function recordedObject(recorded: unknown): Record<string, unknown> | undefined {
+  if (Array.isArray(recorded) && recorded.length > 0 && recorded.every((part) => typeof part === "string")) return partsObject(recorded);
   let parsed: unknown = recorded;
   if (typeof recorded === "string") {
     try {
@@ -88,12 +89,69 @@ function recordedObject(recorded: unknown): Record<string, unknown> | undefined 
   return isPlainObject(parsed) ? parsed : undefined;
 }
 
+/** A map recorded in parts (`pathParts`), as one object; any part unreadable, undefined. */
+function partsObject(parts: readonly string[]): Record<string, unknown> | undefined {
+  const whole: Record<string, unknown> = {};
+  for (const part of parts) {
+    const read = recordedObject(part);
+    if (!read) return undefined;
+    // (Defined, not set: a key "__proto__" set on an object would become its prototype.)
+    for (const rel in read) Object.defineProperty(whole, rel, { value: read[rel], enumerable: true, writable: true, configurable: true });
+  }
+  return whole;
+}
+
+/** A path's line in the texts of a map of paths. */
+const lineOf = (byPath: Readonly<Record<string, string>>, rel: string) => `${JSON.stringify(rel)}:${JSON.stringify(byPath[rel])}`;
+const asText = (lines: readonly string[]) => (lines.length === 0 ? "{}" : `{\n${lines.join(",\n")}\n}`);
+
 /** A map of paths as the outputs record it: one JSON text, one path per line (a refresh that drops a path shows that line). */
 export function pathText(byPath: Readonly<Record<string, string>>): string {
-  const lines = Object.keys(byPath)
-    .sort()
-    .map((rel) => `${JSON.stringify(rel)}:${JSON.stringify(byPath[rel])}`);
-  return lines.length === 0 ? "{}" : `{\n${lines.join(",\n")}\n}`;
+  return asText(
+    Object.keys(byPath)
+      .sort()
+      .map((rel) => lineOf(byPath, rel)),
+  );
+}
+
+/** One in this many paths ends a part of `pathParts`, chosen by its own hash. */
+const PART_PATHS = 512;
+/** A part ends at these sizes whatever its paths: a bound, rarely reached. */
+const PART_MAX_PATHS = 8 * PART_PATHS;
+const PART_MAX_CHARS = 1024 * 1024;
+
+/** FNV-1a of a path's UTF-16 code units: a fixed function, since the parts a state records depend on it. */
+function pathHash(rel: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < rel.length; i++) hash = Math.imul(hash ^ rel.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
+/**
+ * A map of paths as the dynamic resource's inputs record it: `pathText`, or past 64 KiB that text
+ * in parts, each a JSON text of consecutive paths. The SDK's protobuf writer holds a single long
+ * string 25 times over (at 100,000 paths, some 200 MB). A part ends after a path picked by its own
+ * hash, so a path added or removed changes one part, not every part after it.
+ */
+export function pathParts(byPath: Readonly<Record<string, string>>): string | string[] {
+  const paths = Object.keys(byPath).sort();
+  const lines = paths.map((rel) => lineOf(byPath, rel));
+  let chars = 0;
+  for (const line of lines) chars += line.length + 2;
+  if (chars <= RECORDED_PART) return asText(lines);
+  const parts: string[] = [];
+  let from = 0;
+  let partChars = 0;
+  for (let i = 0; i < lines.length; i++) {
+    partChars += lines[i].length + 2;
+    const last = i === lines.length - 1;
+    if (last || pathHash(paths[i]) % PART_PATHS === 0 || i + 1 - from >= PART_MAX_PATHS || partChars >= PART_MAX_CHARS) {
+      parts.push(asText(lines.slice(from, i + 1)));
+      from = i + 1;
+      partChars = 0;
+    }
+  }
+  return parts;
 }
 
 /**

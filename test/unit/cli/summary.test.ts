@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { packEntries, pathText, withOutputTexts } from "../../../provider/folder/entries";
+import { packEntries, pathParts, pathText, withOutputTexts } from "../../../provider/folder/entries";
 import { code } from "../../../provider/cli/markdown";
 import { NotTheInput } from "../../../provider/cli/input";
 import { summarizePreview } from "../../../provider/cli/summary";
@@ -153,6 +153,28 @@ describe("summarizePreview", () => {
             urn: `urn:pulumi:dev::p::${FOLDER}::site`,
             oldState: { type: FOLDER, outputs },
             newState: { type: FOLDER, inputs: { manifest: pathText({ ...many, "new.txt": "f".repeat(64) }) } },
+          },
+        ],
+      },
+      { nowMs: now },
+    );
+    expect(md).toContain("folder: 1001 file(s); +`new.txt`; 1 upload(s)");
+  });
+
+  it("the dynamic resource's folder row reads its manifests as the parts its inputs record past 64 KiB (a large folder)", () => {
+    const FOLDER = STORED_FOLDER_TYPES.dynamic;
+    const many = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${String(i).padStart(4, "0")}.txt`, `${i}`.padStart(64, "0")]));
+    const [beforeParts, afterParts] = [pathParts(many), pathParts({ ...many, "new.txt": "f".repeat(64) })];
+    expect(Array.isArray(beforeParts) && Array.isArray(afterParts)).toBe(true);
+    const md = summarizePreview(
+      {
+        steps: [
+          {
+            op: "update",
+            urn: `urn:pulumi:dev::p::${FOLDER}::site`,
+            // Outputs that record less than the inputs compared (a file whose upload failed): the inputs are read.
+            oldState: { type: FOLDER, inputs: { manifest: beforeParts }, outputs: { manifestText: pathText({ "f0000.txt": many["f0000.txt"] }) } },
+            newState: { type: FOLDER, inputs: { manifest: afterParts } },
           },
         ],
       },

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { type EntryOutputs, fromOutputTexts, packEntries, pathText, recordedManifest, unpackEntries, withOutputTexts } from "../../../provider/folder/entries";
+import {
+  type EntryOutputs,
+  fromOutputTexts,
+  packEntries,
+  pathMap,
+  pathParts,
+  pathText,
+  recordedManifest,
+  unpackEntries,
+  withOutputTexts,
+} from "../../../provider/folder/entries";
 import { folderEntries } from "../../../provider/folder/walk";
 import type { StoredFileState } from "../../../provider/file/schema";
 
@@ -198,6 +208,63 @@ describe("a folder's manifest as its outputs record it", () => {
     expect(recordedManifest({ manifestText: "[]" })).toEqual({});
     expect(recordedManifest({ manifest: { "a.html": null } })).toEqual({});
     expect(recordedManifest({})).toEqual({});
+  });
+});
+
+describe("a folder's manifest as the dynamic resource's inputs record it", () => {
+  /** `n` paths, each its own content. */
+  const folderOf = (n: number, prefix = "f") =>
+    Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}-${String(i).padStart(6, "0")}.bin`, i.toString(16).padStart(64, "0")]));
+  const asParts = (recorded: string | string[]) => {
+    expect(Array.isArray(recorded)).toBe(true);
+    return recorded as string[];
+  };
+
+  it("up to 64 KiB: the one text the outputs record", () => {
+    const small = folderOf(500);
+    expect(pathParts(small)).toBe(pathText(small));
+    expect(pathParts({})).toBe("{}");
+  });
+
+  it("past 64 KiB: parts, each a JSON text of consecutive paths far below the whole, read back as the whole map", () => {
+    const folder = folderOf(20_000);
+    const parts = asParts(pathParts(folder));
+    const whole = pathText(folder).length;
+    expect(parts.length).toBeGreaterThan(10);
+    for (const part of parts) {
+      expect(part.length).toBeLessThan(whole / 5);
+      expect(Object.keys(JSON.parse(part)).length).toBeGreaterThan(0);
+    }
+    expect(parts.flatMap((part) => Object.keys(JSON.parse(part)))).toEqual(Object.keys(folder).sort());
+    expect(pathMap(parts)).toEqual(folder);
+    expect(recordedManifest({ manifest: parts })).toEqual(folder);
+  });
+
+  it("a path added or removed changes one part only: the preview shows that part, not every one after it", () => {
+    const folder = folderOf(20_000);
+    const before = asParts(pathParts(folder));
+    const changedParts = (after: string[]) => after.filter((part) => !before.includes(part)).length;
+    const added = asParts(pathParts({ ...folder, "f-000100.extra": "e".repeat(64) }));
+    expect(changedParts(added)).toBe(1);
+    const { "f-000100.bin": _gone, ...removed } = folder;
+    expect(changedParts(asParts(pathParts(removed)))).toBe(1);
+  });
+
+  it("a part that is unreadable makes the whole map unreadable (each path is then found again), not a map with paths missing", () => {
+    const parts = asParts(pathParts(folderOf(20_000)));
+    expect(pathMap([...parts.slice(0, 3), "{not json", ...parts.slice(4)])).toEqual({});
+    expect(pathMap([...parts.slice(0, 3), "[]", ...parts.slice(4)])).toEqual({});
+    expect(pathMap([])).toEqual({});
+    expect(pathMap([parts[0], 7])).toEqual({});
+  });
+
+  it("paths named like a member of every object, in parts, are paths like any other", () => {
+    const folder: Record<string, string> = { ...folderOf(20_000), "d/__proto__": H("a"), constructor: H("b"), toString: H("c") };
+    // As a hostile state could record it (a check refuses a top-level file so named).
+    Object.defineProperty(folder, "__proto__", { value: H("d"), enumerable: true, writable: true, configurable: true });
+    const read = pathMap(pathParts(folder));
+    expect(Object.getPrototypeOf(read)).toBe(Object.prototype);
+    expect(read).toEqual(folder);
   });
 });
 
