@@ -110,10 +110,7 @@ export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: Pla
   const oldState = created ? undefined : step.oldState;
   // The manifest the last run compared (its inputs: a map, or its text or parts from the dynamic resource), else the one its outputs record.
   const compared = oldState?.inputs?.manifest;
-  const before =
-    typeof compared === "string" || Array.isArray(compared) || isPlainObject(compared)
-      ? pathMap(compared)
-      : recordedManifest(fromOutputTexts(oldState?.outputs ?? {}));
+  const before = typeof compared === "string" || isPlainObject(compared) ? pathMap(compared) : recordedManifest(fromOutputTexts(oldState?.outputs ?? {}));
   const after = pathMap(step.newState.inputs.manifest);
   const news = { ...step.newState.inputs, manifest: after };
   const marks = pathMarks(before, after);

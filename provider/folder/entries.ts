@@ -77,7 +77,7 @@ function startAfterCreated(props: Props): Props {
 
 /** A recorded value that is a JSON text or the value itself, as an object; undefined when it is neither. */
 function recordedObject(recorded: unknown): Record<string, unknown> | undefined {
-  if (Array.isArray(recorded) && recorded.length > 0 && recorded.every((part) => typeof part === "string")) return partsObject(recorded);
+  if (isParts(recorded)) return partsObject(Object.values(recorded));
   let parsed: unknown = recorded;
   if (typeof recorded === "string") {
     try {
@@ -89,14 +89,30 @@ function recordedObject(recorded: unknown): Record<string, unknown> | undefined 
   return isPlainObject(parsed) ? parsed : undefined;
 }
 
-/** A map recorded in parts (`pathParts`), as one object; any part unreadable, undefined. */
-function partsObject(parts: readonly string[]): Record<string, unknown> | undefined {
+/**
+ * Parts of a map of paths (`pathParts`): an object with a value that is a JSON object's text (a
+ * map's values are hashes, never that); then any other value makes the whole unreadable.
+ */
+function isParts(recorded: unknown): recorded is Record<string, unknown> {
+  if (!isPlainObject(recorded)) return false;
+  for (const key in recorded) {
+    const part = recorded[key];
+    if (typeof part === "string" && part.startsWith("{")) return true;
+  }
+  return false;
+}
+
+/** A map recorded in parts, as one object; any part unreadable, undefined. */
+function partsObject(parts: readonly unknown[]): Record<string, unknown> | undefined {
   const whole: Record<string, unknown> = {};
   for (const part of parts) {
-    const read = recordedObject(part);
+    const read = typeof part === "string" ? recordedObject(part) : undefined;
     if (!read) return undefined;
-    // (Defined, not set: a key "__proto__" set on an object would become its prototype.)
-    for (const rel in read) Object.defineProperty(whole, rel, { value: read[rel], enumerable: true, writable: true, configurable: true });
+    for (const rel in read) {
+      // (Defined, not set: a key "__proto__" set on an object would become its prototype.)
+      if (rel === "__proto__") Object.defineProperty(whole, rel, { value: read[rel], enumerable: true, writable: true, configurable: true });
+      else whole[rel] = read[rel];
+    }
   }
   return whole;
 }
@@ -131,22 +147,25 @@ function pathHash(rel: string): number {
  * A map of paths as the dynamic resource's inputs record it: `pathText`, or past 64 KiB that text
  * in parts, each a JSON text of consecutive paths. The SDK's protobuf writer holds a single long
  * string 25 times over (at 100,000 paths, some 200 MB). A part ends after a path picked by its own
- * hash, so a path added or removed changes one part, not every part after it.
+ * hash and is keyed by that path (the last part by ""): Pulumi shows an object's change key by
+ * key, so a path added or removed shows as a change of its part (and a part added or removed when
+ * that path ends one), never as every part after it.
  */
-export function pathParts(byPath: Readonly<Record<string, string>>): string | string[] {
+export function pathParts(byPath: Readonly<Record<string, string>>): string | Record<string, string> {
   const paths = Object.keys(byPath).sort();
   const lines = paths.map((rel) => lineOf(byPath, rel));
   let chars = 0;
   for (const line of lines) chars += line.length + 2;
-  if (chars <= RECORDED_PART) return asText(lines);
-  const parts: string[] = [];
+  // (The text is its lines, each with its ",\n", and its braces.)
+  if (chars + 2 <= RECORDED_PART) return asText(lines);
+  const parts: Record<string, string> = {};
   let from = 0;
   let partChars = 0;
   for (let i = 0; i < lines.length; i++) {
     partChars += lines[i].length + 2;
     const last = i === lines.length - 1;
     if (last || pathHash(paths[i]) % PART_PATHS === 0 || i + 1 - from >= PART_MAX_PATHS || partChars >= PART_MAX_CHARS) {
-      parts.push(asText(lines.slice(from, i + 1)));
+      Object.defineProperty(parts, last ? "" : paths[i], { value: asText(lines.slice(from, i + 1)), enumerable: true, writable: true, configurable: true });
       from = i + 1;
       partChars = 0;
     }

@@ -165,7 +165,7 @@ describe("summarizePreview", () => {
     const FOLDER = STORED_FOLDER_TYPES.dynamic;
     const many = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`f${String(i).padStart(4, "0")}.txt`, `${i}`.padStart(64, "0")]));
     const [beforeParts, afterParts] = [pathParts(many), pathParts({ ...many, "new.txt": "f".repeat(64) })];
-    expect(Array.isArray(beforeParts) && Array.isArray(afterParts)).toBe(true);
+    expect([typeof beforeParts, typeof afterParts]).toEqual(["object", "object"]);
     const md = summarizePreview(
       {
         steps: [

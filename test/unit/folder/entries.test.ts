@@ -215,9 +215,29 @@ describe("a folder's manifest as the dynamic resource's inputs record it", () =>
   /** `n` paths, each its own content. */
   const folderOf = (n: number, prefix = "f") =>
     Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}-${String(i).padStart(6, "0")}.bin`, i.toString(16).padStart(64, "0")]));
-  const asParts = (recorded: string | string[]) => {
-    expect(Array.isArray(recorded)).toBe(true);
-    return recorded as string[];
+  const asParts = (recorded: string | Record<string, string>) => {
+    expect(typeof recorded).toBe("object");
+    return recorded as Record<string, string>;
+  };
+  /** FNV-1a of a path, as the format fixes it: a part ends after a path whose hash is 0 modulo 512. */
+  const endsPart = (rel: string) => {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < rel.length; i++) hash = Math.imul(hash ^ rel.charCodeAt(i), 0x01000193);
+    return (hash >>> 0) % 512 === 0;
+  };
+  const pathNamed = (ends: boolean) => {
+    for (let i = 0; ; i++) if (endsPart(`f-000100.x${i}`) === ends) return `f-000100.x${i}`;
+  };
+  /** What Pulumi shows of a change of the parts (it compares an object key by key): the paths it marks removed and added. */
+  const shown = (before: Record<string, string>, after: Record<string, string>) => {
+    const removed: string[] = [];
+    const added: string[] = [];
+    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      const [was, now] = [before[key] ? JSON.parse(before[key]) : {}, after[key] ? JSON.parse(after[key]) : {}];
+      for (const rel in was) if (!(rel in now)) removed.push(rel);
+      for (const rel in now) if (!(rel in was)) added.push(rel);
+    }
+    return { removed, added };
   };
 
   it("up to 64 KiB: the one text the outputs record", () => {
@@ -226,36 +246,51 @@ describe("a folder's manifest as the dynamic resource's inputs record it", () =>
     expect(pathParts({})).toBe("{}");
   });
 
-  it("past 64 KiB: parts, each a JSON text of consecutive paths far below the whole, read back as the whole map", () => {
+  it("past 64 KiB: parts, each a JSON text of consecutive paths far below the whole, keyed by its last path, read back as the whole map", () => {
     const folder = folderOf(20_000);
     const parts = asParts(pathParts(folder));
     const whole = pathText(folder).length;
-    expect(parts.length).toBeGreaterThan(10);
-    for (const part of parts) {
+    expect(Object.keys(parts).length).toBeGreaterThan(10);
+    for (const [key, part] of Object.entries(parts)) {
       expect(part.length).toBeLessThan(whole / 5);
-      expect(Object.keys(JSON.parse(part)).length).toBeGreaterThan(0);
+      const paths = Object.keys(JSON.parse(part));
+      expect(paths.length).toBeGreaterThan(0);
+      // Keyed by the path that ended it, the last part by "".
+      if (key !== "") expect([paths.at(-1), endsPart(key)]).toEqual([key, true]);
     }
-    expect(parts.flatMap((part) => Object.keys(JSON.parse(part)))).toEqual(Object.keys(folder).sort());
+    expect(Object.values(parts).flatMap((part) => Object.keys(JSON.parse(part)))).toEqual(Object.keys(folder).sort());
     expect(pathMap(parts)).toEqual(folder);
     expect(recordedManifest({ manifest: parts })).toEqual(folder);
   });
 
-  it("a path added or removed changes one part only: the preview shows that part, not every one after it", () => {
+  it("a path added or removed shows as that path alone; one that ends a part, as that part's paths at most, never every part after it", () => {
     const folder = folderOf(20_000);
     const before = asParts(pathParts(folder));
-    const changedParts = (after: string[]) => after.filter((part) => !before.includes(part)).length;
-    const added = asParts(pathParts({ ...folder, "f-000100.extra": "e".repeat(64) }));
-    expect(changedParts(added)).toBe(1);
+    const plain = pathNamed(false);
+    expect(shown(before, asParts(pathParts({ ...folder, [plain]: H("e") })))).toEqual({ removed: [], added: [plain] });
     const { "f-000100.bin": _gone, ...removed } = folder;
-    expect(changedParts(asParts(pathParts(removed)))).toBe(1);
+    const gone = "f-000100.bin";
+    if (!endsPart(gone)) expect(shown(before, asParts(pathParts(removed)))).toEqual({ removed: [gone], added: [] });
+    // A path that ends a part splits it: the paths before it in that part move to a new key.
+    const ending = pathNamed(true);
+    const split = shown(before, asParts(pathParts({ ...folder, [ending]: H("e") })));
+    expect(split.added).toContain(ending);
+    expect(split.added.length).toBeLessThan(4096);
+    expect(split.removed).toEqual(split.added.filter((rel) => rel !== ending));
+    // Removed again: the two parts join.
+    const joined = shown(asParts(pathParts({ ...folder, [ending]: H("e") })), before);
+    expect(joined.removed).toContain(ending);
+    expect(joined.removed.length).toBeLessThan(4096);
   });
 
   it("a part that is unreadable makes the whole map unreadable (each path is then found again), not a map with paths missing", () => {
     const parts = asParts(pathParts(folderOf(20_000)));
-    expect(pathMap([...parts.slice(0, 3), "{not json", ...parts.slice(4)])).toEqual({});
-    expect(pathMap([...parts.slice(0, 3), "[]", ...parts.slice(4)])).toEqual({});
-    expect(pathMap([])).toEqual({});
-    expect(pathMap([parts[0], 7])).toEqual({});
+    const [first] = Object.keys(parts);
+    expect(pathMap({ ...parts, [first]: "{not json" })).toEqual({});
+    expect(pathMap({ ...parts, [first]: "{}" })).not.toEqual({});
+    expect(pathMap({ ...parts, [first]: "[]" })).toEqual({});
+    expect(pathMap({ ...parts, [first]: 7 })).toEqual({});
+    expect(pathMap({ ...parts, [first]: H("a") })).toEqual({});
   });
 
   it("paths named like a member of every object, in parts, are paths like any other", () => {
