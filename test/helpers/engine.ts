@@ -535,3 +535,20 @@ export const storedOnEmulator = async (blobId: string) => (await sharedEmulator(
 
 /** Resource name of a URN. */
 export const resourceName = (urn: string): string => urnName(urn);
+
+/** Whether the stack's recorded state of the file `blobId` holds the epoch's length the stack learnt. */
+export async function stateKnowsEpoch(s: EngineStack, blobId: string): Promise<boolean> {
+  const { stdout } = await s.cli(["stack", "export"]);
+  const resources = JSON.parse(stdout).deployment.resources as Array<{ outputs?: Record<string, unknown> }>;
+  return typeof resources.find((r) => r.outputs?.blobId === blobId)?.outputs?.__epochMsSeen === "number";
+}
+
+/**
+ * The renews' epochs an `up` sends for a file lacking `lack` epochs. A state written in parallel
+ * with the purchase that learnt the epoch may not hold it; if that file's update then runs before
+ * another file's state is read, the up learns it again: 1 epoch read back, then the rest (a
+ * request more, never an epoch more). Otherwise one renew of the whole lack.
+ */
+export function renewsForLack(lack: number, knewEpoch: boolean, sent: number): number[] {
+  return knewEpoch || sent === 1 ? [lack] : [1, lack - 1];
+}

@@ -4,7 +4,18 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
-import { blobBytes, GITOPS_PASSPHRASE, readmeCommand, repoRoot, sharedEmulator, stopEmulator, storedOnEmulator, withStack } from "../../helpers/engine";
+import {
+  blobBytes,
+  GITOPS_PASSPHRASE,
+  readmeCommand,
+  renewsForLack,
+  repoRoot,
+  sharedEmulator,
+  stateKnowsEpoch,
+  stopEmulator,
+  storedOnEmulator,
+  withStack,
+} from "../../helpers/engine";
 
 afterAll(stopEmulator);
 
@@ -67,21 +78,20 @@ describe("examples/basic, step by step", () => {
         expect(fileRequests().filter((r) => r.route === "upload")).toHaveLength(0);
         expect((await storedOnEmulator(blobIdOf.dataset)).metadata).toEqual({ source: "erp-v2", currency: "EUR" });
 
+        const handbookKnewEpoch = await stateKnowsEpoch(s, blobIdOf.handbook);
         applyStep("2-renew");
         emu.clearRequests();
         await stack.up();
-        expect(
-          writes()
-            .map((r) => [r.route, r.blobId, r.requestBody])
-            .sort(),
-        ).toEqual(
-          [
-            ["renew", blobIdOf.logo, { epochs: 7 }],
-            // Uploaded for the service's default single epoch: 7 from its upload's epoch lack 6.
-            ["renew", blobIdOf.handbook, { epochs: 6 }],
-          ].sort(),
-        );
+        const renewsOf = (blobId: string) =>
+          writes().flatMap((r) => (r.route === "renew" && r.blobId === blobId ? [(r.requestBody as { epochs: number }).epochs] : []));
+        expect(writes().every((r) => r.route === "renew")).toBe(true);
+        expect(renewsOf(blobIdOf.logo)).toEqual([7]);
+        // Uploaded for the service's default single epoch: 7 from its upload's epoch lack 6.
+        const handbookRenews = renewsOf(blobIdOf.handbook);
+        expect(handbookRenews).toEqual(renewsForLack(6, handbookKnewEpoch, handbookRenews.length));
+        expect(renewsOf(blobIdOf.dataset)).toEqual([]);
         expect((await storedOnEmulator(blobIdOf.logo)).epochsBought).toBe(11);
+        expect((await storedOnEmulator(blobIdOf.handbook)).epochsBought).toBe(6);
       },
       { readme: { placeholders: { "<blobId>": ids["logo.svg"] } } },
     );
