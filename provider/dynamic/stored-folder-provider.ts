@@ -43,7 +43,7 @@ const asRecorded = (state: Props): Props => {
   return recorded;
 };
 /**
- * The inputs this resource records: the manifest as one text (past 64 KiB, in parts). As a map of
+ * The inputs this resource records: the manifest as texts in parts (`pathParts`). As a map of
  * 100,000 paths it is 100,000 properties that the SDK and the engine each convert, log and store at
  * every step; the engine still shows a change of it path by path (it reads each text as JSON).
  */

@@ -143,33 +143,34 @@ function pathHash(rel: string): number {
   return hash >>> 0;
 }
 
+/** The key of a part that ends at `rel`: never "__…", which Pulumi's display hides at every depth. */
+const partKey = (rel: string) => `to ${rel}`;
+
 /**
- * A map of paths as the dynamic resource's inputs record it: `pathText`, or past 64 KiB that text
- * in parts, each a JSON text of consecutive paths. The SDK's protobuf writer holds a single long
- * string 25 times over (at 100,000 paths, some 200 MB). A part ends after a path picked by its own
- * hash and is keyed by that path (the last part by ""): Pulumi shows an object's change key by
- * key, so a path added or removed shows as a change of its part (and a part added or removed when
- * that path ends one), never as every part after it.
+ * A map of paths as the dynamic resource's inputs record it, at any size: parts, each a JSON text
+ * of consecutive paths. The SDK's protobuf writer holds a single long string 25 times over (at
+ * 100,000 paths, some 200 MB). A part ends after a path picked by its own hash and is keyed
+ * "to <that path>" (the last part by ""): Pulumi shows an object's change key by key, so a path
+ * added or removed shows as a change of its part (and a part added or removed when that path ends
+ * one), never as every part after it. One format at every size: a change of format shows the whole
+ * manifest as removed and added.
  */
-export function pathParts(byPath: Readonly<Record<string, string>>): string | Record<string, string> {
+export function pathParts(byPath: Readonly<Record<string, string>>): Record<string, string> {
   const paths = Object.keys(byPath).sort();
   const lines = paths.map((rel) => lineOf(byPath, rel));
-  let chars = 0;
-  for (const line of lines) chars += line.length + 2;
-  // (The text is its lines, each with its ",\n", and its braces.)
-  if (chars + 2 <= RECORDED_PART) return asText(lines);
   const parts: Record<string, string> = {};
   let from = 0;
   let partChars = 0;
   for (let i = 0; i < lines.length; i++) {
     partChars += lines[i].length + 2;
-    const last = i === lines.length - 1;
-    if (last || pathHash(paths[i]) % PART_PATHS === 0 || i + 1 - from >= PART_MAX_PATHS || partChars >= PART_MAX_CHARS) {
-      Object.defineProperty(parts, last ? "" : paths[i], { value: asText(lines.slice(from, i + 1)), enumerable: true, writable: true, configurable: true });
+    if (i === lines.length - 1) break;
+    if (pathHash(paths[i]) % PART_PATHS === 0 || i + 1 - from >= PART_MAX_PATHS || partChars >= PART_MAX_CHARS) {
+      parts[partKey(paths[i])] = asText(lines.slice(from, i + 1));
       from = i + 1;
       partChars = 0;
     }
   }
+  parts[""] = asText(lines.slice(from));
   return parts;
 }
 

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fromOutputTexts } from "../../../provider/folder/entries";
+import { fromOutputTexts, pathMap } from "../../../provider/folder/entries";
 import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
 import { EMULATOR_DEFAULT_API_KEY } from "../../../emulator";
 import { blobBytes, FIXTURE, stopEmulator, withStack } from "../../helpers/engine";
@@ -52,6 +52,16 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       write(site, "new.html", "<p>new</p>\n");
       write(site, "css/app.css", "body { margin: 1em }\n");
       fs.rmSync(path.join(site, "pages/p39.html"));
+      // The preview shows each path added, changed or removed as itself, and no other.
+      const shown = (await stack.preview({ diff: true })).stdout;
+      const marked = shown.split("\n").flatMap(
+        (line) =>
+          line
+            .match(/^\s*([-+~]) (\S+\.(?:html|css))\s*:/)
+            ?.slice(1, 3)
+            .join(" ") ?? [],
+      );
+      expect(marked.sort()).toEqual(["+ new.html", "- pages/p39.html", "~ css/app.css"]);
       emu.clearRequests();
       const changed = await stack.up();
       expect(changed.summary.resourceChanges).toEqual({ same: 2, update: 1 });
@@ -67,9 +77,10 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
         outputs?: Record<string, unknown>;
       }>;
       const resource = resources.find((r) => r.type === STORED_FOLDER_TYPES.dynamic)!;
-      // The paths are recorded as one text among the inputs (what a preview compares) and the
-      // outputs, and not again on the component, whose outputs are its resource's.
-      expect(resource.inputs?.manifest).toBe(resource.outputs?.manifestText);
+      // The paths are recorded as texts in parts among the inputs (what a preview compares), as
+      // one text among the outputs, and not again on the component, whose outputs are its resource's.
+      expect(typeof resource.inputs?.manifest).toBe("object");
+      expect(pathMap(resource.inputs?.manifest)).toEqual(JSON.parse(String(resource.outputs?.manifestText)));
       expect(resource.outputs?.manifest).toBeUndefined();
       expect(Object.keys(JSON.parse(String(resource.outputs?.manifestText)))).toHaveLength(41);
       // The outputs by path, too, are texts on the resource (the program reads them as maps).
@@ -108,7 +119,7 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       const { blobIdsText: _ids, urlsText: _urls, urlBase: _base, ...outputs } = recorded.outputs;
       const { blobIds, urls } = fromOutputTexts(recorded.outputs);
       recorded.outputs = { ...outputs, blobIds, urls };
-      recorded.inputs.manifest = JSON.parse(recorded.inputs.manifest);
+      recorded.inputs.manifest = pathMap(recorded.inputs.manifest);
       const file = path.join(workDir, "previous-release.json");
       fs.writeFileSync(file, JSON.stringify(state));
       expect((await cli(["stack", "import", "--file", file])).code).toBe(0);

@@ -639,7 +639,7 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     expect(read.props?.urlBase).toBe(updated.urlBase);
   });
 
-  it("TypeScript: the dynamic resource's inputs hold the manifest as one text, as its outputs do; inputs with the map (the release before) upgrade in place", async () => {
+  it("TypeScript: the dynamic resource's inputs hold the manifest in parts (here one, keyed \"\", the outputs' text); inputs with the map or one text (releases before) upgrade in place", async () => {
     // Bytes of their own: the provider process (one per file here) claims each content for one resource.
     write({ "index.html": "<p>text home</p>", "a/LICENSE": "text MIT", "b/LICENSE": "text MIT" });
     const { storedFolderProvider: provider } = await import("../../../provider/dynamic/stored-folder-provider");
@@ -648,17 +648,19 @@ describe("StoredFolder as one resource (the plugin's tuskr:index:StoredFolder)",
     const checked = await provider.check({}, program);
     expect(checked.failures).toEqual([]);
     const { outs } = await provider.create(checked.inputs);
-    expect(checked.inputs.manifest).toBe(outs.manifestText);
-    const manifest = JSON.parse(checked.inputs.manifest);
+    expect(checked.inputs.manifest).toEqual({ "": outs.manifestText });
+    const manifest = JSON.parse(checked.inputs.manifest[""]);
     expect(Object.keys(manifest)).toEqual(["a/LICENSE", "b/LICENSE", "index.html"]);
-    // The release before recorded the map among the inputs: checked against it, the same text; nothing changes, nothing is sent.
+    // Releases before recorded the map, then one text, among the inputs: checked against either, the same parts; nothing changes, nothing is sent.
     emu.clearRequests();
-    const again = await provider.check({ ...checked.inputs, manifest }, program);
-    expect(again.inputs.manifest).toBe(checked.inputs.manifest);
-    expect((await provider.diff(outs.path, outs, again.inputs)).changes).toBe(false);
-    // A refresh hands the inputs back with the text too.
+    for (const before of [manifest, outs.manifestText]) {
+      const again = await provider.check({ ...checked.inputs, manifest: before }, program);
+      expect(again.inputs.manifest).toEqual(checked.inputs.manifest);
+      expect((await provider.diff(outs.path, outs, again.inputs)).changes).toBe(false);
+    }
+    // A refresh hands the inputs back in parts too.
     const read = await provider.read!(outs.path, outs);
-    expect(read.inputs?.manifest).toBe(checked.inputs.manifest);
+    expect(read.inputs?.manifest).toEqual(checked.inputs.manifest);
     expect(requests()).toEqual(["get", "get"]);
   });
 

@@ -228,25 +228,36 @@ describe("a folder's manifest as the dynamic resource's inputs record it", () =>
   const pathNamed = (ends: boolean) => {
     for (let i = 0; ; i++) if (endsPart(`f-000100.x${i}`) === ends) return `f-000100.x${i}`;
   };
-  /** What Pulumi shows of a change of the parts (it compares an object key by key): the paths it marks removed and added. */
+  /**
+   * What Pulumi shows of a change of the parts: it compares an object key by key, reads each text
+   * as JSON, and hides a key starting "__" at every depth. The paths it marks removed and added.
+   */
   const shown = (before: Record<string, string>, after: Record<string, string>) => {
     const removed: string[] = [];
     const added: string[] = [];
+    const hidden = (key: string) => key.startsWith("__");
     for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      if (hidden(key)) continue;
       const [was, now] = [before[key] ? JSON.parse(before[key]) : {}, after[key] ? JSON.parse(after[key]) : {}];
-      for (const rel in was) if (!(rel in now)) removed.push(rel);
-      for (const rel in now) if (!(rel in was)) added.push(rel);
+      for (const rel in was) if (!(rel in now) && !hidden(rel)) removed.push(rel);
+      for (const rel in now) if (!(rel in was) && !hidden(rel)) added.push(rel);
     }
     return { removed, added };
   };
 
-  it("up to 64 KiB: the one text the outputs record", () => {
-    const small = folderOf(500);
-    expect(pathParts(small)).toBe(pathText(small));
-    expect(pathParts({})).toBe("{}");
+  it('at every size, parts: a small folder is one, keyed "", the text the outputs record; crossing 64 KiB shows only the path added', () => {
+    const small = folderOf(10);
+    expect(Object.keys(small).filter(endsPart)).toEqual([]);
+    expect(pathParts(small)).toEqual({ "": pathText(small) });
+    expect(pathParts({})).toEqual({ "": "{}" });
+    // The first folder size whose paths pass 64 KiB as one text: the same format either side.
+    let n = 500;
+    while (pathText(folderOf(n)).length <= 64 * 1024) n += 50;
+    const grown = { ...folderOf(n - 50), "f-999999.bin": H("z") };
+    expect(shown(pathParts(folderOf(n - 50)), pathParts(grown))).toEqual({ removed: [], added: ["f-999999.bin"] });
   });
 
-  it("past 64 KiB: parts, each a JSON text of consecutive paths far below the whole, keyed by its last path, read back as the whole map", () => {
+  it('a large folder: parts, each a JSON text of consecutive paths far below the whole, keyed "to" its last path, read back as the whole map', () => {
     const folder = folderOf(20_000);
     const parts = asParts(pathParts(folder));
     const whole = pathText(folder).length;
@@ -255,8 +266,8 @@ describe("a folder's manifest as the dynamic resource's inputs record it", () =>
       expect(part.length).toBeLessThan(whole / 5);
       const paths = Object.keys(JSON.parse(part));
       expect(paths.length).toBeGreaterThan(0);
-      // Keyed by the path that ended it, the last part by "".
-      if (key !== "") expect([paths.at(-1), endsPart(key)]).toEqual([key, true]);
+      // Keyed "to" the path that ended it, the last part by "".
+      if (key !== "") expect([key, endsPart(paths.at(-1)!)]).toEqual([`to ${paths.at(-1)}`, true]);
     }
     expect(Object.values(parts).flatMap((part) => Object.keys(JSON.parse(part)))).toEqual(Object.keys(folder).sort());
     expect(pathMap(parts)).toEqual(folder);
@@ -281,6 +292,22 @@ describe("a folder's manifest as the dynamic resource's inputs record it", () =>
     const joined = shown(asParts(pathParts({ ...folder, [ending]: H("e") })), before);
     expect(joined.removed).toContain(ending);
     expect(joined.removed.length).toBeLessThan(4096);
+  });
+
+  it('parts that paths starting "__" end (a __tests__/ folder) are shown: Pulumi hides such keys, the parts\' keys never are', () => {
+    const docs = folderOf(5, "0docs/a");
+    expect(Object.keys(docs).filter(endsPart)).toEqual([]);
+    const folder = { ...docs, ...folderOf(4_000, "__tests__/a"), ...folderOf(4_000, "src/b") };
+    const parts = pathParts(folder);
+    // The first part holds the docs and ends at a "__" path.
+    expect(Object.keys(parts)[0]).toMatch(/^to __tests__\//);
+    expect(Object.keys(parts).filter((key) => key.startsWith("__"))).toEqual([]);
+    const added = "0docs/a-000002.add";
+    expect(shown(parts, pathParts({ ...folder, [added]: H("e") }))).toEqual({ removed: [], added: [added] });
+    // A "__" path that ends a part before that one splits it: the docs move to its key, shown as moved, not removed.
+    let ender = "";
+    for (let i = 0; !ender; i++) if (endsPart(`__tests__/0${i}`)) ender = `__tests__/0${i}`;
+    expect(shown(parts, pathParts({ ...folder, [ender]: H("e") }))).toEqual({ removed: Object.keys(docs), added: Object.keys(docs) });
   });
 
   it("a part that is unreadable makes the whole map unreadable (each path is then found again), not a map with paths missing", () => {
