@@ -149,54 +149,54 @@ function normalisedForms(secret: string): string[] {
   return [secret, ...new Set(forms.filter((f) => f.length >= RUN && f !== secret))];
 }
 
-/** ASCII letters folded to lower case, which keeps every index in place (full case mapping may not). */
-const folded = (text: string): string => text.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+/** An ASCII capital letter's code folded to lower case, which keeps every index in place (full case mapping may not). */
+const fold = (code: number): number => (code >= 65 && code <= 90 ? code + 32 : code);
 
 /** The rolling hash of a run, mod 2^32: its multiplier, and that to the power RUN - 1 (the weight of the character leaving it). */
 const BASE = 0x01000193;
 const LEAVING = Array.from({ length: RUN - 1 }).reduce<number>((p) => Math.imul(p, BASE), 1);
 
-function sameRun(a: string, i: number, b: string, j: number): boolean {
-  for (let k = 0; k < RUN; k++) if (a.charCodeAt(i + k) !== b.charCodeAt(j + k)) return false;
+/** Where each run of the secrets' forms begins, by the run's rolling hash. */
+type FormRuns = Map<number, Array<{ form: string; at: number }>>;
+
+/** Indexes every run of `RUN` characters of `forms` (each already folded) by its hash: once per redactor. */
+function indexRuns(forms: readonly string[]): FormRuns {
+  const runs: FormRuns = new Map();
+  for (const form of forms) {
+    let h = 0;
+    for (let j = 0; j < form.length; j++) {
+      h = (Math.imul(h, BASE) + form.charCodeAt(j)) | 0;
+      if (j < RUN - 1) continue;
+      const at = j - RUN + 1;
+      const starts = runs.get(h);
+      if (starts) starts.push({ form, at });
+      else runs.set(h, [{ form, at }]);
+      h = (h - Math.imul(form.charCodeAt(at), LEAVING)) | 0;
+    }
+  }
+  return runs;
+}
+
+/** Whether the run of `text` at `i`, folded, is the run of `form` at `at`. */
+function sameRun(text: string, i: number, form: string, at: number): boolean {
+  for (let k = 0; k < RUN; k++) if (fold(text.charCodeAt(i + k)) !== form.charCodeAt(at + k)) return false;
   return true;
 }
 
 /**
- * Marks in `hidden` every run of `RUN` characters of `text` that occurs in one of `forms` (all
- * folded, as `text` is). The text's runs are indexed by a rolling hash and each form is read once,
- * so the work grows with the sizes alone, whatever the contents; each hash hit is compared in full.
+ * Hides every run of `RUN` characters of `text` (folded) that occurs in the forms
+ * `runs` indexes. One pass of a rolling hash, nothing allocated: every answer's strings pass here,
+ * so the work grows with the text alone; each hash hit is compared in full.
  */
-function markRuns(text: string, forms: readonly string[], hidden: Uint8Array): void {
-  const runs = new Map<number, number[]>();
+function markRuns(text: string, runs: FormRuns, hide: (from: number, to: number) => void): void {
   let h = 0;
   for (let i = 0; i < text.length; i++) {
-    h = (Math.imul(h, BASE) + text.charCodeAt(i)) | 0;
+    h = (Math.imul(h, BASE) + fold(text.charCodeAt(i))) | 0;
     if (i < RUN - 1) continue;
     const start = i - RUN + 1;
-    const starts = runs.get(h);
-    if (starts) starts.push(start);
-    else runs.set(h, [start]);
-    h = (h - Math.imul(text.charCodeAt(start), LEAVING)) | 0;
-  }
-  for (const form of forms) {
-    h = 0;
-    for (let j = 0; j < form.length && runs.size > 0; j++) {
-      h = (Math.imul(h, BASE) + form.charCodeAt(j)) | 0;
-      if (j < RUN - 1) continue;
-      const begin = j - RUN + 1;
-      const starts = runs.get(h);
-      if (starts) {
-        // A run found is marked once: only the text's runs not found yet are looked for again.
-        const rest: number[] = [];
-        for (const start of starts) {
-          if (sameRun(text, start, form, begin)) hidden.fill(1, start, start + RUN);
-          else rest.push(start);
-        }
-        if (rest.length === 0) runs.delete(h);
-        else runs.set(h, rest);
-      }
-      h = (h - Math.imul(form.charCodeAt(begin), LEAVING)) | 0;
-    }
+    const candidates = runs.get(h);
+    if (candidates?.some(({ form, at }) => sameRun(text, start, form, at))) hide(start, start + RUN);
+    h = (h - Math.imul(fold(text.charCodeAt(start)), LEAVING)) | 0;
   }
 }
 
@@ -210,19 +210,22 @@ function markRuns(text: string, forms: readonly string[], hidden: Uint8Array): v
 export function secretMask(secrets: readonly string[], bearer = true): (text: string) => string {
   const given = [...new Set(secrets.filter(Boolean))];
   const whole = [...new Set(given.filter((s) => s.length < RUN).flatMap(secretForms))].filter(Boolean);
-  const runs = [
+  const runs = indexRuns([
     ...new Set(
       given
         .filter((s) => s.length >= RUN)
         .flatMap(normalisedForms)
         .flatMap(secretForms)
-        .map(folded),
+        .map((form) => form.replace(/[A-Z]+/g, (m) => m.toLowerCase())),
     ),
-  ];
+  ]);
   return (text) => {
-    const hidden = new Uint8Array(text.length);
-    for (const form of whole) for (let i = text.indexOf(form); i >= 0; i = text.indexOf(form, i + form.length)) hidden.fill(1, i, i + form.length);
-    if (runs.length > 0 && text.length >= RUN) markRuns(folded(text), runs, hidden);
+    // Made at the first hit: most texts hold no secret and are returned as they are.
+    let hidden: Uint8Array | undefined;
+    const hide = (from: number, to: number) => (hidden ??= new Uint8Array(text.length)).fill(1, from, to);
+    for (const form of whole) for (let i = text.indexOf(form); i >= 0; i = text.indexOf(form, i + form.length)) hide(i, i + form.length);
+    if (runs.size > 0 && text.length >= RUN) markRuns(text, runs, hide);
+    if (!hidden) return bearer ? text.replace(/Bearer\s+[^\s"',;]+/gi, `Bearer ${MASK}`) : text;
     let out = "";
     for (let i = 0, j = 0; i < text.length; i = j) {
       while (j < text.length && hidden[j] === hidden[i]) j++;
