@@ -222,7 +222,10 @@ export function secretMask(secrets: readonly string[], bearer = true): (text: st
   return (text) => {
     // Made at the first hit: most texts hold no secret and are returned as they are.
     let hidden: Uint8Array | undefined;
-    const hide = (from: number, to: number) => (hidden ??= new Uint8Array(text.length)).fill(1, from, to);
+    const hide = (from: number, to: number) => {
+      hidden ??= new Uint8Array(text.length);
+      hidden.fill(1, from, to);
+    };
     for (const form of whole) for (let i = text.indexOf(form); i >= 0; i = text.indexOf(form, i + form.length)) hide(i, i + form.length);
     if (runs.size > 0 && text.length >= RUN) markRuns(text, runs, hide);
     if (!hidden) return bearer ? text.replace(/Bearer\s+[^\s"',;]+/gi, `Bearer ${MASK}`) : text;
