@@ -159,27 +159,27 @@ const LEAVING = Array.from({ length: RUN - 1 }).reduce<number>((p) => Math.imul(
 /** Where each run of the secrets' forms begins, by the run's rolling hash. */
 type FormRuns = Map<number, Array<{ form: string; at: number }>>;
 
-/** Indexes every run of `RUN` characters of `forms` (each already folded) by its hash: once per redactor. */
+/** Indexes every run of `RUN` characters of `forms`, folded, by its hash: once per redactor. */
 function indexRuns(forms: readonly string[]): FormRuns {
   const runs: FormRuns = new Map();
   for (const form of forms) {
     let h = 0;
     for (let j = 0; j < form.length; j++) {
-      h = (Math.imul(h, BASE) + form.charCodeAt(j)) | 0;
+      h = (Math.imul(h, BASE) + fold(form.charCodeAt(j))) | 0;
       if (j < RUN - 1) continue;
       const at = j - RUN + 1;
       const starts = runs.get(h);
       if (starts) starts.push({ form, at });
       else runs.set(h, [{ form, at }]);
-      h = (h - Math.imul(form.charCodeAt(at), LEAVING)) | 0;
+      h = (h - Math.imul(fold(form.charCodeAt(at)), LEAVING)) | 0;
     }
   }
   return runs;
 }
 
-/** Whether the run of `text` at `i`, folded, is the run of `form` at `at`. */
+/** Whether the run of `text` at `i` is the run of `form` at `at`, both folded. */
 function sameRun(text: string, i: number, form: string, at: number): boolean {
-  for (let k = 0; k < RUN; k++) if (fold(text.charCodeAt(i + k)) !== form.charCodeAt(at + k)) return false;
+  for (let k = 0; k < RUN; k++) if (fold(text.charCodeAt(i + k)) !== fold(form.charCodeAt(at + k))) return false;
   return true;
 }
 
@@ -215,8 +215,7 @@ export function secretMask(secrets: readonly string[], bearer = true): (text: st
       given
         .filter((s) => s.length >= RUN)
         .flatMap(normalisedForms)
-        .flatMap(secretForms)
-        .map((form) => form.replace(/[A-Z]+/g, (m) => m.toLowerCase())),
+        .flatMap(secretForms),
     ),
   ]);
   return (text) => {
