@@ -159,20 +159,27 @@ const LEAVING = Array.from({ length: RUN - 1 }).reduce<number>((p) => Math.imul(
 /** Where each run of the secrets' forms begins, by the run's rolling hash. */
 type FormRuns = Map<number, Array<{ form: string; at: number }>>;
 
+/** Calls `visit` with each run of `RUN` characters of `text`: its rolling hash (of the folded characters) and where it starts. */
+function eachRun(text: string, visit: (hash: number, start: number) => void): void {
+  let h = 0;
+  for (let i = 0; i < text.length; i++) {
+    h = (Math.imul(h, BASE) + fold(text.charCodeAt(i))) | 0;
+    if (i < RUN - 1) continue;
+    const start = i - RUN + 1;
+    visit(h, start);
+    h = (h - Math.imul(fold(text.charCodeAt(start)), LEAVING)) | 0;
+  }
+}
+
 /** Indexes every run of `RUN` characters of `forms`, folded, by its hash: once per redactor. */
 function indexRuns(forms: readonly string[]): FormRuns {
   const runs: FormRuns = new Map();
   for (const form of forms) {
-    let h = 0;
-    for (let j = 0; j < form.length; j++) {
-      h = (Math.imul(h, BASE) + fold(form.charCodeAt(j))) | 0;
-      if (j < RUN - 1) continue;
-      const at = j - RUN + 1;
+    eachRun(form, (h, at) => {
       const starts = runs.get(h);
       if (starts) starts.push({ form, at });
       else runs.set(h, [{ form, at }]);
-      h = (h - Math.imul(fold(form.charCodeAt(at)), LEAVING)) | 0;
-    }
+    });
   }
   return runs;
 }
@@ -184,20 +191,14 @@ function sameRun(text: string, i: number, form: string, at: number): boolean {
 }
 
 /**
- * Hides every run of `RUN` characters of `text` (folded) that occurs in the forms
- * `runs` indexes. One pass of a rolling hash, nothing allocated: every answer's strings pass here,
- * so the work grows with the text alone; each hash hit is compared in full.
+ * Hides every run of `RUN` characters of `text` (folded) that occurs in the forms `runs` indexes.
+ * One pass, nothing allocated: every answer's strings pass here, so the work grows with the text
+ * alone; each hash hit is compared in full.
  */
 function markRuns(text: string, runs: FormRuns, hide: (from: number, to: number) => void): void {
-  let h = 0;
-  for (let i = 0; i < text.length; i++) {
-    h = (Math.imul(h, BASE) + fold(text.charCodeAt(i))) | 0;
-    if (i < RUN - 1) continue;
-    const start = i - RUN + 1;
-    const candidates = runs.get(h);
-    if (candidates?.some(({ form, at }) => sameRun(text, start, form, at))) hide(start, start + RUN);
-    h = (h - Math.imul(fold(text.charCodeAt(start)), LEAVING)) | 0;
-  }
+  eachRun(text, (h, start) => {
+    if (runs.get(h)?.some(({ form, at }) => sameRun(text, start, form, at))) hide(start, start + RUN);
+  });
 }
 
 /**
