@@ -316,13 +316,18 @@ export class Transport {
         res.on("data", (chunk: Buffer) => {
           read += chunk.length;
           if (read > RESPONSE_MAX_BYTES) {
-            req.destroy(this.tooLarge(method, path, res.statusCode ?? 0, RESPONSE_MAX_BYTES));
+            reject(this.tooLarge(method, path, res.statusCode ?? 0, RESPONSE_MAX_BYTES));
+            req.destroy();
             return;
           }
           chunks.push(chunk);
         });
         res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, data: Buffer.concat(chunks).toString("utf8") }));
         res.on("error", reject);
+        // Cut before its end (the connection closed): never an answer, whatever arrived of it.
+        res.on("close", () => {
+          if (!res.complete) reject(Object.assign(new Error("the answer ended before its end"), { code: "ECONNRESET" }));
+        });
       });
       req.on("error", reject);
       if (body instanceof Readable) {

@@ -84,6 +84,27 @@ describe("answers are checked before they are trusted", () => {
     );
   });
 
+  it("an answer cut before its Content-Length (a whole record so far) is a network failure, sent again, never taken", async () => {
+    let answered = 0;
+    service = await hostileService((_req, res) => {
+      const body = JSON.stringify(record("b1", { name: answered === 0 ? "cut.txt" : "a.txt" }));
+      if (answered++ > 0) return json(res, 200, JSON.parse(body));
+      // The record whole, then the connection closed before the bytes it announced.
+      res.writeHead(200, { "Content-Type": "application/json", "Content-Length": String(body.length + 50) });
+      res.write(body, () => res.socket?.destroy());
+    });
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url, retry: { minDelayMs: 1, maxDelayMs: 1, maxAttempts: 2 } });
+    expect((await client.getFile("b1")).name).toBe("a.txt");
+    expect(service.requests).toHaveLength(2);
+    const once = new TuskrClient({ apiKey: KEY, baseUrl: service.url, retry: { maxAttempts: 1 } });
+    answered = 0;
+    const error = await once.getFile("b1").then(
+      () => undefined,
+      (e) => e,
+    );
+    expect(error).toMatchObject({ code: "NETWORK_ERROR", mayHaveBeenApplied: true });
+  });
+
   it("values past the inputs' limits are refused before they reach state", async () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
       ["a 257-character name", { name: "n".repeat(257) }, /name must be at most 256 characters \(got 257\)/],
