@@ -6,7 +6,7 @@ import { type MultipartBody, carriedAsIs, multipartBody } from "./multipart";
 import { purchase, readBackVerdict } from "./purchase";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, Semaphore } from "./retry";
 import { type Sent, Transport } from "./transport";
-import { filePath, insecureBaseUrlProblem } from "./urls";
+import { apiKeyProblem, filePath, headerKey, insecureBaseUrlProblem } from "./urls";
 import {
   type ReceivedFile,
   ReadFileSchema,
@@ -79,6 +79,8 @@ export class TuskrClient {
         message: "no API key: set the secret stack config `tuskr:apiKey` (pulumi config set --secret tuskr:apiKey ...) or TUSKR_API_KEY",
       });
     }
+    const keyProblem = apiKeyProblem(options.apiKey);
+    if (keyProblem) throw new TuskrApiError({ code: "CONFIG_ERROR", message: `tuskr:apiKey ${keyProblem}` });
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
     const insecure = insecureBaseUrlProblem(this.baseUrl, options.allowInsecureHttp);
     if (insecure) throw new TuskrApiError({ code: "CONFIG_ERROR", message: `tuskr:baseUrl: ${insecure}` });
@@ -86,7 +88,15 @@ export class TuskrClient {
     this.random = options.random ?? Math.random;
     this.idempotencyKeys = options.idempotencyKeys;
     const gate = new Semaphore(options.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
-    this.http = new Transport(this.baseUrl, options.apiKey, this.policy, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, gate, this.random, options.onRetry);
+    this.http = new Transport(
+      this.baseUrl,
+      headerKey(options.apiKey),
+      this.policy,
+      options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      gate,
+      this.random,
+      options.onRetry,
+    );
   }
 
   /** The latest failure that showed the service refusing every request (nothing overlapping it is sent). */

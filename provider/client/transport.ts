@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import * as http from "node:http";
 import * as https from "node:https";
 import { Readable } from "node:stream";
+import * as zlib from "node:zlib";
 import type { AxiosInstance, AxiosResponse, AxiosStatic } from "axios";
 import type { z } from "zod";
 import { ErrorEnvelopeSchema, LIMITS, errorCodeForStatus } from "../../api";
@@ -42,15 +43,31 @@ interface Answer {
 }
 
 /**
- * The environment variable that names a proxy for `url`'s scheme, if one does: the variables axios
- * (through proxy-from-env) reads, which leaves NO_PROXY to it.
+ * The environment variable that names a proxy for `url`'s scheme, if one does: those axios reads
+ * (through proxy-from-env), in lower or upper case; NO_PROXY is left to it.
  */
 function proxyVariableFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const scheme = url.slice(0, url.indexOf(":")).toLowerCase();
-  for (const name of [`npm_config_${scheme}_proxy`, `${scheme}_proxy`, "npm_config_proxy", "all_proxy"]) {
+  for (const name of [`${scheme}_proxy`, "all_proxy"]) {
     for (const form of [name, name.toUpperCase()]) if (env[form]) return form;
   }
   return undefined;
+}
+
+/** The answer's body as text: decompressed when the server compressed it unasked, never past `limit` bytes. */
+function bodyText(raw: Buffer, encoding: string | undefined, limit: number): string {
+  const options = { maxOutputLength: limit };
+  const bytes =
+    encoding === "gzip" || encoding === "x-gzip"
+      ? zlib.gunzipSync(raw, options)
+      : encoding === "deflate"
+        ? zlib.inflateSync(raw, options)
+        : encoding === "br"
+          ? zlib.brotliDecompressSync(raw, options)
+          : raw;
+  const text = bytes.toString("utf8");
+  // A byte order mark is not part of the JSON.
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 export interface Sent<T> {
@@ -310,7 +327,27 @@ export class Transport {
       if (body !== undefined) headers["Content-Length"] = String(Buffer.byteLength(body));
     }
     return new Promise<Answer>((resolve, reject) => {
-      const req = (url.startsWith("https:") ? https : http).request(url, { method, headers, signal }, (res) => {
+      let req: http.ClientRequest;
+      try {
+        req = (url.startsWith("https:") ? https : http).request(url, { method, headers, signal });
+      } catch (e) {
+        // Node refused to build the request (a header it cannot carry): nothing was sent.
+        const why = e instanceof Error ? e.message : String(e);
+        reject(
+          new TuskrApiError({
+            code: "BAD_REQUEST",
+            message: this.redact(`${method} ${path}: ${why}; nothing sent`),
+            method,
+            path,
+            retryable: false,
+            notSent: true,
+          }),
+        );
+        return;
+      }
+      let responded = false;
+      req.on("response", (res) => {
+        responded = true;
         const chunks: Buffer[] = [];
         let read = 0;
         res.on("data", (chunk: Buffer) => {
@@ -322,7 +359,20 @@ export class Transport {
           }
           chunks.push(chunk);
         });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, data: Buffer.concat(chunks).toString("utf8") }));
+        res.on("end", () => {
+          try {
+            const encoding = res.headers["content-encoding"]?.toLowerCase();
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, data: bodyText(Buffer.concat(chunks), encoding, RESPONSE_MAX_BYTES) });
+          } catch (e) {
+            reject(
+              e instanceof RangeError
+                ? this.tooLarge(method, path, res.statusCode ?? 0, RESPONSE_MAX_BYTES)
+                : this.invalidResponse(method, path, res.statusCode ?? 0, "the body does not decode as its Content-Encoding says", undefined),
+            );
+          }
+          // Answered before its body was sent whole (a 413): the rest is not sent, the file is closed.
+          if (body instanceof Readable && !body.readableEnded) req.destroy();
+        });
         res.on("error", reject);
         // Cut before its end (the connection closed): never an answer, whatever arrived of it.
         res.on("close", () => {
@@ -330,6 +380,10 @@ export class Transport {
         });
       });
       req.on("error", reject);
+      // Closed with no answer and no error (a 101 Switching Protocols, which no one here takes up).
+      req.on("close", () => {
+        if (!responded) reject(Object.assign(new Error("the connection closed without an answer"), { code: "ECONNRESET" }));
+      });
       if (body instanceof Readable) {
         // A body that stops itself (a file that changed) ends the request unfinished; one the request outlives is closed.
         body.on("error", (e) => req.destroy(e));

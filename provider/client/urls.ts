@@ -30,3 +30,15 @@ export function insecureBaseUrlProblem(baseUrl: string, allowInsecureHttp = fals
     "Use https, or set tuskr:allowInsecureHttp to true if this network is trusted"
   );
 }
+
+/** The key as a header carries it: spaces or a line break around it (a key read from a file) are not part of it. */
+export const headerKey = (apiKey: string): string => apiKey.trim();
+
+/** Why the key cannot be sent in a header, or undefined; never says the key. */
+export function apiKeyProblem(apiKey: string): string | undefined {
+  const key = headerKey(apiKey);
+  if (key === "") return "is blank: set the Tuskr API key as it was issued";
+  return /^[\t\x20-\x7e]*$/.test(key)
+    ? undefined
+    : "holds a control character or one past ASCII, which no HTTP header carries: set the key again as it was issued";
+}

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_EPOCH_SECONDS } from "../../api";
 import { DEFAULT_BASE_URL, DEFAULT_MAX_CONCURRENCY, DEFAULT_TIMEOUT_MS, type TuskrClientOptions } from "../client/client";
-import { insecureBaseUrlProblem } from "../client/urls";
+import { apiKeyProblem, insecureBaseUrlProblem } from "../client/urls";
 import { IDEMPOTENCY_KEYS } from "../service/facts";
 
 /**
@@ -153,6 +153,8 @@ export function settingsProblems(settings: ProviderSettings): Array<{ setting: S
         ` or in the environment (${settingDoc("apiKey").env})`,
     });
   }
+  const keyProblem = settings.apiKey ? apiKeyProblem(settings.apiKey) : undefined;
+  if (keyProblem) problems.push({ setting: "apiKey", message: `${CONFIG_KEYS.apiKey} ${keyProblem}` });
   // A value that is not one of the setting's is refused, never replaced by the default.
   for (const bad of settings.unreadable ?? []) {
     const expected = bad.setting === "idempotencyKeys" ? IDEMPOTENCY_KEYS.join(" or ") : "a whole number above 0";

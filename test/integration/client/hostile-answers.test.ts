@@ -1,4 +1,10 @@
 import { ASSET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import * as fs from "node:fs";
+import type { AddressInfo } from "node:net";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as zlib from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { TuskrClient } from "../../../provider/client/client";
 import { DEFAULT_RETRY_POLICY } from "../../../provider/client/retry";
@@ -299,6 +305,123 @@ describe("the key never crosses the network in clear", () => {
   it("https, loopback, or an explicit opt-in are accepted", async () => {
     for (const url of ["https://api.tuskr.dev", "http://127.0.0.1:4010", "http://localhost:4010", "http://[::1]:4010"]) expect(await check(url)).toBe("ok");
     expect(await check("http://files.example.com", { "tuskr:allowInsecureHttp": "true" })).toBe("ok");
+  });
+});
+
+describe("the HTTP client: what it takes, refuses and lets go of", () => {
+  /** A raw server: each connection goes to `onConnection`, which writes bytes of its own. */
+  async function rawServer(onConnection: (socket: net.Socket) => void) {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on("close", () => sockets.delete(socket));
+      socket.on("error", () => undefined);
+      onConnection(socket);
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      url,
+      sockets,
+      close: () =>
+        new Promise<void>((ok) => {
+          for (const socket of sockets) socket.destroy();
+          server.close(() => ok());
+        }),
+    };
+  }
+
+  it("a 101 Switching Protocols answer, which nothing here takes up, fails within the deadline as a network failure", async () => {
+    const raw = await rawServer((socket) =>
+      socket.once("data", () => socket.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n")),
+    );
+    try {
+      const client = new TuskrClient({ apiKey: KEY, baseUrl: raw.url, timeoutMs: 1000, retry: { maxAttempts: 1 } });
+      const started = Date.now();
+      const error = await client.getFile("b1").then(
+        () => undefined,
+        (e) => e,
+      );
+      expect(error).toMatchObject({ code: "NETWORK_ERROR", retryable: true });
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it("an upload answered 413 before its body was read: the client lets go of the connection and the file", async () => {
+    const refusal = JSON.stringify({ error: { code: "PAYLOAD_TOO_LARGE", message: "too big" } });
+    const answeredEarly = await rawServer((socket) =>
+      socket.once("data", () =>
+        socket.write(`HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nContent-Length: ${refusal.length}\r\n\r\n${refusal}`),
+      ),
+    );
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-early-"));
+    try {
+      const file = path.join(dir, "big.bin");
+      fs.writeFileSync(file, Buffer.alloc(4 * 1024 * 1024, 1));
+      const client = new TuskrClient({ apiKey: KEY, baseUrl: answeredEarly.url, retry: { maxAttempts: 1 } });
+      const error = await client.uploadFile({ path: file, filename: "big.bin" }, {}, { idempotencyKey: "k" }).then(
+        () => undefined,
+        (e) => e,
+      );
+      expect(error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", status: 413 });
+      // The server holds its end open: only the client can close it.
+      await new Promise((ok) => setTimeout(ok, 300));
+      expect(answeredEarly.sockets.size).toBe(0);
+    } finally {
+      await answeredEarly.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("an answer compressed unasked or led by a byte order mark is read as its JSON", async () => {
+    const body = JSON.stringify(record("b1"));
+    for (const [headers, bytes] of [
+      [{ "Content-Encoding": "gzip" }, zlib.gzipSync(body)],
+      [{ "Content-Encoding": "br" }, zlib.brotliCompressSync(body)],
+      [{}, Buffer.from(`\ufeff${body}`)],
+    ] as const) {
+      service = await hostileService((_req, res) => {
+        res.writeHead(200, { "Content-Type": "application/json", ...headers });
+        res.end(bytes);
+      });
+      const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url, retry: { maxAttempts: 1 } });
+      expect((await client.getFile("b1")).name).toBe("a.txt");
+      await service.close();
+      service = undefined;
+    }
+  });
+
+  it("a compressed answer that unpacks past the cap is refused at the cap", async () => {
+    service = await hostileService((_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json", "Content-Encoding": "gzip" });
+      res.end(zlib.gzipSync(JSON.stringify(record("b1", { name: "n".repeat(5 * 1024 * 1024) }))));
+    });
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url, retry: { maxAttempts: 1 } });
+    await expect(client.getFile("b1")).rejects.toMatchObject({ code: "INVALID_RESPONSE", message: expect.stringMatching(/larger than 262144 bytes/) });
+  });
+
+  it("a key read from a file with its line break is sent without it; one holding a control character is refused, unsaid, before any request", async () => {
+    let authorization: string | undefined;
+    const svc = await hostileService((req, res) => {
+      authorization = req.headers.authorization;
+      json(res, 200, record("b1"));
+    });
+    service = svc;
+    const fromFile = new TuskrClient({ apiKey: `  ${KEY}\r\n`, baseUrl: svc.url, retry: { maxAttempts: 1 } });
+    expect((await fromFile.getFile("b1")).blobId).toBe("b1");
+    expect(authorization).toBe(`Bearer ${KEY}`);
+    const broken = `${KEY.slice(0, 8)}\u0007${KEY.slice(8)}`;
+    expect(() => new TuskrClient({ apiKey: broken, baseUrl: svc.url })).toThrow(/^tuskr:apiKey holds a control character/);
+    const provider = await configuredProvider(svc, { "tuskr:apiKey": broken });
+    const refused = await provider.check({}, { blobId: "b1" }).then(
+      () => "ok",
+      (e: Error) => e.message,
+    );
+    expect(refused).toMatch(/tuskr:apiKey holds a control character or one past ASCII/);
+    expect(refused).not.toContain(KEY.slice(8, 16));
+    expect(svc.requests).toHaveLength(1);
   });
 });
 
