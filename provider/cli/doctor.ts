@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { ErrorEnvelopeSchema, IDEMPOTENCY_KEY_HEADER, PATHS, filePath } from "../../api";
 import { redactString } from "../client/errors";
-import { insecureBaseUrlProblem } from "../client/urls";
+import { apiKeyProblem, headerKey, insecureBaseUrlProblem } from "../client/urls";
 import { ReadFileSchema, UploadAnswerSchema } from "../client/wire";
 import { CONFIG_KEYS } from "../config/settings";
 import { ASSUMPTIONS, type AssumptionId } from "../service/assumptions";
@@ -103,7 +103,7 @@ function recordShape(json: unknown, documented: readonly string[]): string {
 export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const baseUrl = options.baseUrl.replace(/\/+$/, "");
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const key = options.apiKey ?? "";
+  const key = headerKey(options.apiKey ?? "");
   const mask = (text: string) => redactString(text, key ? [key] : []);
   const say = options.say ?? (() => undefined);
   const checks = new Map<AssumptionId, DoctorCheck>();
@@ -125,7 +125,9 @@ export async function doctor(options: DoctorOptions): Promise<DoctorReport> {
   const api = (path: string, init: RequestInit = {}, withKey = true) =>
     request(`${baseUrl}${path}`, { ...init, headers: { ...(withKey ? auth : {}), ...(init.headers as Record<string, string>) } }, timeoutMs);
 
-  if (!key) return report({ exitCode: 2, problem: "no API key: set TUSKR_API_KEY (doctor never reads it from anywhere else)" });
+  if (!options.apiKey) return report({ exitCode: 2, problem: "no API key: set TUSKR_API_KEY (doctor never reads it from anywhere else)" });
+  const keyProblem = apiKeyProblem(options.apiKey);
+  if (keyProblem) return report({ exitCode: 2, problem: `TUSKR_API_KEY ${keyProblem}` });
   const insecure = insecureBaseUrlProblem(baseUrl, options.allowInsecureHttp);
   if (insecure) return report({ exitCode: 2, problem: `${baseUrl}: ${insecure}` });
 

@@ -54,17 +54,53 @@ function proxyVariableFor(url: string, env: NodeJS.ProcessEnv = process.env): st
   return undefined;
 }
 
-/** The answer's body as text: decompressed when the server compressed it unasked, never past `limit` bytes. */
+/** A body that does not decode as its Content-Encoding says (or names an encoding not decoded here). */
+class Undecodable extends Error {}
+
+/** One content coding undone; a body of zlib or raw deflate is taken under `deflate`, as browsers do. */
+function undo(coding: string, bytes: Buffer, options: zlib.ZlibOptions): Buffer {
+  switch (coding) {
+    case "identity":
+      return bytes;
+    case "gzip":
+    case "x-gzip":
+    case "deflate":
+    case "compress":
+    case "x-compress":
+      try {
+        return zlib.unzipSync(bytes, options);
+      } catch (e) {
+        if (e instanceof RangeError || coding === "gzip" || coding === "x-gzip") throw e;
+        return zlib.inflateRawSync(bytes, options);
+      }
+    case "br":
+      return zlib.brotliDecompressSync(bytes, options);
+    default:
+      throw new Undecodable(`a Content-Encoding of ${JSON.stringify(coding.slice(0, 40))}, which the client does not decode`);
+  }
+}
+
+/**
+ * The answer's body as text: its content codings undone, last applied first (servers may compress
+ * unasked), never past `limit` bytes (a RangeError beyond), a byte order mark dropped.
+ */
 function bodyText(raw: Buffer, encoding: string | undefined, limit: number): string {
-  const options = { maxOutputLength: limit };
-  const bytes =
-    encoding === "gzip" || encoding === "x-gzip"
-      ? zlib.gunzipSync(raw, options)
-      : encoding === "deflate"
-        ? zlib.inflateSync(raw, options)
-        : encoding === "br"
-          ? zlib.brotliDecompressSync(raw, options)
-          : raw;
+  let bytes = raw;
+  if (raw.length > 0 && encoding) {
+    const codings = encoding
+      .toLowerCase()
+      .split(",")
+      .map((c) => c.trim())
+      .filter((c) => c !== "");
+    for (const coding of codings.reverse()) {
+      try {
+        bytes = undo(coding, bytes, { maxOutputLength: limit });
+      } catch (e) {
+        if (e instanceof RangeError || e instanceof Undecodable) throw e;
+        throw new Undecodable(`a body that does not decode as its Content-Encoding (${coding}) says`);
+      }
+    }
+  }
   const text = bytes.toString("utf8");
   // A byte order mark is not part of the JSON.
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -360,18 +396,22 @@ export class Transport {
           chunks.push(chunk);
         });
         res.on("end", () => {
-          try {
-            const encoding = res.headers["content-encoding"]?.toLowerCase();
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, data: bodyText(Buffer.concat(chunks), encoding, RESPONSE_MAX_BYTES) });
-          } catch (e) {
-            reject(
-              e instanceof RangeError
-                ? this.tooLarge(method, path, res.statusCode ?? 0, RESPONSE_MAX_BYTES)
-                : this.invalidResponse(method, path, res.statusCode ?? 0, "the body does not decode as its Content-Encoding says", undefined),
-            );
+          const status = res.statusCode ?? 0;
+          const ok = status >= 200 && status < 300;
+          // Answered before its body was sent whole: a refusal is taken as said, an acceptance is not
+          // (the service cannot have stored what it did not receive). The rest is not sent, the file is closed.
+          if (body instanceof Readable && !body.readableEnded) {
+            req.destroy();
+            if (ok) return reject(this.invalidResponse(method, path, status, "answered before the upload's body was sent whole", undefined));
           }
-          // Answered before its body was sent whole (a 413): the rest is not sent, the file is closed.
-          if (body instanceof Readable && !body.readableEnded) req.destroy();
+          try {
+            resolve({ status, headers: res.headers, data: bodyText(Buffer.concat(chunks), res.headers["content-encoding"], RESPONSE_MAX_BYTES) });
+          } catch (e) {
+            if (e instanceof RangeError) return reject(this.tooLarge(method, path, status, RESPONSE_MAX_BYTES));
+            // A refusal's status says what failed even when its body cannot be read.
+            if (!ok) return resolve({ status, headers: res.headers, data: "" });
+            reject(this.invalidResponse(method, path, status, e instanceof Error ? e.message : String(e), undefined));
+          }
         });
         res.on("error", reject);
         // Cut before its end (the connection closed): never an answer, whatever arrived of it.

@@ -144,6 +144,16 @@ describe("doctor without --spend", () => {
       exitCode: 2,
       problem: expect.stringMatching(/key is refused \(401/),
     });
+    const sent = e.requests().length;
+    expect(await doctor({ apiKey: `${KEY.slice(0, 6)}\u0007${KEY.slice(6)}`, baseUrl: e.url, spend: true })).toMatchObject({
+      exitCode: 2,
+      problem: expect.stringMatching(/^TUSKR_API_KEY holds a control character/),
+    });
+    expect(await doctor({ apiKey: " \n", baseUrl: e.url, spend: true })).toMatchObject({
+      exitCode: 2,
+      problem: expect.stringMatching(/^TUSKR_API_KEY is blank/),
+    });
+    expect(e.requests()).toHaveLength(sent);
     const free = net.createServer().listen(0, "127.0.0.1");
     await new Promise((r) => free.once("listening", r));
     const port = (free.address() as net.AddressInfo).port;

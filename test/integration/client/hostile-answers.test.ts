@@ -393,6 +393,58 @@ describe("the HTTP client: what it takes, refuses and lets go of", () => {
     }
   });
 
+  it("an encoding header on a refusal or an empty answer does not hide what it says; one not decoded here is named", async () => {
+    let calls = 0;
+    service = await hostileService((req, res) => {
+      calls++;
+      if (req.method === "PATCH") {
+        res.writeHead(204, { "Content-Encoding": "gzip" });
+        return res.end();
+      }
+      if (req.url?.endsWith("/b503")) {
+        res.writeHead(503, { "Content-Type": "text/plain", "Content-Encoding": "gzip" });
+        return res.end("down for maintenance");
+      }
+      res.writeHead(200, { "Content-Type": "application/json", "Content-Encoding": "zstd" });
+      res.end(JSON.stringify(record("b1")));
+    });
+    const client = new TuskrClient({ apiKey: KEY, baseUrl: service.url, retry: { minDelayMs: 1, maxDelayMs: 1, maxAttempts: 2 } });
+    expect(await client.updateFile("b1", { tag: "t" })).toBeUndefined();
+    calls = 0;
+    await expect(client.getFile("b503")).rejects.toMatchObject({ status: 503, retryable: true });
+    expect(calls).toBe(2);
+    const unknown = await client.getFile("b1").then(
+      () => undefined,
+      (e) => e,
+    );
+    expect(unknown).toMatchObject({ code: "INVALID_RESPONSE" });
+    expect(unknown.message).toMatch(/Content-Encoding of "zstd", which the client does not decode/);
+    expect(unknown.message).not.toMatch(/may not be the service's API/);
+  });
+
+  it("an upload accepted before its body was sent whole is not taken as stored", async () => {
+    const acceptedEarly = await rawServer((socket) =>
+      socket.once("data", () => {
+        const answer = JSON.stringify(record("b1", { size: 4 * 1024 * 1024 }));
+        socket.write(`HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: ${answer.length}\r\n\r\n${answer}`);
+      }),
+    );
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-early-"));
+    try {
+      const file = path.join(dir, "big.bin");
+      fs.writeFileSync(file, Buffer.alloc(4 * 1024 * 1024, 1));
+      const client = new TuskrClient({ apiKey: KEY, baseUrl: acceptedEarly.url, retry: { maxAttempts: 1 } });
+      const error = await client.uploadFile({ path: file, filename: "big.bin" }, {}, { idempotencyKey: "k" }).then(
+        () => undefined,
+        (e) => e,
+      );
+      expect(error?.message).toMatch(/answered before the upload's body was sent whole/);
+    } finally {
+      await acceptedEarly.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("a compressed answer that unpacks past the cap is refused at the cap", async () => {
     service = await hostileService((_req, res) => {
       res.writeHead(200, { "Content-Type": "application/json", "Content-Encoding": "gzip" });
