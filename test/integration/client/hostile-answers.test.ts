@@ -331,6 +331,29 @@ describe("the HTTP client: what it takes, refuses and lets go of", () => {
     };
   }
 
+  /** A 4 MiB upload to a server that answers `status` with `body` on the body's first bytes; what the upload threw. */
+  async function uploadAnsweredEarly(status: string, body: string) {
+    const server = await rawServer((socket) =>
+      socket.once("data", () => socket.write(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)),
+    );
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-early-"));
+    try {
+      const file = path.join(dir, "big.bin");
+      fs.writeFileSync(file, Buffer.alloc(4 * 1024 * 1024, 1));
+      const client = new TuskrClient({ apiKey: KEY, baseUrl: server.url, retry: { maxAttempts: 1 } });
+      const error = await client.uploadFile({ path: file, filename: "big.bin" }, {}, { idempotencyKey: "k" }).then(
+        () => undefined,
+        (e) => e,
+      );
+      // The server holds its end open: only the client can close it.
+      await new Promise((ok) => setTimeout(ok, 300));
+      return { error, open: server.sockets.size };
+    } finally {
+      await server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
   it("a 101 Switching Protocols answer, which nothing here takes up, fails within the deadline as a network failure", async () => {
     const raw = await rawServer((socket) =>
       socket.once("data", () => socket.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n")),
@@ -350,29 +373,9 @@ describe("the HTTP client: what it takes, refuses and lets go of", () => {
   });
 
   it("an upload answered 413 before its body was read: the client lets go of the connection and the file", async () => {
-    const refusal = JSON.stringify({ error: { code: "PAYLOAD_TOO_LARGE", message: "too big" } });
-    const answeredEarly = await rawServer((socket) =>
-      socket.once("data", () =>
-        socket.write(`HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nContent-Length: ${refusal.length}\r\n\r\n${refusal}`),
-      ),
-    );
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-early-"));
-    try {
-      const file = path.join(dir, "big.bin");
-      fs.writeFileSync(file, Buffer.alloc(4 * 1024 * 1024, 1));
-      const client = new TuskrClient({ apiKey: KEY, baseUrl: answeredEarly.url, retry: { maxAttempts: 1 } });
-      const error = await client.uploadFile({ path: file, filename: "big.bin" }, {}, { idempotencyKey: "k" }).then(
-        () => undefined,
-        (e) => e,
-      );
-      expect(error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", status: 413 });
-      // The server holds its end open: only the client can close it.
-      await new Promise((ok) => setTimeout(ok, 300));
-      expect(answeredEarly.sockets.size).toBe(0);
-    } finally {
-      await answeredEarly.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const { error, open } = await uploadAnsweredEarly("413 Payload Too Large", JSON.stringify({ error: { code: "PAYLOAD_TOO_LARGE", message: "too big" } }));
+    expect(error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", status: 413 });
+    expect(open).toBe(0);
   });
 
   it("an answer compressed unasked or led by a byte order mark is read as its JSON", async () => {
@@ -423,26 +426,9 @@ describe("the HTTP client: what it takes, refuses and lets go of", () => {
   });
 
   it("an upload accepted before its body was sent whole is not taken as stored", async () => {
-    const acceptedEarly = await rawServer((socket) =>
-      socket.once("data", () => {
-        const answer = JSON.stringify(record("b1", { size: 4 * 1024 * 1024 }));
-        socket.write(`HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: ${answer.length}\r\n\r\n${answer}`);
-      }),
-    );
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-early-"));
-    try {
-      const file = path.join(dir, "big.bin");
-      fs.writeFileSync(file, Buffer.alloc(4 * 1024 * 1024, 1));
-      const client = new TuskrClient({ apiKey: KEY, baseUrl: acceptedEarly.url, retry: { maxAttempts: 1 } });
-      const error = await client.uploadFile({ path: file, filename: "big.bin" }, {}, { idempotencyKey: "k" }).then(
-        () => undefined,
-        (e) => e,
-      );
-      expect(error?.message).toMatch(/answered before the upload's body was sent whole/);
-    } finally {
-      await acceptedEarly.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const { error, open } = await uploadAnsweredEarly("201 Created", JSON.stringify(record("b1", { size: 4 * 1024 * 1024 })));
+    expect(error?.message).toMatch(/answered before the upload's body was sent whole/);
+    expect(open).toBe(0);
   });
 
   it("a compressed answer that unpacks past the cap is refused at the cap", async () => {
