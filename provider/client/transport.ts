@@ -46,10 +46,10 @@ interface Answer {
  * The environment variable that names a proxy for `url`'s scheme, if one does: those axios reads
  * (through proxy-from-env), in lower or upper case; NO_PROXY is left to it.
  */
-function proxyVariableFor(url: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+function proxyVariableFor(url: string): string | undefined {
   const scheme = url.slice(0, url.indexOf(":")).toLowerCase();
   for (const name of [`${scheme}_proxy`, "all_proxy"]) {
-    for (const form of [name, name.toUpperCase()]) if (env[form]) return form;
+    for (const form of [name, name.toUpperCase()]) if (process.env[form]) return form;
   }
   return undefined;
 }
@@ -358,9 +358,9 @@ export class Transport {
   ): Promise<Answer> {
     const url = `${this.baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
     const headers: Record<string, string> = { ...this.common, ...own };
-    if (!(body instanceof Readable)) {
-      if (body !== undefined) headers["Content-Type"] ??= "application/json";
-      if (body !== undefined) headers["Content-Length"] = String(Buffer.byteLength(body));
+    if (body !== undefined && !(body instanceof Readable)) {
+      headers["Content-Type"] ??= "application/json";
+      headers["Content-Length"] = String(Buffer.byteLength(body));
     }
     return new Promise<Answer>((resolve, reject) => {
       let req: http.ClientRequest;
