@@ -30,11 +30,11 @@ let emu: Emulator;
 let proxy: HostileService;
 let dir: string;
 /** What the proxy answers a request itself; undefined: the emulator answers. */
-let refuse: (method: string, path: string) => [number, unknown] | undefined;
+let refuse: (method: string, path: string, body?: Buffer) => [number, unknown] | undefined | Promise<[number, unknown] | undefined>;
 beforeEach(async () => {
   emu = await startEmulator({ port: 0 });
   refuse = () => undefined;
-  proxy = await rewritingProxy(emu.url, { answer: (method, p) => refuse(method, p) });
+  proxy = await rewritingProxy(emu.url, { answer: (method, p, request) => refuse(method, p, request.body) });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-refusal-"));
 });
 afterEach(async () => {
@@ -119,21 +119,29 @@ describe("a service that refuses every request", () => {
   });
 
   it("StoredFiles through one provider: those under way when one upload is refused past its budget send nothing more and say so; a later one starts anew", async () => {
-    refuse = () => rateLimited;
-    // Attempts 50 ms apart, so the files started later are well behind the first.
-    const { files } = folder(EMULATOR_DEFAULT_API_KEY, { retry: { ...ATTEMPTS, minDelayMs: 50, baseDelayMs: 50, maxDelayMs: 50 } });
+    // The later files' first answers wait until the first file has failed: they are under way when it trips, whatever the machine's load.
+    let firstFailed = (): void => {};
+    const tripped = new Promise<void>((resolve) => {
+      firstFailed = resolve;
+    });
+    refuse = async (_method, _path, body) => {
+      if (!body?.includes("file 0")) await tripped;
+      return rateLimited;
+    };
+    // The trip holds for 2 × 500 ms; the later files' next attempts come 500 ms after their first answer.
+    const { files } = folder(EMULATOR_DEFAULT_API_KEY, { retry: { ...ATTEMPTS, minDelayMs: 500, baseDelayMs: 500, maxDelayMs: 500 } });
     const create = (i: number) => {
       const text = `file ${i}`;
       const source = { [SIG_KEY]: ASSET_SIG, text, hash: createHash("sha256").update(text).digest("hex") };
       return files.create({ inputs: { source, name: `f${i}.txt` } as never, urn: `urn:pulumi:dev::proj::tuskr:index:StoredFile::f${i}`, secretInputs: [] });
     };
-    const first = failure(create(0));
-    await vi.waitUntil(() => uploads() >= 2, { interval: 5 });
-    const later = await Promise.all([1, 2, 3].map((i) => failure(create(i))));
+    const first = failure(create(0)).finally(firstFailed);
+    await vi.waitUntil(() => uploads() >= 1, { interval: 5 });
+    const later = Promise.all([1, 2, 3].map((i) => failure(create(i))));
     expect((await first).message).toMatch(/429 RATE_LIMIT_EXCEEDED/);
     // Each its own budget would be 4 × 4 uploads.
     expect(uploads()).toBeLessThan(4 * ATTEMPTS.maxRateLimitedAttempts);
-    for (const e of later) expect(e.message).toMatch(/POST \/v1\/files not sent: the service refuses every request \(POST \/v1\/files failed with 429/);
+    for (const e of await later) expect(e.message).toMatch(/POST \/v1\/files not sent: the service refuses every request \(POST \/v1\/files failed with 429/);
     // Nothing under way any more: the next request (a later run of a long-lived process) is sent.
     refuse = () => undefined;
     await create(4);
