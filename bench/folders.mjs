@@ -22,7 +22,10 @@
 //   --preview-reps 3                               # the unchanged preview and the empty folder's, each
 //                                                  # run this many times: the median is reported, with each sample
 //   --profile DIR                                  # CPU profiles of the program and provider per step
-//                                                  # (summarize: node bench/profile.mjs DIR/<step>)
+//                                                  # (summarize: node bench/profile.mjs DIR/<step>), and
+//                                                  # the engine's (DIR/<step>/engine.*: go tool pprof)
+//   --split                                        # the folder as ten one-resource StoredFolders (by
+//                                                  # each name's last digit), not one
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
@@ -44,6 +47,7 @@ const { values: cli } = parseArgs({
     out: { type: "string" },
     profile: { type: "string" },
     "preview-reps": { type: "string" },
+    split: { type: "boolean", default: false },
     "skip-install": { type: "boolean", default: false },
   },
 });
@@ -155,8 +159,17 @@ async function openStack(emu, variant, dir) {
   const pulumiCommand = await PulumiCommand.get({ root: path.dirname(pulumiDir) });
   const run = pulumiCommand.run.bind(pulumiCommand);
   const timed = { lastOpMs: NaN };
+  /** The stack, once opened (the commands that open it run before). */
+  const opened = {};
   pulumiCommand.run = async (args, ...rest) => {
     const t0 = performance.now();
+    // The engine's own CPU profile, next to the program's and the provider's (`pulumi --profiling`).
+    const profileDir = opened.stack?.workspace.envVars.BENCH_CPU_PROF_DIR;
+    if (cli.profile && profileDir && ["up", "preview", "destroy"].includes(args[0])) {
+      // The CLI opens its profile as it starts: the step's directory must be there already.
+      fs.mkdirSync(profileDir, { recursive: true });
+      args = [...args, "--profiling", path.join(profileDir, "engine")];
+    }
     try {
       return await run(args, ...rest);
     } finally {
@@ -164,6 +177,7 @@ async function openStack(emu, variant, dir) {
     }
   };
   const stack = await LocalWorkspace.createOrSelectStack({ stackName, workDir: projectDir }, { envVars, pulumiCommand });
+  opened.stack = stack;
   await stack.setAllConfig({
     "tuskr:apiKey": { value: EMULATOR_DEFAULT_API_KEY, secret: true },
     "tuskr:baseUrl": { value: emu.url },
@@ -343,12 +357,13 @@ try {
     const t0 = performance.now();
     byContent(dir, folderFiles("bench", dir));
     const hashMs = Math.round(performance.now() - t0);
-    const steps = await runSteps(emu, "onefolder", dir, n);
+    const steps = await runSteps(emu, cli.split ? "splitfolder" : "onefolder", dir, n);
     for (const s of steps) checkStep(`${n}x${bytes}`, s);
     const created = steps.find((s) => s.step === "create")?.checkpointBytes;
     results.scenarios.push({
       n,
       bytes,
+      ...(cli.split ? { variant: "splitfolder" } : {}),
       plainMs,
       emptyPreviewMs: emptyMs,
       // What each file adds to the checkpoint: the first up's, less the empty folder's, per file.
