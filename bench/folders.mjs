@@ -24,8 +24,8 @@
 //   --profile DIR                                  # CPU profiles of the program and provider per step
 //                                                  # (summarize: node bench/profile.mjs DIR/<step>), and
 //                                                  # the engine's (DIR/<step>/engine.*: go tool pprof)
-//   --split                                        # the folder as ten one-resource StoredFolders (by
-//                                                  # each name's last digit), not one
+//   --files-per-part F                             # the folder declared with parts = ceil(N / F), at
+//                                                  # most 64 (default: what docs/stored-folder.md advises)
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
@@ -47,7 +47,7 @@ const { values: cli } = parseArgs({
     out: { type: "string" },
     profile: { type: "string" },
     "preview-reps": { type: "string" },
-    split: { type: "boolean", default: false },
+    "files-per-part": { type: "string" },
     "skip-install": { type: "boolean", default: false },
   },
 });
@@ -58,6 +58,10 @@ const scenarios = (cli.scenarios ?? (ci ? "20x1024" : "10000x1024,30000x1024,100
   return { n, bytes };
 });
 const compareN = Number(cli.compare ?? (ci ? 0 : 1000));
+const filesPerPartSaid = cli["files-per-part"] === undefined ? undefined : Number(cli["files-per-part"]);
+if (filesPerPartSaid !== undefined && !(Number.isInteger(filesPerPartSaid) && filesPerPartSaid >= 1)) {
+  throw new Error(`--files-per-part: ${cli["files-per-part"]} is not a whole number of files`);
+}
 /** Previews are short and the machine's noise is not: each of the two compared is run this many times, and the median taken. */
 const previewReps = Number(cli["preview-reps"] ?? (ci ? 1 : 3));
 if (!Number.isInteger(previewReps) || previewReps < 1) throw new Error(`--preview-reps: ${cli["preview-reps"]} is not a count`);
@@ -74,6 +78,9 @@ const requireFromProject = createRequire(path.join(projectDir, "package.json"));
 const { LocalWorkspace, PulumiCommand } = requireFromProject("@pulumi/pulumi/automation");
 const { startEmulator, EMULATOR_DEFAULT_API_KEY } = await import(path.join(repoRoot, "dist", "emulator", "index.js"));
 const { byContent, folderFiles } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "folder", "walk.js"));
+const { FILES_PER_PART, MAX_PARTS } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "folder", "parts.js"));
+/** The parts a folder of n files is declared with: as docs/stored-folder.md advises, unless --files-per-part says. */
+const partsFor = (n) => Math.min(MAX_PARTS, Math.max(1, Math.ceil(n / (filesPerPartSaid ?? FILES_PER_PART))));
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-folders-"));
 
 /**
@@ -149,7 +156,7 @@ function cliPreviewSamples(stack, reps) {
   return samplesMs;
 }
 
-async function openStack(emu, variant, dir) {
+async function openStack(emu, variant, dir, parts = 1) {
   const tmp = fs.mkdtempSync(path.join(tmpRoot, `${variant}-`));
   const stackName = `folders-${variant}-${Math.random().toString(36).slice(2, 8)}`;
   const envVars = offlineEngineEnv({ pulumiDir, tmp, passphrase: "bench-passphrase", isolated: true });
@@ -186,6 +193,7 @@ async function openStack(emu, variant, dir) {
     "bench:tag": { value: "v1" },
     "bench:epochs": { value: "1" },
     "bench:folder": { value: dir },
+    "bench:parts": { value: String(parts) },
   });
   return {
     stack,
@@ -224,8 +232,8 @@ const STEPS = [
 ];
 const KINDS = ["get", "patch", "renew", "upload"];
 
-async function runSteps(emu, variant, dir, n) {
-  const { stack, timed, checkpointBytes, close } = await openStack(emu, variant, dir);
+async function runSteps(emu, variant, dir, n, parts = 1) {
+  const { stack, timed, checkpointBytes, close } = await openStack(emu, variant, dir, parts);
   const steps = [];
   try {
     for (const step of STEPS) {
@@ -283,10 +291,10 @@ async function runSteps(emu, variant, dir, n) {
   return steps;
 }
 
-async function emptyPreviewMs(emu) {
+async function emptyPreviewMs(emu, parts) {
   const dir = path.join(tmpRoot, "empty");
   fs.mkdirSync(dir, { recursive: true });
-  const { stack, checkpointBytes, close } = await openStack(emu, "onefolder", dir);
+  const { stack, checkpointBytes, close } = await openStack(emu, "onefolder", dir, parts);
   try {
     await stack.up();
     const bytes = checkpointBytes();
@@ -342,12 +350,22 @@ const checkStep = (label, s) => {
   if (!(s.providerPeakMiB > 0)) problems.push(`${label} ${s.step}: no provider process of the bench's project was seen`);
 };
 try {
-  const empty = await emptyPreviewMs(emu);
-  const emptyMs = empty.ms;
-  log(
-    `preview over an empty folder: ${emptyMs} ms${previewReps > 1 ? ` (median of ${empty.samplesMs.join(", ")})` : ""}${empty.cliSamplesMs ? `, CLI ${empty.cliSamplesMs.join(", ")}` : ""}`,
-  );
+  // The floor of each scenario's preview: the same program (as many parts) over an empty folder.
+  const empties = new Map();
+  const emptyOf = async (parts) => {
+    if (!empties.has(parts)) {
+      const empty = await emptyPreviewMs(emu, parts);
+      log(
+        `preview over an empty folder in ${parts} part(s): ${empty.ms} ms${previewReps > 1 ? ` (median of ${empty.samplesMs.join(", ")})` : ""}${empty.cliSamplesMs ? `, CLI ${empty.cliSamplesMs.join(", ")}` : ""}`,
+      );
+      empties.set(parts, empty);
+    }
+    return empties.get(parts);
+  };
   for (const { n, bytes } of scenarios) {
+    const parts = partsFor(n);
+    const empty = await emptyOf(parts);
+    const emptyMs = empty.ms;
     const dir = path.join(tmpRoot, `folder-${n}x${bytes}`);
     writeFolder(dir, n, bytes);
     await emu.reset();
@@ -357,13 +375,13 @@ try {
     const t0 = performance.now();
     byContent(dir, folderFiles("bench", dir));
     const hashMs = Math.round(performance.now() - t0);
-    const steps = await runSteps(emu, cli.split ? "splitfolder" : "onefolder", dir, n);
+    const steps = await runSteps(emu, "onefolder", dir, n, parts);
     for (const s of steps) checkStep(`${n}x${bytes}`, s);
     const created = steps.find((s) => s.step === "create")?.checkpointBytes;
     results.scenarios.push({
       n,
       bytes,
-      ...(cli.split ? { variant: "splitfolder" } : {}),
+      parts,
       plainMs,
       emptyPreviewMs: emptyMs,
       // What each file adds to the checkpoint: the first up's, less the empty folder's, per file.

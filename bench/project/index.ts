@@ -8,9 +8,8 @@ import * as pulumi from "@pulumi/pulumi";
 //     resource), as the tuskr provider plugin's StoredFile, or as no-op resources;
 //   - "folder" / "noopfolder": a directory of N files uploaded by a StoredFolder, or as no-op
 //     resources with the same inputs under a component of their own;
-//   - "onefolder": the same directory kept by a StoredFolder as one resource (`oneResource`);
-//     "pluginfolder": the same, as the provider plugin's tuskr:index:StoredFolder; "splitfolder":
-//     the same directory as ten one-resource folders (bench/folders.mjs --split).
+//   - "onefolder": the same directory kept by a StoredFolder as one resource (`oneResource`), or
+//     as `bench:parts` of them; "pluginfolder": as the provider plugin's tuskr:index:StoredFolder.
 // The no-op resources are the floor: same engine, backend and inputs, a provider that does
 // nothing, serialized as ours is (a require of a package by name).
 const config = new pulumi.Config("bench");
@@ -56,15 +55,8 @@ if (variant === "storedfile" || variant === "plugin" || variant === "noop") {
   new StoredFolder("folder", { path: config.require("folder"), tag, retentionEpochs });
 } else if (variant === "onefolder") {
   const { StoredFolder } = require("pulumi-tuskr") as typeof import("pulumi-tuskr");
-  new StoredFolder("folder", { path: config.require("folder"), tag, retentionEpochs, oneResource: true });
-} else if (variant === "splitfolder") {
-  // The same directory kept by ten one-resource StoredFolders, split by each name's last digit (the
-  // file added by the bench's "add" step goes to the first): what a folder split across resources costs.
-  const { StoredFolder } = require("pulumi-tuskr") as typeof import("pulumi-tuskr");
-  for (let d = 0; d < 10; d++) {
-    const include = d === 0 ? ["*0.bin", "added*"] : [`*${d}.bin`];
-    new StoredFolder(`folder${d}`, { path: config.require("folder"), include, tag, retentionEpochs, oneResource: true });
-  }
+  const parts = Number(config.get("parts") ?? "1");
+  new StoredFolder("folder", { path: config.require("folder"), tag, retentionEpochs, oneResource: true, ...(parts > 1 ? { parts } : {}) });
 } else if (variant === "pluginfolder") {
   const { PluginStoredFolder } = require("pulumi-tuskr/plugin") as typeof import("pulumi-tuskr/plugin");
   new PluginStoredFolder("folder", { path: config.require("folder"), tag, retentionEpochs });
@@ -72,6 +64,6 @@ if (variant === "storedfile" || variant === "plugin" || variant === "noop") {
   new NoopFolder("folder", config.require("folder"));
 } else {
   throw new Error(
-    `bench:variant must be "storedfile", "plugin", "noop", "folder", "onefolder", "splitfolder", "pluginfolder" or "noopfolder", got ${JSON.stringify(variant)}`,
+    `bench:variant must be "storedfile", "plugin", "noop", "folder", "onefolder", "pluginfolder" or "noopfolder", got ${JSON.stringify(variant)}`,
   );
 }

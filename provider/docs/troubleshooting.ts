@@ -1,4 +1,5 @@
 import type { TuskrErrorCode } from "../client/errors";
+import { FILES_PER_PART } from "../folder/parts";
 
 /**
  * What each error the provider raises means and what to run, once: docs/troubleshooting.md's
@@ -106,6 +107,11 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
     means:
       "A folder of more than 300 files is kept as one StoredFile per content, so every preview and `up` pays the engine's cost per resource: at 1,000 files about 20 times the one resource's first `up`, and 50 times its destroy.",
     run: 'Declare `oneResource: true` for a new folder. An existing stack that switches uploads each content once more ([StoredFolder](stored-folder.md), "Switching an existing folder").',
+  },
+  {
+    situation: "``StoredFolder …: N files in one resource, so each change carries them all; `parts: K` …`` (a warning)",
+    means: `A folder of more than ${(2 * FILES_PER_PART).toLocaleString("en")} files is one resource: the engine carries, logs and rewrites all of its state for a one-file change, which then costs some 1.7 times an unchanged preview at 100,000 files.`,
+    run: 'Declare `parts: K` as said (TypeScript; another language declares each `part`). The contents that move to another part are uploaded once more ([StoredFolder](stored-folder.md), "A large folder in parts").',
   },
   {
     situation: "`the service's epoch is not known to this stack …` (a warning, once per run)",

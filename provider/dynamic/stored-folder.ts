@@ -4,6 +4,7 @@ import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "../folder/en
 import { byContent, folderEntries, folderFiles, noFileWarning } from "../folder/walk";
 import { STORED_FOLDER_TYPES, contentResourceName } from "../engine/urns";
 import type { StoredFolderArgs } from "../folder/args";
+import { MAX_PARTS } from "../folder/parts";
 import { StoredFile, identityOf, protoKeysNamed, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
 import { validateInputs } from "../file/validate";
 import storedFolderProviderStub from "../stored-folder-stub";
@@ -58,21 +59,49 @@ export class StoredFolder extends pulumi.ComponentResource {
   constructor(name: string, args: StoredFolderArgs, opts?: pulumi.ComponentResourceOptions) {
     super("tuskr:index:StoredFolder", name, {}, opts);
     const named = protoKeysNamed(args);
-    const outputs = named.oneResource ? this.oneResource(name, named) : this.perContent(name, named);
+    if (named.parts !== undefined && named.oneResource === false) {
+      throw new Error(`StoredFolder ${name}: parts keeps the folder as that many resources, which oneResource: false refuses; declare one of them`);
+    }
+    const oneResource = named.oneResource === true || named.parts !== undefined;
+    const outputs = oneResource ? this.oneResource(name, named) : this.perContent(name, named);
     this.files = outputs.files;
     this.blobIds = outputs.blobIds;
     this.urls = outputs.urls;
     this.earliestExpiresAt = outputs.earliestExpiresAt;
     // With one resource the outputs are its own: recorded on the component too, its per-path maps
     // would be two more maps of every path for the engine to carry, log and write at each step.
-    this.registerOutputs(named.oneResource ? {} : { blobIds: this.blobIds });
+    this.registerOutputs(oneResource ? {} : { blobIds: this.blobIds });
   }
 
-  /** The folder as one resource: walked and hashed by the provider's check (bad input reported there, with the file it is about). */
+  /**
+   * The folder as one resource, or as `parts` of them (the first named as the folder, so that a
+   * lone resource becomes its first part): walked and hashed by the provider's check (bad input
+   * reported there, with the file it is about).
+   */
   private oneResource(name: string, named: StoredFolderArgs): FolderOutputs {
     refusePlaintextApiKey();
     const { oneResource: _, ...declared } = named;
-    const folder = new StoredFolderResource(
+    // A count the check refuses is sent as it is, to one resource, for the check to say so.
+    const count = Number.isSafeInteger(declared.parts) && declared.parts! >= 1 && declared.parts! <= MAX_PARTS ? declared.parts! : 1;
+    const parts = Array.from({ length: count }, (_, part) =>
+      this.part(part === 0 ? name : `${name}-part${part}`, count > 1 ? { ...declared, part } : declared),
+    );
+    const byPath = parts.map((folder) => folder.byPath());
+    if (parts.length === 1) return { files: {}, blobIds: byPath[0].blobIds, urls: byPath[0].urls, earliestExpiresAt: parts[0].earliestExpiresAt };
+    const merged = pulumi.all(byPath).apply((maps) => ({
+      blobIds: Object.assign({}, ...maps.map((m) => m.blobIds)) as Record<string, string>,
+      urls: Object.assign({}, ...maps.map((m) => m.urls)) as Record<string, string>,
+    }));
+    // A part that keeps no file has no end: the folder's is the soonest of the others'.
+    const earliestExpiresAt = pulumi
+      .all(parts.map((folder, i) => pulumi.all([byPath[i], folder.earliestExpiresAt])))
+      .apply((ends) => earliestOf(ends.filter(([m]) => Object.keys(m.blobIds).length > 0).map(([, end]) => end)));
+    return { files: {}, blobIds: merged.blobIds, urls: merged.urls, earliestExpiresAt };
+  }
+
+  /** One resource of the folder (all of it, or one of its parts). */
+  private part(name: string, declared: Omit<StoredFolderArgs, "oneResource"> & { part?: number }): StoredFolderResource {
+    return new StoredFolderResource(
       storedFolderProviderStub,
       name,
       {
@@ -90,8 +119,6 @@ export class StoredFolder extends pulumi.ComponentResource {
       "tuskr",
       "StoredFolder",
     );
-    const byPath = folder.byPath();
-    return { files: {}, blobIds: byPath.blobIds, urls: byPath.urls, earliestExpiresAt: folder.earliestExpiresAt };
   }
 
   /** One StoredFile per content, walked here; each problem said once with the paths it is about. */

@@ -20,4 +20,10 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
    * content, see the README.
    */
   oneResource?: boolean;
+  /**
+   * Keep the folder as this many resources (1 to 64; implies `oneResource`), each holding the
+   * contents whose sha256 falls in it: a one-file change updates one or two parts, not the whole
+   * folder. About one part per 5,000 files; changing it uploads the contents that move part again.
+   */
+  parts?: number;
 }

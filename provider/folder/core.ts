@@ -17,6 +17,8 @@ import { parseState } from "../file/state";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 import { createHash } from "node:crypto";
 import { RECLAIM_EVERY, reclaimAfter } from "./memory";
+import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs } from "./parts";
+import * as path from "node:path";
 
 /**
  * StoredFolder as one resource: each content is an entry StoredFileCore keeps exactly as a
@@ -30,6 +32,10 @@ const WORKERS = 8;
 const LISTED_FILES = 200;
 /** And says at most this many of its files' notices. */
 const NOTICES = 10;
+
+/** The warning a large folder kept as one resource gets at every preview. */
+const partsAdvice = (label: string, files: number) =>
+  `StoredFolder ${label}: ${files} files in one resource, so each change carries them all; \`parts: ${Math.min(MAX_PARTS, Math.ceil(files / FILES_PER_PART))}\` updates only the parts a change touches (docs/stored-folder.md)`;
 
 /** How long a diff's verdicts serve the update after it (the engine calls them one after the other). */
 const SETTLED_MS = 60_000;
@@ -126,6 +132,8 @@ function failureText(failed: Failed<FolderEntry<unknown>>, untried: number, tota
 export class StoredFolderCore {
   /** Each folder's last diff verdicts, by URN (the engine may diff several folders before it updates them). */
   private readonly settled = new Map<string, Settled>();
+  /** A parted folder's walk, kept for its other parts' checks (one walk and hashing per step, not one per part). */
+  private readonly walks = new Map<string, { at: number; left: number; groups: Map<string, string[]> }>();
 
   constructor(
     private readonly files: StoredFileCore,
@@ -176,9 +184,16 @@ export class StoredFolderCore {
     const log: ProviderLog = (notice, about) => this.log(mapText(notice, redact), about);
     const walked = this.walked(label, inputs, secret, log, urn);
     if ("failure" in walked) return { inputs, failures: [walked.failure] };
+    const { part, parts } = partOfInputs(inputs);
     const manifest: Manifest = {};
-    for (const [hash, rels] of walked.groups) for (const rel of rels) manifest[rel] = hash;
-    const withManifest = { ...inputs, manifest };
+    for (const [hash, rels] of walked.groups) if (partOf(hash, parts) === part) for (const rel of rels) manifest[rel] = hash;
+    const withManifest: FolderInputs = { ...inputs, manifest };
+    if (parts > 1) {
+      // (No key for no value: the engine's wire has no undefined.)
+      const files = this.partFiles(inputs.files, manifest, walked.groups, part);
+      if (files === undefined) delete withManifest.files;
+      else withManifest.files = files;
+    }
     reclaimAfter(walked.groups.size);
     // (The front door collects once it has made its answer of these inputs.)
     return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, log, urn) };
@@ -196,9 +211,12 @@ export class StoredFolderCore {
     urn?: string,
   ): { groups: Map<string, string[]> } | { failure: CheckFailure } {
     const dir = String(inputs.path);
+    const { part, parts } = partOfInputs(inputs);
     let groups: Map<string, string[]>;
     try {
-      groups = byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined), LIMITS.uploadMaxBytes);
+      groups = this.walkedOnce(parts, [path.resolve(dir), inputs.include, inputs.exclude], () =>
+        byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined), LIMITS.uploadMaxBytes),
+      );
     } catch (e) {
       if (e instanceof FolderInputError) return { failure: checkFailure(e.field, e.reason, secret(e.field)) };
       // The file system's own words (a file it could not read) name the file, and so the folder's path.
@@ -206,12 +224,46 @@ export class StoredFolderCore {
       const said = shows(e instanceof Error ? e.message : String(e), `StoredFolder ${label}: a file of the folder could not be read${code}`);
       return { failure: checkFailure("path", [said], secret("path")) };
     }
+    // What is said of the whole folder is said once, by its first part.
+    if (part !== 0) return { groups };
     const paths = new Set([...groups.values()].flat());
     if (paths.size === 0) log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);
+    if (parts === 1 && paths.size > FILES_PER_PART * 2) log(warning(partsAdvice(label, paths.size)), urn);
     for (const rel of Object.keys(inputs.files ?? {}).filter((r) => !paths.has(r))) {
       log(warning(`StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), urn);
     }
     return { groups };
+  }
+
+  /**
+   * A parted folder's walk, made by the first of its parts to be checked and kept for the others
+   * (each takes it once, within the minute); a lone resource's is not kept. A failed walk is not
+   * kept: each part says it.
+   */
+  private walkedOnce(parts: number, key: unknown[], walk: () => Map<string, string[]>): Map<string, string[]> {
+    if (parts <= 1) return walk();
+    for (const [k, kept] of this.walks) if (Date.now() - kept.at > SETTLED_MS) this.walks.delete(k);
+    const id = JSON.stringify([parts, ...key]);
+    const kept = this.walks.get(id);
+    if (kept) {
+      if (--kept.left <= 0) this.walks.delete(id);
+      return kept.groups;
+    }
+    const groups = walk();
+    this.walks.set(id, { at: Date.now(), left: parts - 1, groups });
+    return groups;
+  }
+
+  /**
+   * A part's own values of `files`: those of its paths, and (in the first part) those naming no
+   * file, so that each part records only what its files declare and a change to one file's values
+   * changes only its part.
+   */
+  private partFiles(files: FolderInputs["files"], manifest: Manifest, groups: Map<string, string[]>, part: number): FolderInputs["files"] {
+    if (!isPlainObject(files)) return files;
+    const walked = part === 0 ? new Set([...groups.values()].flat()) : undefined;
+    const kept = Object.entries(files).filter(([rel]) => Object.hasOwn(manifest, rel) || (walked !== undefined && !walked.has(rel)));
+    return kept.length > 0 ? Object.fromEntries(kept) : undefined;
   }
 
   /**

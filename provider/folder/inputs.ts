@@ -64,9 +64,21 @@ export function validatedInputs(news: Props, secretInputs: readonly string[] = [
       if (!failures.some((f) => failureInput(f) === property)) failures.push(checkFailure(property, issueReason(issue), secretInputs.includes(field ?? "")));
     }
   }
+  const partReason = partProblem(inputs.parts, inputs.part);
+  if (partReason && !failures.some((f) => ["part", "parts"].includes(failureInput(f))))
+    failures.push(checkFailure("part", [partReason], secretInputs.includes("part") || secretInputs.includes("parts")));
   if (news?.path === undefined || news.path === null)
     failures.push(checkFailure("path", ["path is required: the folder, relative to the program's directory"], secretInputs.includes("path")));
   return { inputs: inputs as FolderInputs, failures };
+}
+
+/** Why `part` names none of the `parts` (each number already judged alone), if it does. */
+function partProblem(parts: unknown, part: unknown): string | undefined {
+  if (isUnknown(parts) || isUnknown(part) || (parts !== undefined && typeof parts !== "number") || (part !== undefined && typeof part !== "number"))
+    return undefined;
+  const count = parts ?? 1;
+  if (part === undefined) return count > 1 ? `part is required with parts ${count}: which of them this resource holds, from 0 to ${count - 1}` : undefined;
+  return part >= count ? `part must be below parts (${count}), got ${part}: parts is how many resources keep the folder` : undefined;
 }
 
 /**

@@ -3,6 +3,8 @@ import type { UNKNOWN } from "../engine/markers";
 import { StoredFileInputsSchema } from "../file/schema";
 import type { FileValues } from "./walk";
 import { pathMap } from "./entries";
+import { refusal, shows } from "../file/reason";
+import { MAX_PARTS } from "./parts";
 
 /**
  * StoredFolder's inputs as one resource. File values reuse StoredFile's field definitions so limits
@@ -27,6 +29,17 @@ const globs = (field: string) =>
     })
     .max(1000, { error: `${field} may hold at most 1000 globs` });
 
+/** A whole number from `min` to `max`; the refusal names the limit, the number found said apart. */
+const wholeNumber = (field: string, min: number, max: number) =>
+  z
+    .number({ error: `${field} must be a number` })
+    .check((ctx) => {
+      const v = ctx.value;
+      if (!Number.isSafeInteger(v) || v < min || v > max)
+        ctx.issues.push(refusal(v, [`${field} must be a whole number from ${min} to ${max}`, shows(` (got ${String(v)})`)]));
+    })
+    .int();
+
 export const StoredFolderInputsSchema = z.object({
   path: z
     .string({ error: "path is required: the folder, relative to the program's directory" })
@@ -40,6 +53,13 @@ export const StoredFolderInputsSchema = z.object({
     .record(z.string(), FolderFileValuesSchema, { error: "files must map relative paths to values ({ name, tag, metadata, … })" })
     .optional()
     .meta({ description: "Per-file values over the shared ones, by path relative to the folder." }),
+  parts: wholeNumber("parts", 1, MAX_PARTS).optional().meta({
+    description:
+      "Keep the folder as this many resources, each holding the contents whose sha256 falls in it, so that a change costs only the parts it touches (default 1). TypeScript declares every part; another language declares one resource per `part`.",
+  }),
+  part: wholeNumber("part", 0, MAX_PARTS - 1)
+    .optional()
+    .meta({ description: "Which of the `parts` this resource holds, from 0 to parts − 1 (TypeScript's StoredFolder sets it for each part)." }),
 });
 
 export const FOLDER_INPUT_FIELDS = StoredFolderInputsSchema.keyof().options;

@@ -20,7 +20,7 @@ export class PluginStoredFile extends pulumi.CustomResource {
  * plugin's folder is always one resource); the bench uses it.
  */
 export class PluginStoredFolder extends pulumi.CustomResource {
-  constructor(name: string, args: Omit<StoredFolderArgs, "oneResource">, opts?: pulumi.CustomResourceOptions) {
+  constructor(name: string, args: Omit<StoredFolderArgs, "oneResource"> & { part?: number }, opts?: pulumi.CustomResourceOptions) {
     super(STORED_FOLDER_TYPES.plugin, name, { ...args }, { version: PACKAGE_VERSION, ...opts });
   }
 }

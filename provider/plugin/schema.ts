@@ -116,6 +116,8 @@ function folderProperties(inputs: Record<string, SchemaProperty>) {
       additionalProperties: { $ref: `#/types/${FOLDER_FILE_TOKEN}` },
       description: describedBy(StoredFolderInputsSchema.shape.files),
     },
+    parts: { type: "integer", description: describedBy(StoredFolderInputsSchema.shape.parts) },
+    part: { type: "integer", description: describedBy(StoredFolderInputsSchema.shape.part) },
   };
   const folderOutputs: Record<string, SchemaProperty> = { ...folderInputs };
   for (const [field, schema] of Object.entries(FOLDER_OUTPUT_SCHEMAS)) {

@@ -1,0 +1,94 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { recordedManifest } from "../../../provider/folder/entries";
+import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
+import { FIXTURE, sharedEmulator, stopEmulator, withStack } from "../../helpers/engine";
+
+/**
+ * The TypeScript StoredFolder with `parts`, through the real engine: the folder as that many
+ * resources, each content in one of them; a lone resource becomes the first part in place; an
+ * edit updates only the parts it touches.
+ */
+afterAll(stopEmulator);
+
+const write = (dir: string, rel: string, text: string) => {
+  fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+  fs.writeFileSync(path.join(dir, rel), text);
+};
+
+describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
+  it("one resource becomes three parts (the first in place, only the others' contents sent); an edit updates the parts it touches; requests exactly the minimum", async () => {
+    // The service's epoch said, as `pulumi-tuskr doctor` prints it: a content that moves part is uploaded again,
+    // and its end is then known to be reached without the one-epoch probe of a stack that knows no epoch.
+    const emu = await sharedEmulator();
+    await withStack(
+      FIXTURE,
+      async ({ stack, workDir, cli }) => {
+        const site = path.join(workDir, "site");
+        for (let i = 0; i < 30; i++) write(site, `p${String(i).padStart(2, "0")}.html`, `<p>page ${i % 24}</p>\n`);
+        const declare = (args: Record<string, unknown>) =>
+          stack.setConfig("folders", { value: JSON.stringify({ site: { path: "site", retentionEpochs: 2, ...args } }) });
+        const routes = () =>
+          emu
+            .requests()
+            .map((r) => r.route)
+            .sort();
+        const parts = async () => {
+          const resources = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{
+            type: string;
+            urn: string;
+            outputs?: Record<string, unknown>;
+          }>;
+          return new Map(
+            resources.filter((r) => r.type === STORED_FOLDER_TYPES.dynamic).map((r) => [r.urn.split("::").pop()!, recordedManifest(r.outputs ?? {})]),
+          );
+        };
+
+        // One file's own value: the parts that do not hold it record no `files` at all.
+        const files = { "p12.html": { tag: "twelve" } };
+        await declare({ oneResource: true, files });
+        expect((await stack.up()).summary.resourceChanges).toEqual({ create: 3 });
+        const ids = (await stack.outputs()).folderBlobIds.value.site as Record<string, string>;
+
+        // Three parts: the lone resource is the first, which keeps its own contents and forgets the others (no request);
+        // the two new parts upload theirs (each read back), the contents that moved.
+        await declare({ parts: 3, files });
+        emu.clearRequests();
+        const split = await stack.up();
+        expect(split.summary.resourceChanges).toEqual({ same: 2, update: 1, create: 2 });
+        const after = await parts();
+        expect([...after.keys()].sort()).toEqual(["site", "site-part1", "site-part2"]);
+        const movedContents = new Set([...Object.values(after.get("site-part1")!), ...Object.values(after.get("site-part2")!)]);
+        expect(movedContents.size).toBeGreaterThan(0);
+        // (p12's own tag, if its content moved, rides on its upload: no PATCH.)
+        expect(routes()).toEqual([...Array(movedContents.size).fill("get"), ...Array(movedContents.size).fill("upload")].sort());
+        const paths = [...after.values()].flatMap((m) => Object.keys(m));
+        expect(paths.sort()).toEqual(Object.keys(ids).sort());
+        // The same bytes, the same blobIds: the program's map by path is as before.
+        expect(split.outputs.folderBlobIds.value.site).toEqual(ids);
+
+        emu.clearRequests();
+        expect((await stack.preview()).changeSummary).toEqual({ same: 5 });
+        expect(emu.requests()).toEqual([]);
+
+        // One file (its content its own) gets new bytes: its old content's part and its new content's part change, no other.
+        write(site, "p10.html", "<p>an edit</p>\n");
+        emu.clearRequests();
+        const edited = await stack.up();
+        const changed = edited.summary.resourceChanges?.update ?? 0;
+        expect(changed).toBeGreaterThanOrEqual(1);
+        expect(changed).toBeLessThanOrEqual(2);
+        expect(edited.summary.resourceChanges?.same).toBe(5 - changed);
+        expect(routes()).toEqual(["get", "upload"]);
+        const edits = await parts();
+        expect([...edits.values()].filter((m) => "p10.html" in m)).toHaveLength(1);
+
+        emu.clearRequests();
+        await stack.destroy();
+        expect(emu.requests()).toEqual([]);
+      },
+      { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
+    );
+  });
+});

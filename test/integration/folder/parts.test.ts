@@ -1,0 +1,142 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../../emulator";
+import { SECRET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { noticeLine } from "../../../provider/engine/notice";
+import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
+import { recordedManifest } from "../../../provider/folder/entries";
+import { StoredFilePlugin } from "../../../provider/plugin/provider";
+import { EngineStack } from "../../helpers/provider-driver";
+
+/**
+ * A folder kept as `parts` resources (the plugin's tuskr:index:StoredFolder, each part declared as
+ * another language declares it) against the emulator: each content in one part, one walk shared by
+ * the parts of a step, and a change that costs only the parts it touches.
+ */
+
+const urnOf = (name: string) => `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::${name}`;
+const secret = (value: unknown) => ({ [SIG_KEY]: SECRET_SIG, value });
+
+let emu: Emulator;
+let dir: string;
+let logged: string[];
+beforeEach(async () => {
+  emu = await startEmulator({ port: 0 });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-parts-"));
+  logged = [];
+});
+afterEach(async () => {
+  await emu.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function newPlugin(): Promise<StoredFilePlugin> {
+  const plugin = new StoredFilePlugin((notice) => logged.push(noticeLine(notice)), { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+  await plugin.configure({ apiKey: secret(EMULATOR_DEFAULT_API_KEY), baseUrl: emu.url });
+  return plugin;
+}
+
+const write = (rel: string, text: string) => {
+  fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+  fs.writeFileSync(path.join(dir, rel), text);
+};
+const writes = () =>
+  emu
+    .requests()
+    .map((r) => r.route)
+    .filter((r) => r !== "get")
+    .sort();
+
+/** The program: the same folder as three parts, part i named `site<i>`. */
+const program = (shared: Record<string, unknown> = {}) => new Map([0, 1, 2].map((part) => [`site${part}`, { path: dir, parts: 3, part, ...shared }]));
+
+describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => {
+  it("three parts keep each content once and every path among them; an edit updates only the parts it touches, with one upload", async () => {
+    for (let i = 0; i < 30; i++) write(`p${i}.html`, `<p>page ${i % 24}</p>`);
+    const stack = new EngineStack({ plugin: async () => (await newPlugin()).folder, urn: urnOf("site") });
+    const first = await stack.up(program({ retentionEpochs: 2 }));
+    expect(first.done).toBe(true);
+    expect(first.steps.map((s) => [s.op, s.outcome])).toEqual(Array(3).fill(["create", "ok"]));
+    // 30 paths, 24 contents: each uploaded once, by its one part.
+    expect(writes()).toEqual(Array(24).fill("upload"));
+    const manifests = [0, 1, 2].map((i) => recordedManifest(stack.get(`site${i}`)!.state));
+    for (const m of manifests) expect(Object.keys(m).length).toBeGreaterThan(0);
+    const paths = manifests.flatMap((m) => Object.keys(m));
+    expect(paths.sort()).toEqual(Array.from({ length: 30 }, (_, i) => `p${i}.html`).sort());
+    // Identical files share their part: p0 and p24 hold the same bytes.
+    const holder = (rel: string) => manifests.findIndex((m) => rel in m);
+    expect(holder("p24.html")).toBe(holder("p0.html"));
+
+    emu.clearRequests();
+    const same = await stack.up(program({ retentionEpochs: 2 }));
+    expect(same.steps.map((s) => s.op)).toEqual(["same", "same", "same"]);
+    expect(emu.requests()).toEqual([]);
+
+    // p5 gets new bytes: its old content leaves its part, the new one joins its own part.
+    write("p5.html", "<p>an edit</p>");
+    emu.clearRequests();
+    const edited = await stack.up(program({ retentionEpochs: 2 }));
+    const touched = edited.steps.filter((s) => s.op !== "same").map((s) => s.name);
+    expect(touched.length).toBeGreaterThanOrEqual(1);
+    expect(touched.length).toBeLessThanOrEqual(2);
+    expect(touched).toContain(`site${holder("p5.html")}`);
+    expect(writes()).toEqual(["upload"]);
+    const after = [0, 1, 2].map((i) => recordedManifest(stack.get(`site${i}`)!.state));
+    expect(after.filter((m) => "p5.html" in m)).toHaveLength(1);
+    expect(after.flatMap((m) => Object.keys(m))).toHaveLength(30);
+  });
+
+  it("one walk serves every part of a step: a file written between the parts' checks is in none, until the next step", async () => {
+    for (let i = 0; i < 12; i++) write(`f${i}.txt`, `file ${i}`);
+    const plugin = await newPlugin();
+    const check = async (part: number) =>
+      (await plugin.folder.check(urnOf(`site${part}`), {}, { path: dir, parts: 3, part })).inputs.manifest as Record<string, string>;
+    const first = await check(0);
+    for (let i = 0; i < 12; i++) write(`late${i}.txt`, `late ${i}`);
+    const rest = [await check(1), await check(2)];
+    const seen = [first, ...rest].flatMap((m) => Object.keys(m));
+    expect(seen.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `f${i}.txt`).sort());
+    // Every part has taken it: the next check walks again.
+    const next = [await check(0), await check(1), await check(2)].flatMap((m) => Object.keys(m));
+    expect(next).toHaveLength(24);
+  });
+
+  it("a file's own values are recorded by its part alone; the folder's notices are said once", async () => {
+    for (let i = 0; i < 12; i++) write(`f${i}.txt`, `file ${i}`);
+    const plugin = await newPlugin();
+    const files = { "f3.txt": { tag: "three" }, "gone.txt": { tag: "none" } };
+    const checked = await Promise.all([0, 1, 2].map((part) => plugin.folder.check(urnOf(`site${part}`), {}, { path: dir, parts: 3, part, files })));
+    const own = checked.map((c) => c.inputs.files as Record<string, unknown> | undefined);
+    const holder = checked.findIndex((c) => "f3.txt" in (c.inputs.manifest as object));
+    expect(own[holder]).toMatchObject({ "f3.txt": { tag: "three" } });
+    expect(own.filter((f) => f !== undefined && "f3.txt" in f)).toHaveLength(1);
+    // A value naming no file stays with the first part, and is said once.
+    expect(own[0]).toMatchObject({ "gone.txt": { tag: "none" } });
+    expect(logged.filter((l) => l.includes('files["gone.txt"] names no file'))).toHaveLength(1);
+  });
+
+  it("a folder of over 10,000 files as one resource is told the parts to declare, once; in parts it is not", async () => {
+    for (let i = 0; i < 10_001; i++) fs.writeFileSync(path.join(dir, `f${i}`), String(i));
+    const plugin = await newPlugin();
+    await plugin.folder.check(urnOf("site"), {}, { path: dir });
+    const advice = () => logged.filter((l) => l.includes("files in one resource"));
+    expect(advice()).toHaveLength(1);
+    expect(advice()[0]).toContain('StoredFolder "site": 10001 files in one resource, so each change carries them all; `parts: 3` updates only the parts');
+    logged = [];
+    for (const part of [0, 1, 2]) await plugin.folder.check(urnOf(`site${part}`), {}, { path: dir, parts: 3, part });
+    expect(advice()).toEqual([]);
+  }, 60_000);
+
+  it("refuses a part that names none of the parts, and a count out of its range, naming the field", async () => {
+    const plugin = await newPlugin();
+    const failures = async (news: Record<string, unknown>) => (await plugin.folder.check(urnOf("site"), {}, { path: dir, ...news })).failures;
+    expect(await failures({ parts: 3 })).toEqual([{ property: "part", reason: expect.stringMatching(/^part is required with parts 3: .*from 0 to 2$/) }]);
+    expect(await failures({ parts: 3, part: 3 })).toEqual([{ property: "part", reason: expect.stringMatching(/^part must be below parts \(3\), got 3/) }]);
+    expect(await failures({ part: 1 })).toEqual([{ property: "part", reason: expect.stringMatching(/^part must be below parts \(1\)/) }]);
+    expect(await failures({ parts: 65, part: 0 })).toEqual([{ property: "parts", reason: "parts must be a whole number from 1 to 64 (got 65)" }]);
+    expect(await failures({ parts: 2, part: 1.5 })).toEqual([{ property: "part", reason: "part must be a whole number from 0 to 63 (got 1.5)" }]);
+    expect(emu.requests()).toEqual([]);
+  });
+});
