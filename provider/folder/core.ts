@@ -16,7 +16,7 @@ import { shows } from "../file/reason";
 import { parseState } from "../file/state";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 import { createHash } from "node:crypto";
-import { RECLAIM_EVERY, reclaimAfter } from "./memory";
+import { reclaimAfter, reclaimWhileSending } from "./memory";
 import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs } from "./parts";
 import * as path from "node:path";
 
@@ -175,7 +175,7 @@ export class StoredFolderCore {
     const { inputs, failures } = news;
     if (failures.length > 0) return { inputs, failures };
     // Not known yet (at preview, from another resource's output): walked once it is.
-    if ((["path", "include", "exclude", "files"] as const).some((f) => isUnknown(inputs[f]))) return { inputs, failures };
+    if ((["path", "include", "exclude", "files", "parts", "part"] as const).some((f) => isUnknown(inputs[f]))) return { inputs, failures };
     const secret = (input: string) => secretInputs.includes(input);
     // Without a URN a folder is named by its path, which no message may show when it is secret.
     const label = urn || !secret("path") ? folderName(urn, inputs) : JSON.stringify("(a secret path)");
@@ -513,10 +513,8 @@ export class StoredFolderCore {
       keep(entry, old);
       return false;
     });
-    let finished = 0;
     const { failed, untried } = await eachLimited(sending, this.refusedFromNow(), async (entry) => {
-      // Each upload's garbage outlives the young generation while its requests wait: collected every so many, not at 400 MB.
-      if (++finished % RECLAIM_EVERY === 0) reclaimAfter(sending.length);
+      reclaimWhileSending();
       const entryReq = {
         inputs: entryInputs(news, entry),
         urn: entryUrn(req.urn, entry),
