@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../../emulator";
-import { SECRET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../../../provider/engine/markers";
 import { noticeLine } from "../../../provider/engine/notice";
 import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
 import { recordedManifest } from "../../../provider/folder/entries";
@@ -128,6 +128,19 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     for (const part of [0, 1, 2]) await plugin.folder.check(urnOf(`site${part}`), {}, { path: dir, parts: 3, part });
     expect(advice()).toEqual([]);
   }, 60_000);
+
+  it("a count or part not known at preview (another resource's output) is walked once known, not read as one part of one", async () => {
+    write("f.txt", "one file");
+    const plugin = await newPlugin();
+    for (const news of [
+      { parts: UNKNOWN, part: 0 },
+      { parts: 2, part: UNKNOWN },
+    ]) {
+      const checked = await plugin.folder.check(urnOf("site"), {}, { path: dir, ...news });
+      expect(checked.failures).toEqual([]);
+      expect(checked.inputs.manifest).toBeUndefined();
+    }
+  });
 
   it("refuses a part that names none of the parts, and a count out of its range, naming the field", async () => {
     const plugin = await newPlugin();
