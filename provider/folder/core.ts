@@ -186,7 +186,12 @@ export class StoredFolderCore {
     if ("failure" in walked) return { inputs, failures: [walked.failure] };
     const { part, parts } = partOfInputs(inputs);
     const manifest: Manifest = {};
-    for (const [hash, rels] of walked.groups) if (partOf(hash, parts) === part) for (const rel of rels) manifest[rel] = hash;
+    let kept = 0;
+    for (const [hash, rels] of walked.groups) {
+      if (partOf(hash, parts) !== part) continue;
+      kept++;
+      for (const rel of rels) manifest[rel] = hash;
+    }
     const withManifest: FolderInputs = { ...inputs, manifest };
     if (parts > 1) {
       // (No key for no value: the engine's wire has no undefined.)
@@ -194,7 +199,8 @@ export class StoredFolderCore {
       if (files === undefined) delete withManifest.files;
       else withManifest.files = files;
     }
-    reclaimAfter(walked.groups.size);
+    // (Its own contents: the walk the parts share is the next part's still.)
+    reclaimAfter(kept);
     // (The front door collects once it has made its answer of these inputs.)
     return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, log, urn) };
   }

@@ -4,11 +4,11 @@ import { runInNewContext } from "node:vm";
 /**
  * V8 lets the heap grow to several times what is live before it collects, so a folder of 100,000
  * entries held each finished phase's texts and maps (hundreds of MB) into the next. Once phases
- * over this many entries have ended, counted over the process (every folder and part together: a
- * folder in 20 parts of 5,000 holds as much as one of 100,000), the next ends with a full
- * collection (some 0.1 s at 100,000), keeping the peak near what is live.
+ * over this many entries have ended, counted over the process (every folder and part together: 20
+ * parts of 5,000 make as much garbage as one folder of 100,000, in 20 times the phases), the next
+ * ends with a full collection (some 0.1 s at 100,000), keeping the peak near what is live.
  */
-export const RECLAIM_FROM = 10_000;
+export const RECLAIM_FROM = 50_000;
 
 /** Sending also collects after each this many entries sent by the process: V8 let 100,000 uploads' garbage reach 400 MB. */
 export const RECLAIM_EVERY = 5_000;

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../../emulator";
 import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../../../provider/engine/markers";
 import { noticeLine } from "../../../provider/engine/notice";
@@ -9,6 +9,13 @@ import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
 import { recordedManifest } from "../../../provider/folder/entries";
 import { StoredFilePlugin } from "../../../provider/plugin/provider";
 import { EngineStack } from "../../helpers/provider-driver";
+import { reclaimAfter } from "../../../provider/folder/memory";
+
+// What each phase counts toward the next full collection, seen (the collections themselves still made).
+vi.mock("../../../provider/folder/memory", async (original) => {
+  const real = await original<typeof import("../../../provider/folder/memory")>();
+  return { ...real, reclaimAfter: vi.fn(real.reclaimAfter) };
+});
 
 /**
  * A folder kept as `parts` resources (the plugin's tuskr:index:StoredFolder, each part declared as
@@ -101,6 +108,15 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     // Every part has taken it: the next check walks again.
     const next = [await check(0), await check(1), await check(2)].flatMap((m) => Object.keys(m));
     expect(next).toHaveLength(24);
+  });
+
+  it("each part's check counts its own contents toward collections, not the folder's every time", async () => {
+    for (let i = 0; i < 12; i++) write(`f${i}.txt`, `file ${i}`);
+    const plugin = await newPlugin();
+    vi.mocked(reclaimAfter).mockClear();
+    for (const part of [0, 1, 2]) await plugin.folder.check(urnOf(`site${part}`), {}, { path: dir, parts: 3, part });
+    // Each part's contents once (the core) and its paths once (the front door's answer): 12 + 12, not 3 × 12 + 12.
+    expect(vi.mocked(reclaimAfter).mock.calls.reduce((sum, [n]) => sum + n, 0)).toBe(24);
   });
 
   it("a file's own values are recorded by its part alone; the folder's notices are said once", async () => {
