@@ -35,7 +35,7 @@ const NOTICES = 10;
 
 /** The warning a large folder kept as one resource gets at every preview. */
 const partsAdvice = (label: string, files: number) =>
-  `StoredFolder ${label}: ${files} files in one resource, so each change carries them all; \`parts: ${Math.min(MAX_PARTS, Math.ceil(files / FILES_PER_PART))}\` updates only the parts a change touches (docs/stored-folder.md)`;
+  `StoredFolder ${label}: ${files} files in one resource, so each change carries them all; \`parts: ${Math.min(MAX_PARTS, Math.ceil(files / FILES_PER_PART))}\` updates only the parts a change touches; switching stores the moved contents again (docs/stored-folder.md)`;
 
 /** How long a diff's verdicts serve the update after it (the engine calls them one after the other). */
 const SETTLED_MS = 60_000;

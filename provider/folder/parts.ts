@@ -12,8 +12,27 @@ export const MAX_PARTS = 64;
  */
 export const FILES_PER_PART = 5_000;
 
-/** The part (0 to parts − 1) that keeps the content of `hash`, a sha256 in hex. */
-export const partOf = (hash: string, parts: number): number => (parts > 1 ? Number.parseInt(hash.slice(0, 8), 16) % parts : 0);
+/**
+ * The part (0 to parts − 1) that keeps the content of `hash`, a sha256 in hex. A jump over the
+ * parts, driven by a random sequence the hash seeds, as in Lamping and Veach's jump consistent
+ * hash: going from K to K + 1 parts moves only the contents the new part takes (1 in K + 1), where
+ * a remainder would move nearly all of them, and each move stores a content again.
+ */
+export function partOf(hash: string, parts: number): number {
+  if (parts <= 1) return 0;
+  // xorshift32, seeded by the hash's first 32 bits (never 0, its one fixed point).
+  let x = Number.parseInt(hash.slice(0, 8), 16) >>> 0 || 1;
+  let part = 0;
+  for (let next = 0; next < parts; ) {
+    part = next;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    next = Math.floor((part + 1) / ((x + 1) / 2 ** 32));
+  }
+  return part;
+}
 
 /** The part a folder's inputs declare, and how many there are (a lone resource: part 0 of 1). */
 export function partOfInputs(inputs: { parts?: unknown; part?: unknown }): { part: number; parts: number } {

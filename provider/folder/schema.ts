@@ -32,7 +32,7 @@ const globs = (field: string) =>
 /** A whole number from `min` to `max`; the refusal names the limit, the number found said apart. */
 const wholeNumber = (field: string, min: number, max: number) =>
   z
-    .number({ error: `${field} must be a number` })
+    .number({ error: `${field} must be a whole number from ${min} to ${max}` })
     .check((ctx) => {
       const v = ctx.value;
       if (!Number.isSafeInteger(v) || v < min || v > max)

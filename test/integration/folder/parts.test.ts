@@ -166,6 +166,7 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     expect(await failures({ part: 1 })).toEqual([{ property: "part", reason: expect.stringMatching(/^part must be below parts \(1\)/) }]);
     expect(await failures({ parts: 65, part: 0 })).toEqual([{ property: "parts", reason: "parts must be a whole number from 1 to 64 (got 65)" }]);
     expect(await failures({ parts: 2, part: 1.5 })).toEqual([{ property: "part", reason: "part must be a whole number from 0 to 63 (got 1.5)" }]);
+    expect(await failures({ parts: "3", part: 0 })).toEqual([{ property: "parts", reason: "parts must be a whole number from 1 to 64" }]);
     expect(emu.requests()).toEqual([]);
   });
 });

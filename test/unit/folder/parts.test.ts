@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
 import { StoredFolder } from "../../../provider/dynamic/stored-folder";
@@ -66,8 +67,17 @@ describe("StoredFolder { parts }", () => {
     );
   });
 
-  it("each content's part is its sha256's first 32 bits modulo the count, whatever else the folder holds", () => {
-    const hash = "0000000a" + "f".repeat(56);
-    expect([1, 2, 3, 4].map((parts) => partOf(hash, parts))).toEqual([0, 0, 1, 2]);
+  it("one part more moves only the contents the new part takes, about 1 in the new count; the parts stay even", () => {
+    const hashes = Array.from({ length: 4000 }, (_, i) => createHash("sha256").update(String(i)).digest("hex"));
+    for (let parts = 1; parts < 12; parts++) {
+      const moved = hashes.filter((h) => partOf(h, parts + 1) !== partOf(h, parts));
+      // A content that moves goes to the new part, never from one old part to another.
+      expect(moved.every((h) => partOf(h, parts + 1) === parts)).toBe(true);
+      expect(Math.abs(moved.length / hashes.length - 1 / (parts + 1))).toBeLessThan(0.03);
+    }
+    const sizes = new Array(20).fill(0);
+    for (const h of hashes) sizes[partOf(h, 20)]++;
+    expect(Math.min(...sizes)).toBeGreaterThan(150);
+    expect(Math.max(...sizes)).toBeLessThan(250);
   });
 });
