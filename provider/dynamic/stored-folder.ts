@@ -4,7 +4,7 @@ import { earliestOf, fromOutputTexts, OUTPUT_TEXTS, pathMap } from "../folder/en
 import { byContent, folderEntries, folderFiles, noFileWarning } from "../folder/walk";
 import { STORED_FOLDER_TYPES, contentResourceName } from "../engine/urns";
 import type { StoredFolderArgs } from "../folder/args";
-import { MAX_PARTS } from "../folder/parts";
+import { StoredFolderInputsSchema } from "../folder/schema";
 import { StoredFile, identityOf, protoKeysNamed, refusePlaintextApiKey, secretFieldsOf } from "./stored-file";
 import { validateInputs } from "../file/validate";
 import storedFolderProviderStub from "../stored-folder-stub";
@@ -82,7 +82,8 @@ export class StoredFolder extends pulumi.ComponentResource {
     refusePlaintextApiKey();
     const { oneResource: _, ...declared } = named;
     // A count the check refuses is sent as it is, to one resource, for the check to say so.
-    const count = Number.isSafeInteger(declared.parts) && declared.parts! >= 1 && declared.parts! <= MAX_PARTS ? declared.parts! : 1;
+    const parsed = StoredFolderInputsSchema.shape.parts.safeParse(declared.parts);
+    const count = parsed.success && parsed.data !== undefined ? parsed.data : 1;
     const parts = Array.from({ length: count }, (_, part) =>
       this.part(part === 0 ? name : `${name}-part${part}`, count > 1 ? { ...declared, part } : declared),
     );
