@@ -2,10 +2,11 @@ import { manifestChanges } from "../folder/changes";
 import { isPlainObject, jsonEqual } from "../../api";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { type PlanClock, keepAliveAfterUpload, planChange, uploadEndsAtDate, uploadEpochs } from "../file/plan";
-import type { DeclaredInputs } from "../file/schema";
+import type { DeclaredInputs, StoredFileState } from "../file/schema";
 import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
 import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "../folder/schema";
 import { manifestEntries } from "../folder/walk";
+import { partOfInputs, partsKey } from "../folder/parts";
 import { type Phrase, joined, say, value, values } from "./summary-phrase";
 import type { RowStep } from "./summary-preview";
 import { DATE_TOP_UP, PURCHASE_FIELDS, type Row, SHOWN_SECRET, forgetRow, hiddenNote, holds, withoutHidden } from "./summary-row";
@@ -16,21 +17,67 @@ const FOLDER_PATHS_LISTED = 10;
 /** A folder's shared values that no purchase follows: left out of its plan when not shown. */
 const FOLDER_LOOKS: readonly string[] = SHARED_FIELDS.filter((f) => !PURCHASE_FIELDS.includes(f));
 
+/** A one-resource folder's recorded entries by content, from the outputs the preview shows (none when they are secret there). */
+function recordedEntries(outputs: Record<string, unknown> | undefined): Map<string, StoredFileState> {
+  const recorded = fromOutputTexts(outputs ?? {});
+  if (holds(recorded.entries, SHOWN_SECRET)) return new Map();
+  return unpackEntries(recorded.entries, { manifest: recordedManifest(recorded), blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) });
+}
+
 /** The service's epochs a one-resource folder's recorded entries carry (each learnt by the stack), where the preview shows them. */
 export function folderEpochs(outputs: Record<string, unknown> | undefined): unknown[] {
-  const recorded = fromOutputTexts(outputs ?? {});
-  if (holds(recorded.entries, SHOWN_SECRET)) return [];
-  const manifest = recordedManifest(recorded);
-  return [...unpackEntries(recorded.entries, { manifest, blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) }).values()].map(
-    (e) => e.epochMsSeen,
-  );
+  return [...recordedEntries(outputs).values()].map((e) => e.epochMsSeen);
+}
+
+/**
+ * The contents moving between the parts of each folder kept in `parts`, by the parts' key: the
+ * entries the updated parts drop, and those another part takes. The `up` hands those over
+ * (folder/moves.ts): not uploaded, nothing bought that they have.
+ */
+export interface PartMoves {
+  offered: Map<string, StoredFileState>;
+  taken: Set<string>;
+}
+
+export function partMoves(steps: ReadonlyArray<RowStep>): Map<string, PartMoves> {
+  const moves = new Map<string, PartMoves>();
+  const taking: Array<[string, string[]]> = [];
+  for (const step of steps) {
+    if (step.kind !== "folder" || (step.action !== "create" && step.action !== "update")) continue;
+    const inputs = step.newState.inputs;
+    if (partOfInputs(inputs).parts <= 1) continue;
+    const key = partsKey(inputs);
+    if (!moves.has(key)) moves.set(key, { offered: new Map(), taken: new Set() });
+    const after = new Set(Object.values(pathMap(inputs.manifest)));
+    const before = step.action === "update" ? manifestBefore(step.oldState) : {};
+    const had = new Set(Object.values(before));
+    taking.push([key, [...after].filter((hash) => !had.has(hash))]);
+    if (step.action !== "update") continue;
+    for (const [hash, entry] of recordedEntries(step.oldState.outputs)) if (!after.has(hash)) moves.get(key)!.offered.set(hash, entry);
+  }
+  for (const [key, hashes] of taking) {
+    const pool = moves.get(key)!;
+    for (const hash of hashes) if (pool.offered.has(hash)) pool.taken.add(hash);
+  }
+  return moves;
+}
+
+/** The manifest the last run compared (its inputs: a map, or its text or parts from the dynamic resource), else the one its outputs record. */
+function manifestBefore(oldState: { inputs?: Record<string, unknown>; outputs?: Record<string, unknown> } | undefined): Record<string, string> {
+  const compared = oldState?.inputs?.manifest;
+  return typeof compared === "string" || isPlainObject(compared) ? pathMap(compared) : recordedManifest(fromOutputTexts(oldState?.outputs ?? {}));
 }
 
 /**
  * What a one-resource folder's entries buy and patch, planned as its `up` would from the recorded
  * expiry (the `up` rereads it). When the preview hides what the epochs need, say why.
  */
-function folderPurchases(outputs: Record<string, unknown> | undefined, declared: Record<string, unknown>, clock: PlanClock) {
+function folderPurchases(
+  outputs: Record<string, unknown> | undefined,
+  declared: Record<string, unknown>,
+  clock: PlanClock,
+  movedIn: Map<string, StoredFileState>,
+) {
   const recorded = fromOutputTexts(outputs ?? {});
   if (holds(recorded.entries, SHOWN_SECRET)) return { why: ["its recorded entries are secret in the preview"] };
   const shown = withoutHidden({}, declared);
@@ -38,12 +85,11 @@ function folderPurchases(outputs: Record<string, unknown> | undefined, declared:
   if (decisive.length > 0) return { why: say`${values(decisive)} ${shown.unknown.includes(decisive[0]) ? "known only at `up`" : "secret"}` };
   // A folder created now has none; one recorded before has them (an empty folder's too).
   if (outputs && recordedEntryCount(recorded.entries) === undefined) return { why: ["its recorded entries are not in the preview"] };
-  const manifest = recordedManifest(recorded);
-  const entries = unpackEntries(recorded.entries, { manifest, blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) });
+  const entries = recordedEntries(outputs);
   const out = { epochs: 0, keepAlive: 0, renews: 0, patches: 0, newKeptAlive: 0, newRenewed: 0, toDate: 0, shown };
   for (const entry of manifestEntries(shown.news)) {
     const inputs = { ...entry.values, source: { [SIG_KEY]: ASSET_SIG, hash: entry.hash } } as DeclaredInputs;
-    const before = entries.get(entry.hash);
+    const before = entries.get(entry.hash) ?? movedIn.get(entry.hash);
     const plan = before ? planChange(before, inputs, clock) : undefined;
     if (!plan || plan.replace) {
       out.epochs += Math.max(uploadEpochs(inputs, clock), 1);
@@ -98,9 +144,10 @@ function purchaseNotes(bought: ReturnType<typeof folderPurchases>, compared: boo
 
 /**
  * A one-resource folder's row: its files added, changed and removed, from the manifests (what the
- * preview compares), and what its entries buy. Uploads are the added and changed contents.
+ * preview compares), and what its entries buy. Uploads are the added and changed contents, but
+ * for those another part of the folder hands over (`partMoves`).
  */
-export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: PlanClock): Row {
+export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: PlanClock, allMoves = new Map<string, PartMoves>()): Row {
   const { name } = step;
   if (step.action === "delete") {
     return { name, op: "delete", changes: [["folder no longer managed; no request, its files keep their periods"]], epochs: 0, keepAlive: 0, patch: false };
@@ -108,17 +155,28 @@ export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: Pla
   if (step.action === "forget") return forgetRow(name);
   const created = step.action === "create";
   const oldState = created ? undefined : step.oldState;
-  // The manifest the last run compared (its inputs: a map, or its text or parts from the dynamic resource), else the one its outputs record.
-  const compared = oldState?.inputs?.manifest;
-  const before = typeof compared === "string" || isPlainObject(compared) ? pathMap(compared) : recordedManifest(fromOutputTexts(oldState?.outputs ?? {}));
+  const before = manifestBefore(oldState);
+  const moves = allMoves.get(partsKey(step.newState.inputs));
   const after = pathMap(step.newState.inputs.manifest);
   const news = { ...step.newState.inputs, manifest: after };
   const marks = pathMarks(before, after);
   const contents = new Set(Object.values(before));
-  const uploads = new Set(Object.values(after).filter((h) => !contents.has(h))).size;
+  const added = new Set(Object.values(after).filter((h) => !contents.has(h)));
+  // Contents another part hands over are not uploaded; those this part hands over are said so.
+  const movedIn = new Map([...added].flatMap((hash) => (moves?.taken.has(hash) ? [[hash, moves.offered.get(hash)!] as const] : [])));
+  const kept = new Set(Object.values(after));
+  const movedOut = [...contents].filter((hash) => !kept.has(hash) && moves?.taken.has(hash)).length;
+  const uploads = added.size - movedIn.size;
   const what = marks.count ? marks.listed : valuesChange(oldState?.inputs, news);
-  const bought = folderPurchases(oldState?.outputs, news, clock);
-  const changes = [say`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)` : ""}`, ...purchaseNotes(bought, !created)];
+  const bought = folderPurchases(oldState?.outputs, news, clock, movedIn);
+  const moved = [
+    ...(movedIn.size ? [`${movedIn.size} content(s) moved in from another part, no upload`] : []),
+    ...(movedOut ? [`${movedOut} content(s) moved to another part`] : []),
+  ].join("; ");
+  const changes = [
+    say`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)` : ""}${moved ? `; ${moved}` : ""}`,
+    ...purchaseNotes(bought, !created),
+  ];
   // Counted as uploaded when created (as a file is); an update's uploads are in its row.
   const row = { name, op: created ? "create" : "update", changes, upload: created, uploads } as const;
   // Nothing of its entries is planned: neither what they buy nor what they PATCH.

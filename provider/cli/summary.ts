@@ -1,5 +1,5 @@
 import { fileRow } from "./summary-file";
-import { folderEpochs, folderRow } from "./summary-folder";
+import { folderEpochs, folderRow, partMoves } from "./summary-folder";
 import { parseState } from "../file/state";
 import { changeSteps, clockOf, parsePreview, previewErrors } from "./summary-preview";
 import { renderFailed, renderSummary } from "./summary-render";
@@ -25,10 +25,12 @@ export function summarizePreview(json: unknown, options: SummaryOptions = {}): s
   const rows: Row[] = [];
   const notices: Phrase[] = [];
   let read = 0;
-  for (const step of changeSteps(preview)) {
+  const steps = changeSteps(preview);
+  const moves = partMoves(steps.filter((s) => s.action !== "read"));
+  for (const step of steps) {
     // A `--refresh` preview reads every file: counted, not a row each.
     if (step.action === "read") read++;
-    else rows.push(step.kind === "folder" ? folderRow(step, clock) : fileRow(step, clock, notices));
+    else rows.push(step.kind === "folder" ? folderRow(step, clock, moves) : fileRow(step, clock, notices));
   }
   // The service's epoch not known to the stack: the up's first purchase learns it, said once however many files buy.
   const concerned = rows.filter((r) => !r.notCounted && ((!r.upload && r.epochs + r.keepAlive > 0) || (r.op === "create" && !r.upload && !r.imported)));

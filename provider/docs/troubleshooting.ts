@@ -111,7 +111,7 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
   {
     situation: "``StoredFolder …: N files in one resource, so each change carries them all; `parts: K` …`` (a warning)",
     means: `A folder of more than ${(2 * FILES_PER_PART).toLocaleString("en")} files is one resource: the engine carries, logs and rewrites all of its state for a one-file change, which then costs some 1.7 times an unchanged preview at 100,000 files.`,
-    run: 'Declare `parts: K` as said (TypeScript; another language declares each `part`), best while the folder is new: a content that moves to another part is uploaded once more and buys the epochs since it was stored ([StoredFolder](stored-folder.md), "A large folder in parts").',
+    run: 'Declare `parts: K` as said (TypeScript; another language declares each `part`). The contents that move to another part keep their entries: nothing is uploaded or bought again ([StoredFolder](stored-folder.md), "A large folder in parts").',
   },
   {
     situation: "`the service's epoch is not known to this stack …` (a warning, once per run)",

@@ -33,6 +33,8 @@ export function manifestChanges(before: Record<string, string>, after: Record<st
 export interface ChangeContext {
   /** The new content is stored already (no upload). */
   stored: boolean;
+  /** Its entry moves here from another resource of the stack (folder/moves.ts). */
+  moved?: boolean;
   /** The old content stays, under this path. */
   staysUnder?: string;
   /** Its entry is renamed after that path (one PATCH). */
@@ -40,15 +42,16 @@ export interface ChangeContext {
 }
 
 /** A preview line for one path's change. */
-export function changeLine(change: PathChange, { stored, staysUnder, renamed }: ChangeContext): string {
+export function changeLine(change: PathChange, { stored, moved, staysUnder, renamed }: ChangeContext): string {
   const { path } = change;
   const rename = renamed ? "; its entry is renamed: one PATCH" : "";
-  if (change.kind === "add") return `+ ${path} (${stored ? "its content is stored already: no upload" : "upload"})`;
+  const movedHere = "its entry moves here from another resource of the stack: no upload";
+  if (change.kind === "add") return `+ ${path} (${moved ? movedHere : stored ? "its content is stored already: no upload" : "upload"})`;
   if (change.kind === "delete") {
     return staysUnder !== undefined
       ? `- ${path} (its content stays, under ${staysUnder}${rename})`
       : `- ${path} (no longer managed; no request, the file keeps its period)`;
   }
   const old = staysUnder !== undefined ? `the old content stays, under ${staysUnder}${rename}` : "the old entry keeps its period";
-  return `~ ${path} (new content, ${stored ? "stored already: no upload" : "uploaded"}; ${old})`;
+  return `~ ${path} (new content, ${moved ? movedHere : stored ? "stored already: no upload" : "uploaded"}; ${old})`;
 }

@@ -17,7 +17,8 @@ import { parseState } from "../file/state";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 import { createHash } from "node:crypto";
 import { reclaimAfter, reclaimWhileSending } from "./memory";
-import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs } from "./parts";
+import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsKey } from "./parts";
+import { Moves } from "./moves";
 import * as path from "node:path";
 
 /**
@@ -35,7 +36,7 @@ const NOTICES = 10;
 
 /** The warning a large folder kept as one resource gets at every preview. */
 const partsAdvice = (label: string, files: number) =>
-  `StoredFolder ${label}: ${files} files in one resource, so each change carries them all; \`parts: ${Math.min(MAX_PARTS, Math.ceil(files / FILES_PER_PART))}\` updates only the parts a change touches; switching stores the moved contents again (docs/stored-folder.md)`;
+  `StoredFolder ${label}: ${files} files in one resource, so each change carries them all; \`parts: ${Math.min(MAX_PARTS, Math.ceil(files / FILES_PER_PART))}\` updates only the parts a change touches (docs/stored-folder.md)`;
 
 /** How long a diff's verdicts serve the update after it (the engine calls them one after the other). */
 const SETTLED_MS = 60_000;
@@ -49,6 +50,10 @@ interface Settled {
   recorded: Map<string, StoredFileState>;
   /** The contents whose recorded entry the diff found as declared: carried as they are. */
   unchanged: Set<string>;
+  /** The contents whose entry another resource of the stack offered (folder/moves.ts): taken by the update. */
+  movedIn: Set<string>;
+  /** How many parts the recorded folder was kept as. */
+  parts: number;
 }
 
 /**
@@ -77,6 +82,15 @@ export interface StoredFolderRequest {
 
 /** The folder name a message uses: the resource's name from its URN, else its path. */
 const folderName = (urn: string | undefined, inputs: FolderInputs): string => JSON.stringify(urn ? urnName(urn) : String(inputs.path ?? ""));
+
+/** The parts of one folder's key, its directory as this machine resolves it. */
+const folderKey = (inputs: FolderInputs): string => partsKey({ ...inputs, path: path.resolve(String(inputs.path)) });
+
+/** A folder's inputs before this step: whether it has any (a resource being created has none), and them, read when asked. */
+export interface OldInputs {
+  existed: boolean;
+  inputs: () => FolderInputs;
+}
 
 type Failed<T> = Array<{ item: T; error: unknown }>;
 
@@ -134,6 +148,8 @@ export class StoredFolderCore {
   private readonly settled = new Map<string, Settled>();
   /** A parted folder's walk, kept for its other parts' checks (one walk and hashing per step, not one per part). */
   private readonly walks = new Map<string, { at: number; left: number; groups: Map<string, string[]> }>();
+  /** Entries a resource drops, for the resource of the stack that takes their contents. */
+  private readonly moves = new Moves();
 
   constructor(
     private readonly files: StoredFileCore,
@@ -167,7 +183,7 @@ export class StoredFolderCore {
    * produced; its failures pass through. `olds` is read only if an entry declares a date.
    */
   check(
-    olds: () => FolderInputs,
+    olds: OldInputs,
     news: { inputs: FolderInputs; failures: CheckFailure[] },
     secretInputs: readonly string[],
     urn?: string,
@@ -185,6 +201,7 @@ export class StoredFolderCore {
     const walked = this.walked(label, inputs, secret, log, urn);
     if ("failure" in walked) return { inputs, failures: [walked.failure] };
     const { part, parts } = partOfInputs(inputs);
+    if (parts > 1) this.moves.checked(folderKey(inputs), part, olds.existed);
     const manifest: Manifest = {};
     let kept = 0;
     for (const [hash, rels] of walked.groups) {
@@ -202,7 +219,7 @@ export class StoredFolderCore {
     // (Its own contents: the walk the parts share is the next part's still.)
     reclaimAfter(kept);
     // (The front door collects once it has made its answer of these inputs.)
-    return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, log, urn) };
+    return { inputs: withManifest, failures: this.entryFailures(olds.inputs, withManifest, secretInputs, label, log, urn) };
   }
 
   /**
@@ -220,7 +237,7 @@ export class StoredFolderCore {
     const { part, parts } = partOfInputs(inputs);
     let groups: Map<string, string[]>;
     try {
-      groups = this.walkedOnce(parts, [path.resolve(dir), inputs.include, inputs.exclude], () =>
+      groups = this.walkedOnce(parts, folderKey(inputs), () =>
         byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined), LIMITS.uploadMaxBytes),
       );
     } catch (e) {
@@ -246,10 +263,9 @@ export class StoredFolderCore {
    * (each takes it once, within the minute); a lone resource's is not kept. A failed walk is not
    * kept: each part says it.
    */
-  private walkedOnce(parts: number, key: unknown[], walk: () => Map<string, string[]>): Map<string, string[]> {
+  private walkedOnce(parts: number, id: string, walk: () => Map<string, string[]>): Map<string, string[]> {
     if (parts <= 1) return walk();
     for (const [k, kept] of this.walks) if (Date.now() - kept.at > SETTLED_MS) this.walks.delete(k);
-    const id = JSON.stringify([parts, ...key]);
     const kept = this.walks.get(id);
     if (kept) {
       if (--kept.left <= 0) this.walks.delete(id);
@@ -370,10 +386,23 @@ export class StoredFolderCore {
     const clock = this.files.planClock();
     const differ = this.files.differ();
     const unchanged = new Set<string>();
-    for (const entry of manifestEntries(news)) {
-      firstPath.set(entry.hash, entry.paths[0]);
-      const before = recorded.get(entry.hash);
-      if (!before) continue;
+    const movedIn = new Set<string>();
+    const declared = manifestEntries(news);
+    for (const entry of declared) firstPath.set(entry.hash, entry.paths[0]);
+    // What this resource drops is offered before it takes anything: a content may move from it to a resource stepped after it.
+    const dropped: Array<[string, StoredFileState]> = [];
+    for (const [hash, entry] of recorded) if (!firstPath.has(hash)) dropped.push([hash, entry]);
+    this.moves.offer(dropped);
+    const { part, parts } = partOfInputs(news);
+    if (parts > 1) this.moves.diffed(folderKey(news), part);
+    for (const entry of declared) {
+      let before = recorded.get(entry.hash);
+      if (!before) {
+        before = this.moves.peek(entry.hash);
+        if (!before) continue;
+        recorded.set(entry.hash, before);
+        movedIn.add(entry.hash);
+      }
       const d = differ(
         before.blobId ?? entry.hash,
         before,
@@ -408,7 +437,8 @@ export class StoredFolderCore {
       // A path's old content may stay, under another path: its entry is still kept (renamed when its name was this path's).
       const staysUnder = change.was !== undefined ? firstPath.get(change.was) : undefined;
       const stored = change.now !== undefined && recorded.has(change.now);
-      lines.push(changeLine(change, { stored, staysUnder, renamed: staysUnder !== undefined && renamedEntries.has(String(change.was)) }));
+      const moved = change.now !== undefined && movedIn.has(change.now);
+      lines.push(changeLine(change, { stored, moved, staysUnder, renamed: staysUnder !== undefined && renamedEntries.has(String(change.was)) }));
     }
     for (const field of declaredChanges) {
       putChange(detailedDiff, { field, kind: state[field] === undefined ? "add" : news[field] === undefined ? "delete" : "update", inputDiff: true });
@@ -425,7 +455,7 @@ export class StoredFolderCore {
     // Kept for the update that follows a change, if the epoch's facts did not move while planning (a state may teach the length).
     const after = this.files.planClock();
     const key = changes && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown ? req.sent?.() : undefined;
-    this.keepSettled(req.urn, key !== undefined ? { key, at: Date.now(), clock, recorded, unchanged } : undefined);
+    this.keepSettled(req.urn, key !== undefined ? { key, at: Date.now(), clock, recorded, unchanged, movedIn, parts: partOfInputs(state).parts } : undefined);
     return { changes, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 
@@ -501,12 +531,14 @@ export class StoredFolderCore {
     const news = req.inputs;
     // The diff of this step judged every entry already: those it found as declared are carried, not planned again.
     const settled = this.takeSettled(req);
-    const recorded = settled?.recorded ?? this.recordedEntries(before());
+    const old = settled ? undefined : before();
+    const recorded = settled?.recorded ?? this.recordedEntries(old!);
     const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
+    const entries = manifestEntries(news);
+    await this.takeMoved(news, recorded, entries, settled?.parts ?? partOfInputs(old!).parts, settled?.movedIn);
     // Each entry kept, by the content `check` saw (an upload sends only that content: `onlyPreviewedContent`).
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
-    const entries = manifestEntries(news);
     const wouldChange = this.files.changeTeller();
     // An entry whose plan sends nothing is kept as recorded here: only those that send go to the workers.
     const sending = entries.filter((entry) => {
@@ -559,6 +591,35 @@ export class StoredFolderCore {
       throw Object.assign(new Error(message), { id, properties: state, reasons: [message] });
     }
     return state;
+  }
+
+  /**
+   * The entries other resources of the stack dropped for contents this one declares and has not
+   * recorded, taken into `recorded` (folder/moves.ts). A part new or counted anew may take
+   * contents from its folder's other parts: it waits until they have offered theirs.
+   */
+  private async takeMoved(
+    news: FolderInputs,
+    recorded: Map<string, StoredFileState>,
+    entries: ReadonlyArray<FolderEntry<unknown>>,
+    oldParts: number,
+    movedIn: Iterable<string> = [],
+  ): Promise<void> {
+    for (const hash of movedIn) this.moves.take(hash);
+    const take = () => {
+      let missing = 0;
+      for (const { hash } of entries) {
+        if (recorded.has(hash)) continue;
+        const moved = this.moves.take(hash);
+        if (moved) recorded.set(hash, moved);
+        else missing++;
+      }
+      return missing;
+    };
+    const { part, parts } = partOfInputs(news);
+    if (take() === 0 || parts <= 1 || parts === oldParts) return;
+    await this.moves.othersStepped(folderKey(news), part, parts);
+    take();
   }
 
   /**

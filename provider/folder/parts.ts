@@ -16,7 +16,7 @@ export const FILES_PER_PART = 5_000;
  * The part (0 to parts − 1) that keeps the content of `hash`, a sha256 in hex. A jump over the
  * parts, driven by a random sequence the hash seeds, as in Lamping and Veach's jump consistent
  * hash: going from K to K + 1 parts moves only the contents the new part takes (1 in K + 1), where
- * a remainder would move nearly all of them, and each move stores a content again.
+ * a remainder would move nearly all of them (each move hands an entry over: folder/moves.ts).
  */
 export function partOf(hash: string, parts: number): number {
   if (parts <= 1) return 0;
@@ -32,6 +32,11 @@ export function partOf(hash: string, parts: number): number {
     next = Math.floor((part + 1) / ((x + 1) / 2 ** 32));
   }
   return part;
+}
+
+/** What the parts of one folder share, and no other folder: its count of parts, its directory and its globs. */
+export function partsKey(inputs: { parts?: unknown; path?: unknown; include?: unknown; exclude?: unknown }): string {
+  return JSON.stringify([partOfInputs(inputs).parts, String(inputs.path), inputs.include ?? null, inputs.exclude ?? null]);
 }
 
 /** The part a folder's inputs declare, and how many there are (a lone resource: part 0 of 1). */

@@ -183,17 +183,24 @@ export class EngineStack {
   /**
    * `pulumi up` of what the program declares, each resource's inputs by name, in order
    * (`refresh`: `pulumi up --refresh`, one provider process for both). A resource recorded but
-   * no longer declared is deleted once every declared one went through.
+   * no longer declared is deleted once every declared one went through. `concurrent`: every
+   * declared resource stepped at once, as the engine steps those that do not depend on each other
+   * (in no order it keeps), each through to its end.
    */
-  async up(declared: Map<string, Props> | Record<string, Props>, options: { refresh?: boolean } = {}): Promise<Run> {
+  async up(declared: Map<string, Props> | Record<string, Props>, options: { refresh?: boolean; concurrent?: boolean } = {}): Promise<Run> {
     const port = await this.port();
     const steps: StepRecord[] = [];
     if (options.refresh) await this.read(port, steps);
     const program = declared instanceof Map ? declared : new Map(Object.entries(declared));
-    for (const [name, news] of program) {
+    const failed = (step: StepRecord) => step.outcome === "failed" || step.outcome === "partial";
+    if (options.concurrent) {
+      steps.push(...(await Promise.all([...program].map(([name, news]) => this.apply(port, name, news)))));
+      if (steps.some(failed)) return { steps, done: false };
+    }
+    for (const [name, news] of options.concurrent ? [] : program) {
       const step = await this.apply(port, name, news);
       steps.push(step);
-      if (step.outcome === "failed" || step.outcome === "partial") return { steps, done: false };
+      if (failed(step)) return { steps, done: false };
     }
     for (const [name, r] of [...this.resources]) {
       if (program.has(name)) continue;

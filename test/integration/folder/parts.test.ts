@@ -6,10 +6,11 @@ import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../..
 import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../../../provider/engine/markers";
 import { noticeLine } from "../../../provider/engine/notice";
 import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
-import { recordedManifest } from "../../../provider/folder/entries";
+import { recordedManifest, unpackEntries } from "../../../provider/folder/entries";
 import { StoredFilePlugin } from "../../../provider/plugin/provider";
 import { EngineStack } from "../../helpers/provider-driver";
 import { reclaimAfter } from "../../../provider/folder/memory";
+import { summarizePreview } from "../../../provider/cli/summary";
 
 // What each phase counts toward the next full collection, seen (the collections themselves still made).
 vi.mock("../../../provider/folder/memory", async (original) => {
@@ -63,7 +64,7 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
   it("three parts keep each content once and every path among them; an edit updates only the parts it touches, with one upload", async () => {
     for (let i = 0; i < 30; i++) write(`p${i}.html`, `<p>page ${i % 24}</p>`);
     const stack = new EngineStack({ plugin: async () => (await newPlugin()).folder, urn: urnOf("site") });
-    const first = await stack.up(program({ retentionEpochs: 2 }));
+    const first = await stack.up(program({ retentionEpochs: 2 }), { concurrent: true });
     expect(first.done).toBe(true);
     expect(first.steps.map((s) => [s.op, s.outcome])).toEqual(Array(3).fill(["create", "ok"]));
     // 30 paths, 24 contents: each uploaded once, by its one part.
@@ -77,14 +78,14 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     expect(holder("p24.html")).toBe(holder("p0.html"));
 
     emu.clearRequests();
-    const same = await stack.up(program({ retentionEpochs: 2 }));
+    const same = await stack.up(program({ retentionEpochs: 2 }), { concurrent: true });
     expect(same.steps.map((s) => s.op)).toEqual(["same", "same", "same"]);
     expect(emu.requests()).toEqual([]);
 
     // p5 gets new bytes: its old content leaves its part, the new one joins its own part.
     write("p5.html", "<p>an edit</p>");
     emu.clearRequests();
-    const edited = await stack.up(program({ retentionEpochs: 2 }));
+    const edited = await stack.up(program({ retentionEpochs: 2 }), { concurrent: true });
     const touched = edited.steps.filter((s) => s.op !== "same").map((s) => s.name);
     expect(touched.length).toBeGreaterThanOrEqual(1);
     expect(touched.length).toBeLessThanOrEqual(2);
@@ -93,6 +94,122 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     const after = [0, 1, 2].map((i) => recordedManifest(stack.get(`site${i}`)!.state));
     expect(after.filter((m) => "p5.html" in m)).toHaveLength(1);
     expect(after.flatMap((m) => Object.keys(m))).toHaveLength(30);
+  });
+
+  it("a content that moves part keeps its entry: from one resource to 3 parts, then 4, epochs later, nothing is sent or bought", async () => {
+    for (let i = 0; i < 40; i++) write(`p${i}.html`, `<p>page ${i}</p>`);
+    const stack = new EngineStack({ plugin: async () => (await newPlugin()).folder, urn: urnOf("site0") });
+    const bought = () => emu.files().reduce((n, f) => n + f.uploadEpochs + f.epochsBought, 0);
+    const entriesOf = (names: string[]) =>
+      new Map(
+        names.flatMap((name) => {
+          const state = stack.get(name)!.state;
+          const byPath = (field: string) => state[field] as Record<string, string>;
+          return [...unpackEntries(state.entries, { manifest: recordedManifest(state), blobIds: byPath("blobIds"), urls: byPath("urls") })];
+        }),
+      );
+    const declare = (parts: number) =>
+      parts === 1
+        ? new Map([["site0", { path: dir, retentionEpochs: 3 }]])
+        : new Map(Array.from({ length: parts }, (_, part) => [`site${part}`, { path: dir, retentionEpochs: 3, parts, part }]));
+    expect((await stack.up(declare(1), { concurrent: true })).done).toBe(true);
+    const stored = bought();
+    const asStored = entriesOf(["site0"]);
+    expect(asStored.size).toBe(40);
+
+    for (const parts of [3, 4]) {
+      await emu.advanceEpochs(1);
+      emu.clearRequests();
+      logged = [];
+      // Stepped at once, in no order: a part that takes contents waits for the others to offer theirs.
+      const run = await stack.up(declare(parts), { concurrent: true });
+      expect(run.done).toBe(true);
+      // The contents that left a part are recorded by their new one, as they were: no upload, no renew.
+      expect(emu.requests()).toEqual([]);
+      expect(bought()).toBe(stored);
+      const names = Array.from({ length: parts }, (_, part) => `site${part}`);
+      expect(entriesOf(names)).toEqual(asStored);
+      for (const name of names.slice(1)) expect(Object.keys(recordedManifest(stack.get(name)!.state)).length).toBeGreaterThan(0);
+    }
+  });
+
+  it("a new part stepped before the parts it takes contents from waits for their diffs, and uploads nothing", async () => {
+    for (let i = 0; i < 40; i++) write(`p${i}.html`, `<p>page ${i}</p>`);
+    const plugin = await newPlugin();
+    const declare = (parts: number, part: number) => ({ path: dir, retentionEpochs: 3, parts, part });
+    const recorded = new Map<number, { inputs: Record<string, unknown>; outs: Record<string, unknown> }>();
+    const first = await Promise.all([0, 1, 2].map((part) => plugin.folder.check(urnOf(`site${part}`), {}, declare(3, part))));
+    for (const [part, { inputs }] of first.entries()) recorded.set(part, { inputs, outs: (await plugin.folder.create(urnOf(`site${part}`), inputs)).outs! });
+    emu.clearRequests();
+    // The engine took the new part's registration first: its create starts before the others are diffed.
+    const checked = await Promise.all(
+      [0, 1, 2, 3].map((part) => plugin.folder.check(urnOf(`site${part}`), recorded.get(part)?.inputs ?? {}, declare(4, part))),
+    );
+    const creating = plugin.folder.create(urnOf("site3"), checked[3].inputs);
+    await new Promise((r) => setTimeout(r, 200));
+    for (const part of [0, 1, 2]) {
+      const { outs, inputs } = recorded.get(part)!;
+      await plugin.folder.diff(dir, urnOf(`site${part}`), outs, checked[part].inputs, inputs);
+    }
+    const created = (await creating).outs!;
+    expect(Object.keys(recordedManifest(created)).length).toBeGreaterThan(0);
+    expect(emu.requests()).toEqual([]);
+  });
+
+  it("the pull-request summary counts a content another part hands over as moved: no upload, nothing bought", async () => {
+    for (let i = 0; i < 40; i++) write(`p${i}.html`, `<p>page ${i}</p>`);
+    const plugin = await newPlugin();
+    const declare = (parts: number, part: number) => ({ path: dir, retentionEpochs: 3, parts, part });
+    const first = await Promise.all([0, 1, 2].map((part) => plugin.folder.check(urnOf(`site${part}`), {}, declare(3, part))));
+    const recorded = await Promise.all(
+      first.map(async ({ inputs }, part) => ({ inputs, outs: (await plugin.folder.create(urnOf(`site${part}`), inputs)).outs! })),
+    );
+    await emu.advanceEpochs(1);
+    const checked = await Promise.all([0, 1, 2, 3].map((part) => plugin.folder.check(urnOf(`site${part}`), recorded[part]?.inputs ?? {}, declare(4, part))));
+    const type = STORED_FOLDER_TYPES.plugin;
+    const steps = checked.map(({ inputs }, part) =>
+      part < 3
+        ? {
+            op: "update",
+            urn: urnOf(`site${part}`),
+            oldState: { type, inputs: recorded[part].inputs, outputs: recorded[part].outs },
+            newState: { type, inputs },
+          }
+        : { op: "create", urn: urnOf(`site${part}`), newState: { type, inputs } },
+    );
+    const md = summarizePreview({ steps });
+    const moved = Object.keys(recordedManifest({ manifest: checked[3].inputs.manifest })).length;
+    expect(moved).toBeGreaterThan(0);
+    expect(md).toContain(`${moved} content(s) moved in from another part, no upload`);
+    expect(md).toContain("moved to another part");
+    expect(md).not.toMatch(/upload\(s\)/);
+    expect(md).toContain("**0 epoch(s) to buy**");
+  });
+
+  it("a file moved to another folder of the stack keeps its entry when that folder is stepped after the one it left", async () => {
+    write("a/x.txt", "moved bytes");
+    write("b/y.txt", "staying bytes");
+    const stack = new EngineStack({ plugin: async () => (await newPlugin()).folder, urn: urnOf("a") });
+    const folders = (order: string[]) => new Map(order.map((name) => [name, { path: path.join(dir, name), retentionEpochs: 3 }]));
+    await stack.up(folders(["a", "b"]));
+    const bought = () => emu.files().reduce((n, f) => n + f.uploadEpochs + f.epochsBought, 0);
+    const stored = bought();
+    fs.renameSync(path.join(dir, "a/x.txt"), path.join(dir, "b/x.txt"));
+    await emu.advanceEpochs(1);
+    emu.clearRequests();
+    logged = [];
+    await stack.up(folders(["a", "b"]));
+    expect(emu.requests()).toEqual([]);
+    expect(bought()).toBe(stored);
+    // (The driver names every resource by one URN: the line is the second folder's.)
+    expect(logged).toContain('StoredFolder "a": + x.txt (its entry moves here from another resource of the stack: no upload)');
+    expect(recordedManifest(stack.get("b")!.state)).toHaveProperty("x.txt");
+
+    // Back, with the folder that takes it stepped first: nothing is on offer yet, so it is uploaded, as before.
+    fs.renameSync(path.join(dir, "b/x.txt"), path.join(dir, "a/x.txt"));
+    emu.clearRequests();
+    await stack.up(folders(["a", "b"]));
+    expect(writes()).toEqual(["upload"]);
   });
 
   it("one walk serves every part of a step: a file written between the parts' checks is in none, until the next step", async () => {
