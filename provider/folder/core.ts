@@ -52,8 +52,6 @@ interface Settled {
   unchanged: Set<string>;
   /** The contents whose entry another resource of the stack offered (folder/moves.ts): taken by the update. */
   movedIn: Set<string>;
-  /** How many parts the recorded folder was kept as. */
-  parts: number;
 }
 
 /**
@@ -86,9 +84,10 @@ const folderName = (urn: string | undefined, inputs: FolderInputs): string => JS
 /** The parts of one folder's key, its directory as this machine resolves it. */
 const folderKey = (inputs: FolderInputs): string => partsKey({ ...inputs, path: path.resolve(String(inputs.path)) });
 
-/** A folder's inputs before this step: whether it has any (a resource being created has none), and them, read when asked. */
+/** A folder's inputs before this step: whether it has any (a resource being created has none), its count of parts, and them, read when asked. */
 export interface OldInputs {
   existed: boolean;
+  parts?: unknown;
   inputs: () => FolderInputs;
 }
 
@@ -201,7 +200,7 @@ export class StoredFolderCore {
     const walked = this.walked(label, inputs, secret, log, urn);
     if ("failure" in walked) return { inputs, failures: [walked.failure] };
     const { part, parts } = partOfInputs(inputs);
-    if (parts > 1) this.moves.checked(folderKey(inputs), part, olds.existed);
+    if (parts > 1) this.moves.checked(folderKey(inputs), part, olds.existed, partOfInputs(olds).parts);
     const manifest: Manifest = {};
     let kept = 0;
     for (const [hash, rels] of walked.groups) {
@@ -455,14 +454,14 @@ export class StoredFolderCore {
     // Kept for the update that follows a change, if the epoch's facts did not move while planning (a state may teach the length).
     const after = this.files.planClock();
     const key = changes && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown ? req.sent?.() : undefined;
-    this.keepSettled(req.urn, key !== undefined ? { key, at: Date.now(), clock, recorded, unchanged, movedIn, parts: partOfInputs(state).parts } : undefined);
+    this.keepSettled(req.urn, key !== undefined ? { key, at: Date.now(), clock, recorded, unchanged, movedIn } : undefined);
     return { changes, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 
   /** Uploads or adopts each content's entry (a content stored already is not uploaded twice within the folder). */
   async create(req: StoredFolderRequest): Promise<{ id: string; state: StoredFolderState }> {
     const id = String(req.inputs.path);
-    const state = await this.converge(id, () => ({}), req);
+    const state = await this.converge(id, () => ({}), req, true);
     return { id, state };
   }
 
@@ -527,15 +526,14 @@ export class StoredFolderCore {
     return any ? out : {};
   }
 
-  private async converge(id: string, before: () => StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
+  private async converge(id: string, before: () => StoredFolderState, req: StoredFolderRequest, created = false): Promise<StoredFolderState> {
     const news = req.inputs;
     // The diff of this step judged every entry already: those it found as declared are carried, not planned again.
     const settled = this.takeSettled(req);
-    const old = settled ? undefined : before();
-    const recorded = settled?.recorded ?? this.recordedEntries(old!);
+    const recorded = settled?.recorded ?? this.recordedEntries(before());
     const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
     const entries = manifestEntries(news);
-    await this.takeMoved(news, recorded, entries, settled?.parts ?? partOfInputs(old!).parts, settled?.movedIn);
+    await this.takeMoved(news, recorded, entries, created, settled?.movedIn);
     // Each entry kept, by the content `check` saw (an upload sends only that content: `onlyPreviewedContent`).
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
@@ -595,14 +593,14 @@ export class StoredFolderCore {
 
   /**
    * The entries other resources of the stack dropped for contents this one declares and has not
-   * recorded, taken into `recorded` (folder/moves.ts). A part new or counted anew may take
-   * contents from its folder's other parts: it waits until they have offered theirs.
+   * recorded, taken into `recorded` (folder/moves.ts). A new part takes the contents that a
+   * rising count of parts moves: it waits until the parts that existed have offered theirs.
    */
   private async takeMoved(
     news: FolderInputs,
     recorded: Map<string, StoredFileState>,
     entries: ReadonlyArray<FolderEntry<unknown>>,
-    oldParts: number,
+    created: boolean,
     movedIn: Iterable<string> = [],
   ): Promise<void> {
     for (const hash of movedIn) this.moves.take(hash);
@@ -617,7 +615,7 @@ export class StoredFolderCore {
       return missing;
     };
     const { part, parts } = partOfInputs(news);
-    if (take() === 0 || parts <= 1 || parts === oldParts) return;
+    if (take() === 0 || parts <= 1 || !created) return;
     await this.moves.othersStepped(folderKey(news), part, parts);
     take();
   }

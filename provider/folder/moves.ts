@@ -6,23 +6,35 @@ import type { StoredFileState } from "../file/schema";
  * resource that takes the content records that entry instead of uploading the bytes again, so
  * the content keeps its retention start and buys nothing it has.
  *
- * The engine steps a program's resources in the order their registrations arrive, which the
- * SDK does not keep, so a part that may take contents (new, or its count of parts changed) waits
- * (at most `WAIT_MS`) until each other part of its folder has been diffed or checked as new. A
- * content whose old resource is not stepped before (another folder stepped later, a part
+ * The engine steps registrations in the order they arrive, which the SDK does not keep, and it
+ * checks and diffs each as it takes it, before it runs the step. So a new part first waits for
+ * its folder's other parts to be checked: once a check shows the folder existed (as how many
+ * parts), until each of those parts has been diffed (at most `WAIT_MS`). While no check has, it
+ * gives up as soon as none comes for `IDLE_MS`: the engine runs a few steps at once (4 per CPU
+ * by default), and the new parts of a new folder waiting in them stop it from taking the others.
+ * A content whose old resource is not diffed first (another folder stepped later, a part
  * removed) is uploaded again.
  * One pool per folder core: one service and one API key.
  */
 
 /** How long an offer or a part's step is remembered (the engine steps a deployment's resources within it). */
 const KEPT_MS = 60_000;
-/** How long a part waits for its folder's other parts to be stepped before it uploads what none offered. */
-export const WAIT_MS = 30_000;
+/** How long a new part waits for its folder's old parts to be diffed before it uploads what none offered. */
+export const WAIT_MS = 10_000;
+/** How long a new part waits for another part's check while none has shown the folder existed. */
+export const IDLE_MS = 1_000;
+/** How often a waiting part looks at the clock (checks and diffs wake it at once). */
+const TICK_MS = 50;
 
 interface Stepped {
   at: number;
-  /** The parts that have offered what they drop (diffed), or that drop nothing (checked as new). */
-  parts: Set<number>;
+  /** How many parts the folder was kept as, once a part that existed was checked. */
+  oldParts?: number;
+  /** The parts checked, and those diffed (they have offered what they drop). */
+  checked: Set<number>;
+  diffed: Set<number>;
+  /** When a part of the folder was last checked or diffed. */
+  lastStep: number;
   wake: Array<() => void>;
 }
 
@@ -50,54 +62,63 @@ export class Moves {
     return entry;
   }
 
-  /**
-   * A part of the folder `key` was checked: a new one drops nothing, so it is stepped already; one
-   * that existed is stepped once diffed. (Both come as the engine takes the registration, which no
-   * waiting step holds up.)
-   */
-  checked(key: string, part: number, existed: boolean): void {
+  /** A part of the folder `key` was checked; one that existed (kept as `oldParts` parts) begins a pass: its diff follows. */
+  checked(key: string, part: number, existed: boolean, oldParts: number): void {
     this.forgetOld();
     const folder = this.folder(key);
-    if (existed) folder.parts.delete(part);
-    else this.stepped(folder, part);
+    folder.checked.add(part);
+    if (existed) {
+      folder.oldParts = oldParts;
+      folder.diffed.delete(part);
+    }
+    this.stepped(folder);
   }
 
   /** A part of the folder `key` was diffed: it has offered what it drops. */
   diffed(key: string, part: number): void {
-    this.stepped(this.folder(key), part);
+    const folder = this.folder(key);
+    folder.diffed.add(part);
+    this.stepped(folder);
   }
 
-  /** Resolves once every other part of the folder has been checked as new or diffed, or after `waitMs`. */
-  async othersStepped(key: string, part: number, parts: number, waitMs = WAIT_MS): Promise<void> {
+  /**
+   * Resolves once the parts the folder was kept as have been diffed (a check showed how many), or
+   * every part of `parts` has been checked and none existed; or when waiting is no use (above).
+   */
+  async othersStepped(key: string, part: number, parts: number): Promise<void> {
     const folder = this.folder(key);
+    const from = Date.now();
     const done = () => {
-      for (let other = 0; other < parts; other++) if (other !== part && !folder.parts.has(other)) return false;
+      const old = folder.oldParts;
+      if (old === undefined) {
+        for (let other = 0; other < parts; other++) if (other !== part && !folder.checked.has(other)) return Date.now() - folder.lastStep >= IDLE_MS;
+        return true;
+      }
+      for (let other = 0; other < old; other++) if (other !== part && !folder.diffed.has(other)) return Date.now() - from >= WAIT_MS;
       return true;
     };
     if (done()) return;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(finish, waitMs);
-      function finish() {
-        clearTimeout(timer);
+      const timer = setInterval(check, TICK_MS);
+      function check() {
+        if (!done()) return;
+        clearInterval(timer);
         folder.wake = folder.wake.filter((w) => w !== check);
         resolve();
-      }
-      function check() {
-        if (done()) finish();
       }
       folder.wake.push(check);
     });
   }
 
   private folder(key: string): Stepped {
-    const folder = this.folders.get(key) ?? { at: 0, parts: new Set<number>(), wake: [] };
+    const folder = this.folders.get(key) ?? { at: 0, checked: new Set<number>(), diffed: new Set<number>(), lastStep: Date.now(), wake: [] };
     this.folders.set(key, folder);
     folder.at = Date.now();
     return folder;
   }
 
-  private stepped(folder: Stepped, part: number): void {
-    folder.parts.add(part);
+  private stepped(folder: Stepped): void {
+    folder.lastStep = Date.now();
     for (const check of [...folder.wake]) check();
   }
 

@@ -219,7 +219,7 @@ export class StoredFolderPlugin {
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
     const { inputs, secretInputs } = requestOf(urn, news);
     const checked = this.core.check(
-      { existed: olds.path !== undefined, inputs: () => folderInputsOf(revealAll(olds).plain) },
+      { existed: olds.path !== undefined, parts: olds.parts, inputs: () => folderInputsOf(revealAll(olds).plain) },
       validatedInputs(inputs, secretInputs),
       secretInputs,
       urn,
