@@ -31,33 +31,39 @@ export function folderEpochs(outputs: Record<string, unknown> | undefined): unkn
 
 /**
  * The contents moving between the parts of each folder kept in `parts`, by the parts' key: the
- * entries the updated parts drop, and those another part takes. The `up` hands those over
- * (folder/moves.ts): not uploaded, nothing bought that they have.
+ * entries the updated parts drop, and those a part stepped after the dropping one takes (`after`:
+ * whether the first URN depends on the second). The `up` hands those over (folder/moves.ts): not
+ * uploaded, nothing bought that they have.
  */
 export interface PartMoves {
   offered: Map<string, StoredFileState>;
   taken: Set<string>;
 }
 
-export function partMoves(steps: ReadonlyArray<RowStep>): Map<string, PartMoves> {
+export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, before: string) => boolean): Map<string, PartMoves> {
   const moves = new Map<string, PartMoves>();
-  const taking: Array<[string, string[]]> = [];
+  const from = new Map<string, string>();
+  const taking: Array<[string, string, string[]]> = [];
   for (const step of steps) {
     if (step.kind !== "folder" || (step.action !== "create" && step.action !== "update")) continue;
     const inputs = step.newState.inputs;
     if (partOfInputs(inputs).parts <= 1) continue;
     const key = partsKey(inputs);
+    const urn = step.newState.urn ?? "";
     if (!moves.has(key)) moves.set(key, { offered: new Map(), taken: new Set() });
-    const after = new Set(Object.values(pathMap(inputs.manifest)));
-    const before = step.action === "update" ? manifestBefore(step.oldState) : {};
-    const had = new Set(Object.values(before));
-    taking.push([key, [...after].filter((hash) => !had.has(hash))]);
+    const now = new Set(Object.values(pathMap(inputs.manifest)));
+    const had = new Set(Object.values(step.action === "update" ? manifestBefore(step.oldState) : {}));
+    taking.push([key, urn, [...now].filter((hash) => !had.has(hash))]);
     if (step.action !== "update") continue;
-    for (const [hash, entry] of recordedEntries(step.oldState.outputs)) if (!after.has(hash)) moves.get(key)!.offered.set(hash, entry);
+    for (const [hash, entry] of recordedEntries(step.oldState.outputs)) {
+      if (now.has(hash)) continue;
+      moves.get(key)!.offered.set(hash, entry);
+      from.set(hash, urn);
+    }
   }
-  for (const [key, hashes] of taking) {
+  for (const [key, urn, hashes] of taking) {
     const pool = moves.get(key)!;
-    for (const hash of hashes) if (pool.offered.has(hash)) pool.taken.add(hash);
+    for (const hash of hashes) if (pool.offered.has(hash) && after(urn, from.get(hash)!)) pool.taken.add(hash);
   }
   return moves;
 }

@@ -24,6 +24,8 @@ const ResourceStateSchema = z.object({
   external: z.boolean().optional(),
   inputs: z.record(z.string(), z.unknown()).optional(),
   outputs: z.record(z.string(), z.unknown()).optional(),
+  /** The resources it is stepped after (a folder's part takes what a part it depends on drops). */
+  dependencies: z.array(z.string()).optional(),
 });
 
 const DiagnosticsSchema = z.array(z.object({ severity: z.string().optional() }).passthrough());
@@ -210,7 +212,7 @@ function parseStep(kind: "file" | "folder", name: string, step: PreviewStep): Ch
   };
   const declared = (): Declared => {
     if (!newState?.inputs) throw missing("newState.inputs");
-    return { ...newState, inputs: newState.inputs };
+    return { ...newState, urn: newState.urn ?? step.urn, inputs: newState.inputs };
   };
   const importID = (): string => {
     if (!newState?.importID) throw missing("newState.importID");

@@ -15,6 +15,20 @@ export interface SummaryOptions {
   nowMs?: number;
 }
 
+/** Whether `urn` depends on `before`, directly or through others. */
+function steppedAfter(dependencies: Map<string, string[]>, urn: string, before: string): boolean {
+  const seen = new Set<string>();
+  const next = [...(dependencies.get(urn) ?? [])];
+  while (next.length > 0) {
+    const at = next.pop()!;
+    if (at === before) return true;
+    if (seen.has(at)) continue;
+    seen.add(at);
+    next.push(...(dependencies.get(at) ?? []));
+  }
+  return false;
+}
+
 export function summarizePreview(json: unknown, options: SummaryOptions = {}): string {
   const preview = parsePreview(json);
   const errors = previewErrors(preview);
@@ -26,7 +40,12 @@ export function summarizePreview(json: unknown, options: SummaryOptions = {}): s
   const notices: Phrase[] = [];
   let read = 0;
   const steps = changeSteps(preview);
-  const moves = partMoves(steps.filter((s) => s.action !== "read"));
+  // What each resource is stepped after, directly or not: same steps too (a chain of parts runs through them).
+  const dependencies = new Map((preview.steps ?? []).map((s) => [s.urn, s.newState?.dependencies ?? []]));
+  const moves = partMoves(
+    steps.filter((s) => s.action !== "read"),
+    (urn, before) => steppedAfter(dependencies, urn, before),
+  );
   for (const step of steps) {
     // A `--refresh` preview reads every file: counted, not a row each.
     if (step.action === "read") read++;

@@ -71,14 +71,7 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
 
   async check(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
     const { inputs, secretInputs, carried, urn } = requestOf(news);
-    const checked = await toldOnce("check", () =>
-      this.core.check(
-        { existed: olds.path !== undefined, parts: olds.parts, inputs: () => folderInputsOf(olds) },
-        validatedInputs(inputs, secretInputs),
-        secretInputs,
-        urn,
-      ),
-    );
+    const checked = await toldOnce("check", () => this.core.check(() => folderInputsOf(olds), validatedInputs(inputs, secretInputs), secretInputs, urn));
     return {
       inputs: { ...inputsAsRecorded(checked.inputs), ...carried },
       failures: checked.failures.map(({ property, reason }) => inertFailure({ property, reason })),

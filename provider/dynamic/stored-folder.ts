@@ -84,9 +84,12 @@ export class StoredFolder extends pulumi.ComponentResource {
     // A count the check refuses is sent as it is, to one resource, for the check to say so.
     const parsed = StoredFolderInputsSchema.shape.parts.safeParse(declared.parts);
     const count = parsed.success && parsed.data !== undefined ? parsed.data : 1;
-    const parts = Array.from({ length: count }, (_, part) =>
-      this.part(part === 0 ? name : `${name}-part${part}`, count > 1 ? { ...declared, part } : declared),
-    );
+    // Each part after the one before: a part that takes contents is stepped after the parts that
+    // drop them, so it records their entries instead of uploading them (folder/moves.ts).
+    const parts: StoredFolderResource[] = [];
+    for (let part = 0; part < count; part++) {
+      parts.push(this.part(part === 0 ? name : `${name}-part${part}`, count > 1 ? { ...declared, part } : declared, parts[part - 1]));
+    }
     const byPath = parts.map((folder) => folder.byPath());
     if (parts.length === 1) return { files: {}, blobIds: byPath[0].blobIds, urls: byPath[0].urls, earliestExpiresAt: parts[0].earliestExpiresAt };
     const merged = pulumi.all(byPath).apply((maps) => ({
@@ -101,7 +104,7 @@ export class StoredFolder extends pulumi.ComponentResource {
   }
 
   /** One resource of the folder (all of it, or one of its parts). */
-  private part(name: string, declared: Omit<StoredFolderArgs, "oneResource"> & { part?: number }): StoredFolderResource {
+  private part(name: string, declared: Omit<StoredFolderArgs, "oneResource"> & { part?: number }, after?: StoredFolderResource): StoredFolderResource {
     return new StoredFolderResource(
       storedFolderProviderStub,
       name,
@@ -116,7 +119,7 @@ export class StoredFolder extends pulumi.ComponentResource {
         __secretInputs: secretFieldsOf(declared),
       },
       // Each entry's state holds its values (tag, metadata, …): kept encrypted, as a secret input's are.
-      { parent: this, additionalSecretOutputs: ["entries"] },
+      { parent: this, additionalSecretOutputs: ["entries"], ...(after ? { dependsOn: [after] } : {}) },
       "tuskr",
       "StoredFolder",
     );

@@ -84,13 +84,6 @@ const folderName = (urn: string | undefined, inputs: FolderInputs): string => JS
 /** The parts of one folder's key, its directory as this machine resolves it. */
 const folderKey = (inputs: FolderInputs): string => partsKey({ ...inputs, path: path.resolve(String(inputs.path)) });
 
-/** A folder's inputs before this step: whether it has any (a resource being created has none), its count of parts, and them, read when asked. */
-export interface OldInputs {
-  existed: boolean;
-  parts?: unknown;
-  inputs: () => FolderInputs;
-}
-
 type Failed<T> = Array<{ item: T; error: unknown }>;
 
 /**
@@ -182,7 +175,7 @@ export class StoredFolderCore {
    * produced; its failures pass through. `olds` is read only if an entry declares a date.
    */
   check(
-    olds: OldInputs,
+    olds: () => FolderInputs,
     news: { inputs: FolderInputs; failures: CheckFailure[] },
     secretInputs: readonly string[],
     urn?: string,
@@ -200,7 +193,6 @@ export class StoredFolderCore {
     const walked = this.walked(label, inputs, secret, log, urn);
     if ("failure" in walked) return { inputs, failures: [walked.failure] };
     const { part, parts } = partOfInputs(inputs);
-    if (parts > 1) this.moves.checked(folderKey(inputs), part, olds.existed, partOfInputs(olds).parts);
     const manifest: Manifest = {};
     let kept = 0;
     for (const [hash, rels] of walked.groups) {
@@ -218,7 +210,7 @@ export class StoredFolderCore {
     // (Its own contents: the walk the parts share is the next part's still.)
     reclaimAfter(kept);
     // (The front door collects once it has made its answer of these inputs.)
-    return { inputs: withManifest, failures: this.entryFailures(olds.inputs, withManifest, secretInputs, label, log, urn) };
+    return { inputs: withManifest, failures: this.entryFailures(olds, withManifest, secretInputs, label, log, urn) };
   }
 
   /**
@@ -392,8 +384,6 @@ export class StoredFolderCore {
     const dropped: Array<[string, StoredFileState]> = [];
     for (const [hash, entry] of recorded) if (!firstPath.has(hash)) dropped.push([hash, entry]);
     this.moves.offer(dropped);
-    const { part, parts } = partOfInputs(news);
-    if (parts > 1) this.moves.diffed(folderKey(news), part);
     for (const entry of declared) {
       let before = recorded.get(entry.hash);
       if (!before) {
@@ -461,7 +451,7 @@ export class StoredFolderCore {
   /** Uploads or adopts each content's entry (a content stored already is not uploaded twice within the folder). */
   async create(req: StoredFolderRequest): Promise<{ id: string; state: StoredFolderState }> {
     const id = String(req.inputs.path);
-    const state = await this.converge(id, () => ({}), req, true);
+    const state = await this.converge(id, () => ({}), req);
     return { id, state };
   }
 
@@ -526,14 +516,14 @@ export class StoredFolderCore {
     return any ? out : {};
   }
 
-  private async converge(id: string, before: () => StoredFolderState, req: StoredFolderRequest, created = false): Promise<StoredFolderState> {
+  private async converge(id: string, before: () => StoredFolderState, req: StoredFolderRequest): Promise<StoredFolderState> {
     const news = req.inputs;
     // The diff of this step judged every entry already: those it found as declared are carried, not planned again.
     const settled = this.takeSettled(req);
     const recorded = settled?.recorded ?? this.recordedEntries(before());
     const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
     const entries = manifestEntries(news);
-    await this.takeMoved(news, recorded, entries, created, settled?.movedIn);
+    this.takeMoved(recorded, entries, settled?.movedIn);
     // Each entry kept, by the content `check` saw (an upload sends only that content: `onlyPreviewedContent`).
     const done = new Map<string, StoredFileState>();
     const keep = (entry: FolderEntry<unknown>, state: StoredFileState) => void done.set(entry.hash, state);
@@ -593,31 +583,15 @@ export class StoredFolderCore {
 
   /**
    * The entries other resources of the stack dropped for contents this one declares and has not
-   * recorded, taken into `recorded` (folder/moves.ts). A new part takes the contents that a
-   * rising count of parts moves: it waits until the parts that existed have offered theirs.
+   * recorded, taken into `recorded` (folder/moves.ts); `movedIn`, those this step's diff showed.
    */
-  private async takeMoved(
-    news: FolderInputs,
-    recorded: Map<string, StoredFileState>,
-    entries: ReadonlyArray<FolderEntry<unknown>>,
-    created: boolean,
-    movedIn: Iterable<string> = [],
-  ): Promise<void> {
+  private takeMoved(recorded: Map<string, StoredFileState>, entries: ReadonlyArray<FolderEntry<unknown>>, movedIn: Iterable<string> = []): void {
     for (const hash of movedIn) this.moves.take(hash);
-    const take = () => {
-      let missing = 0;
-      for (const { hash } of entries) {
-        if (recorded.has(hash)) continue;
-        const moved = this.moves.take(hash);
-        if (moved) recorded.set(hash, moved);
-        else missing++;
-      }
-      return missing;
-    };
-    const { part, parts } = partOfInputs(news);
-    if (take() === 0 || parts <= 1 || !created) return;
-    await this.moves.othersStepped(folderKey(news), part, parts);
-    take();
+    for (const { hash } of entries) {
+      if (recorded.has(hash)) continue;
+      const moved = this.moves.take(hash);
+      if (moved) recorded.set(hash, moved);
+    }
   }
 
   /**

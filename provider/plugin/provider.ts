@@ -218,12 +218,7 @@ export class StoredFolderPlugin {
 
   async check(urn: string, olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }> {
     const { inputs, secretInputs } = requestOf(urn, news);
-    const checked = this.core.check(
-      { existed: olds.path !== undefined, parts: olds.parts, inputs: () => folderInputsOf(revealAll(olds).plain) },
-      validatedInputs(inputs, secretInputs),
-      secretInputs,
-      urn,
-    );
+    const checked = this.core.check(() => folderInputsOf(revealAll(olds).plain), validatedInputs(inputs, secretInputs), secretInputs, urn);
     const answer = { inputs: conceal(checked.inputs, secretInputs), failures: checked.failures };
     // What the walk and the judging made goes before the plugin's server copies the inputs into its message.
     reclaimAfter(isPlainObject(checked.inputs.manifest) ? Object.keys(checked.inputs.manifest).length : 0);

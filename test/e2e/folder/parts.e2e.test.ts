@@ -34,12 +34,15 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
             .requests()
             .map((r) => r.route)
             .sort();
-        const parts = async () => {
-          const resources = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{
+        const exported = async () =>
+          JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{
             type: string;
             urn: string;
             outputs?: Record<string, unknown>;
+            dependencies?: string[];
           }>;
+        const parts = async () => {
+          const resources = await exported();
           return new Map(
             resources.filter((r) => r.type === STORED_FOLDER_TYPES.dynamic).map((r) => [r.urn.split("::").pop()!, recordedManifest(r.outputs ?? {})]),
           );
@@ -59,6 +62,11 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         expect(split.summary.resourceChanges).toEqual({ same: 2, update: 1, create: 2 });
         const after = await parts();
         expect([...after.keys()].sort()).toEqual(["site", "site-part1", "site-part2"]);
+        // Each part is stepped after the one before, so a new part comes after the parts that drop its contents.
+        const folders = (await exported()).filter((r) => r.type === STORED_FOLDER_TYPES.dynamic);
+        const urnOf = (name: string) => folders.find((r) => r.urn.endsWith(`::${name}`))!.urn;
+        expect(folders.find((r) => r.urn === urnOf("site-part2"))!.dependencies).toEqual([urnOf("site-part1")]);
+        expect(folders.find((r) => r.urn === urnOf("site-part1"))!.dependencies).toEqual([urnOf("site")]);
         const movedContents = new Set([...Object.values(after.get("site-part1")!), ...Object.values(after.get("site-part2")!)]);
         expect(movedContents.size).toBeGreaterThan(0);
         expect(routes()).toEqual([]);

@@ -112,7 +112,7 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
       parts === 1
         ? new Map([["site0", { path: dir, retentionEpochs: 3 }]])
         : new Map(Array.from({ length: parts }, (_, part) => [`site${part}`, { path: dir, retentionEpochs: 3, parts, part }]));
-    expect((await stack.up(declare(1), { concurrent: true })).done).toBe(true);
+    expect((await stack.up(declare(1))).done).toBe(true);
     const stored = bought();
     const asStored = entriesOf(["site0"]);
     expect(asStored.size).toBe(40);
@@ -121,8 +121,8 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
       await emu.advanceEpochs(1);
       emu.clearRequests();
       logged = [];
-      // Stepped at once, in no order: a part that takes contents waits for the others to offer theirs.
-      const run = await stack.up(declare(parts), { concurrent: true });
+      // Stepped in order, as TypeScript's parts depend each on the one before.
+      const run = await stack.up(declare(parts));
       expect(run.done).toBe(true);
       // The contents that left a part are recorded by their new one, as they were: no upload, no renew.
       expect(emu.requests()).toEqual([]);
@@ -133,27 +133,21 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     }
   });
 
-  it("a new part stepped before the parts it takes contents from waits for their diffs, and uploads nothing", async () => {
+  it("a new part stepped before the part that drops its contents uploads them: the order is the program's", async () => {
     for (let i = 0; i < 40; i++) write(`p${i}.html`, `<p>page ${i}</p>`);
     const plugin = await newPlugin();
     const declare = (parts: number, part: number) => ({ path: dir, retentionEpochs: 3, parts, part });
-    const recorded = new Map<number, { inputs: Record<string, unknown>; outs: Record<string, unknown> }>();
     const first = await Promise.all([0, 1, 2].map((part) => plugin.folder.check(urnOf(`site${part}`), {}, declare(3, part))));
-    for (const [part, { inputs }] of first.entries()) recorded.set(part, { inputs, outs: (await plugin.folder.create(urnOf(`site${part}`), inputs)).outs! });
-    emu.clearRequests();
-    // The engine took the new part's registration first: its create starts before the others are diffed.
-    const checked = await Promise.all(
-      [0, 1, 2, 3].map((part) => plugin.folder.check(urnOf(`site${part}`), recorded.get(part)?.inputs ?? {}, declare(4, part))),
+    const recorded = await Promise.all(
+      first.map(async ({ inputs }, part) => ({ inputs, outs: (await plugin.folder.create(urnOf(`site${part}`), inputs)).outs! })),
     );
-    const creating = plugin.folder.create(urnOf("site3"), checked[3].inputs);
-    await new Promise((r) => setTimeout(r, 200));
-    for (const part of [0, 1, 2]) {
-      const { outs, inputs } = recorded.get(part)!;
-      await plugin.folder.diff(dir, urnOf(`site${part}`), outs, checked[part].inputs, inputs);
-    }
-    const created = (await creating).outs!;
-    expect(Object.keys(recordedManifest(created)).length).toBeGreaterThan(0);
-    expect(emu.requests()).toEqual([]);
+    emu.clearRequests();
+    const checked = await Promise.all([0, 1, 2, 3].map((part) => plugin.folder.check(urnOf(`site${part}`), recorded[part]?.inputs ?? {}, declare(4, part))));
+    const created = (await plugin.folder.create(urnOf("site3"), checked[3].inputs)).outs!;
+    for (const part of [0, 1, 2]) await plugin.folder.diff(dir, urnOf(`site${part}`), recorded[part].outs, checked[part].inputs, recorded[part].inputs);
+    const moved = new Set(Object.values(recordedManifest(created))).size;
+    expect(moved).toBeGreaterThan(0);
+    expect(writes().filter((r) => r === "upload")).toEqual(Array(moved).fill("upload"));
   });
 
   it("the pull-request summary counts a content another part hands over as moved: no upload, nothing bought", async () => {
@@ -167,16 +161,13 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     await emu.advanceEpochs(1);
     const checked = await Promise.all([0, 1, 2, 3].map((part) => plugin.folder.check(urnOf(`site${part}`), recorded[part]?.inputs ?? {}, declare(4, part))));
     const type = STORED_FOLDER_TYPES.plugin;
-    const steps = checked.map(({ inputs }, part) =>
-      part < 3
-        ? {
-            op: "update",
-            urn: urnOf(`site${part}`),
-            oldState: { type, inputs: recorded[part].inputs, outputs: recorded[part].outs },
-            newState: { type, inputs },
-          }
-        : { op: "create", urn: urnOf(`site${part}`), newState: { type, inputs } },
-    );
+    // Each part depends on the one before, as TypeScript declares them.
+    const steps = checked.map(({ inputs }, part) => {
+      const newState = { type, inputs, dependencies: part > 0 ? [urnOf(`site${part - 1}`)] : [] };
+      return part < 3
+        ? { op: "update", urn: urnOf(`site${part}`), oldState: { type, inputs: recorded[part].inputs, outputs: recorded[part].outs }, newState }
+        : { op: "create", urn: urnOf(`site${part}`), newState };
+    });
     const md = summarizePreview({ steps });
     const moved = Object.keys(recordedManifest({ manifest: checked[3].inputs.manifest })).length;
     expect(moved).toBeGreaterThan(0);
@@ -184,6 +175,11 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     expect(md).toContain("moved to another part");
     expect(md).not.toMatch(/upload\(s\)/);
     expect(md).toContain("**0 epoch(s) to buy**");
+
+    // Parts that do not depend on each other are stepped in no order: a move is not counted on.
+    const unordered = summarizePreview({ steps: steps.map((s) => ({ ...s, newState: { ...s.newState, dependencies: [] } })) });
+    expect(unordered).not.toContain("moved in");
+    expect(unordered).toContain(`${moved} upload(s)`);
   });
 
   it("a file moved to another folder of the stack keeps its entry when that folder is stepped after the one it left", async () => {

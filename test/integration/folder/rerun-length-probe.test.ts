@@ -29,10 +29,10 @@ for (const L of [3600])
       };
       const start = e.currentEpoch();
       const a = mk();
-      const c = a.check({ existed: false, inputs: () => ({}) }, validatedInputs({ path: dir, retentionEpochs: 10 }, []), [], URN);
+      const c = a.check(() => ({}), validatedInputs({ path: dir, retentionEpochs: 10 }, []), [], URN);
       await a.create({ inputs: c.inputs, urn: URN, secretInputs: [] }); // its state is lost: the engine never recorded it
       const b = mk();
-      const c2 = b.check({ existed: false, inputs: () => ({}) }, validatedInputs({ path: dir, retentionEpochs: 10 }, []), [], URN);
+      const c2 = b.check(() => ({}), validatedInputs({ path: dir, retentionEpochs: 10 }, []), [], URN);
       await b.create({ inputs: c2.inputs, urn: URN, secretInputs: [] });
       const renews = e
         .requests()

@@ -31,9 +31,9 @@ it("a shared tag made secret, its value unchanged: an update records the names, 
   const files = new StoredFileCore({ retry: { baseDelayMs: 1, maxDelayMs: 5 } }, (n) => void logs.push(noticeLine(n)));
   files.configure({ get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": e.url })[k] } as never);
   const core = new StoredFolderCore(files, (n) => void logs.push(noticeLine(n)));
-  const plain = core.check({ existed: false, inputs: () => ({}) }, validatedInputs({ path: dir, tag: TAG }, []), [], URN);
+  const plain = core.check(() => ({}), validatedInputs({ path: dir, tag: TAG }, []), [], URN);
   const created = await core.create({ inputs: plain.inputs, urn: URN, secretInputs: [] });
-  const secret = core.check({ existed: true, inputs: () => plain.inputs }, validatedInputs({ path: dir, tag: TAG }, ["tag"]), ["tag"], URN);
+  const secret = core.check(() => plain.inputs, validatedInputs({ path: dir, tag: TAG }, ["tag"]), ["tag"], URN);
   const req = { inputs: secret.inputs, urn: URN, secretInputs: ["tag"] };
   e.clearRequests();
   expect(core.diff(created.id, created.state, req, plain.inputs).changes).toBe(true);

@@ -55,7 +55,7 @@ function folder(apiKey = EMULATOR_DEFAULT_API_KEY, clientOptions = FAST, baseUrl
   files.configure({ get: (k: string) => ({ "tuskr:apiKey": apiKey, "tuskr:baseUrl": baseUrl })[k] } as never);
   const core = new StoredFolderCore(files, () => {});
   const inputs = (declared: Record<string, unknown>, olds: FolderInputs = {}) => {
-    const checked = core.check({ existed: true, inputs: () => olds }, validatedInputs({ path: dir, ...declared }, []), [], URN);
+    const checked = core.check(() => olds, validatedInputs({ path: dir, ...declared }, []), [], URN);
     expect(checked.failures).toEqual([]);
     return { inputs: checked.inputs, urn: URN, secretInputs: [] };
   };

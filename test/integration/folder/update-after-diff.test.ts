@@ -44,7 +44,7 @@ afterEach(async () => {
 });
 
 const checked = (olds: object, declared: Record<string, unknown>) => {
-  const out = core.check({ existed: true, inputs: () => olds }, validatedInputs({ path: dir, retentionEpochs: 2, ...declared }, []), [], URN);
+  const out = core.check(() => olds, validatedInputs({ path: dir, retentionEpochs: 2, ...declared }, []), [], URN);
   expect(out.failures).toEqual([]);
   return { inputs: out.inputs, urn: URN, secretInputs: [] as string[] };
 };
@@ -137,7 +137,7 @@ it("two folders diffed before either is updated: each update carries its own fol
   for (let i = 0; i < FILES; i++) fs.writeFileSync(path.join(other, `g${i}.txt`), `other ${i}\n`);
   const urnB = `${URN}-b`;
   const checkedB = (olds: object) => {
-    const out = core.check({ existed: true, inputs: () => olds }, validatedInputs({ path: other, retentionEpochs: 2 }, []), [], urnB);
+    const out = core.check(() => olds, validatedInputs({ path: other, retentionEpochs: 2 }, []), [], urnB);
     expect(out.failures).toEqual([]);
     return { inputs: out.inputs, urn: urnB, secretInputs: [] as string[] };
   };

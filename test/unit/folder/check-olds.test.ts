@@ -24,10 +24,10 @@ function checkWith(declared: Record<string, unknown>) {
   const files = new StoredFileCore({}, () => undefined);
   files.configure({ get: (key: string) => ({ "tuskr:apiKey": "k", "tuskr:baseUrl": "http://127.0.0.1:1" })[key] });
   const core = new StoredFolderCore(files, () => undefined);
-  const first = core.check({ existed: false, inputs: () => ({}) }, validatedInputs({ path: dir, ...declared }, []), [], URN);
+  const first = core.check(() => ({}), validatedInputs({ path: dir, ...declared }, []), [], URN);
   expect(first.failures).toEqual([]);
   const olds = vi.fn(() => first.inputs);
-  expect(core.check({ existed: true, inputs: olds }, validatedInputs({ path: dir, ...declared }, []), [], URN).failures).toEqual([]);
+  expect(core.check(olds, validatedInputs({ path: dir, ...declared }, []), [], URN).failures).toEqual([]);
   return olds;
 }
 

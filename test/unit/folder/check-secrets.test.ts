@@ -33,7 +33,7 @@ function check(inputs: Record<string, unknown>, secretInputs: string[], urn: str
   const files = new StoredFileCore({}, () => undefined);
   files.configure({ get: (key: string) => ({ "tuskr:apiKey": "k", "tuskr:baseUrl": "http://127.0.0.1:1" })[key] });
   const core = new StoredFolderCore(files, (notice) => void logged.push(noticeLine(notice)));
-  const { failures } = core.check({ existed: false, inputs: () => ({}) }, validatedInputs(inputs, secretInputs), secretInputs, urn ?? undefined);
+  const { failures } = core.check(() => ({}), validatedInputs(inputs, secretInputs), secretInputs, urn ?? undefined);
   return { failures, logged };
 }
 
