@@ -7,6 +7,7 @@ import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackE
 import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "../folder/schema";
 import { manifestEntries } from "../folder/walk";
 import { partOfInputs, partsKey } from "../folder/parts";
+import { STORED_FOLDER_TYPES } from "../engine/urns";
 import { type Phrase, joined, say, value, values } from "./summary-phrase";
 import type { RowStep } from "./summary-preview";
 import { DATE_TOP_UP, PURCHASE_FIELDS, type Row, SHOWN_SECRET, forgetRow, hiddenNote, holds, withoutHidden } from "./summary-row";
@@ -32,7 +33,8 @@ export function folderEpochs(outputs: Record<string, unknown> | undefined): unkn
 /**
  * The contents moving between the parts of each folder kept in `parts`, by the parts' key: the
  * entries the updated parts drop, and those a part stepped after the dropping one takes (`after`:
- * whether the first URN depends on the second). The `up` hands those over (folder/moves.ts): not
+ * whether the first URN depends on the second; TypeScript's parts, which depend each on the one
+ * before only in an `up`, by their numbers). The `up` hands those over (folder/moves.ts): not
  * uploaded, nothing bought that they have.
  */
 export interface PartMoves {
@@ -42,28 +44,32 @@ export interface PartMoves {
 
 export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, before: string) => boolean): Map<string, PartMoves> {
   const moves = new Map<string, PartMoves>();
-  const from = new Map<string, string>();
-  const taking: Array<[string, string, string[]]> = [];
+  const from = new Map<string, { urn: string; part: number }>();
+  const taking: Array<[string, { urn: string; part: number; dynamic: boolean }, string[]]> = [];
   for (const step of steps) {
     if (step.kind !== "folder" || (step.action !== "create" && step.action !== "update")) continue;
     const inputs = step.newState.inputs;
     if (partOfInputs(inputs).parts <= 1) continue;
     const key = partsKey(inputs);
     const urn = step.newState.urn ?? "";
+    const { part } = partOfInputs(inputs);
     if (!moves.has(key)) moves.set(key, { offered: new Map(), taken: new Set() });
     const now = new Set(Object.values(pathMap(inputs.manifest)));
     const had = new Set(Object.values(step.action === "update" ? manifestBefore(step.oldState) : {}));
-    taking.push([key, urn, [...now].filter((hash) => !had.has(hash))]);
+    taking.push([key, { urn, part, dynamic: step.newState.type === STORED_FOLDER_TYPES.dynamic }, [...now].filter((hash) => !had.has(hash))]);
     if (step.action !== "update") continue;
     for (const [hash, entry] of recordedEntries(step.oldState.outputs)) {
       if (now.has(hash)) continue;
       moves.get(key)!.offered.set(hash, entry);
-      from.set(hash, urn);
+      from.set(hash, { urn, part });
     }
   }
-  for (const [key, urn, hashes] of taking) {
+  for (const [key, taker, hashes] of taking) {
     const pool = moves.get(key)!;
-    for (const hash of hashes) if (pool.offered.has(hash) && after(urn, from.get(hash)!)) pool.taken.add(hash);
+    for (const hash of hashes) {
+      const dropper = from.get(hash);
+      if (dropper && (taker.dynamic ? taker.part > dropper.part : after(taker.urn, dropper.urn))) pool.taken.add(hash);
+    }
   }
   return moves;
 }

@@ -84,11 +84,14 @@ export class StoredFolder extends pulumi.ComponentResource {
     // A count the check refuses is sent as it is, to one resource, for the check to say so.
     const parsed = StoredFolderInputsSchema.shape.parts.safeParse(declared.parts);
     const count = parsed.success && parsed.data !== undefined ? parsed.data : 1;
-    // Each part after the one before: a part that takes contents is stepped after the parts that
-    // drop them, so it records their entries instead of uploading them (folder/moves.ts).
+    // In an `up`, each part after the one before: a part that takes contents is stepped after the
+    // parts that drop them, so it records their entries instead of uploading them (folder/moves.ts).
+    // A preview moves nothing, and the order would cost it a round trip per part.
+    const ordered = !pulumi.runtime.isDryRun();
     const parts: StoredFolderResource[] = [];
     for (let part = 0; part < count; part++) {
-      parts.push(this.part(part === 0 ? name : `${name}-part${part}`, count > 1 ? { ...declared, part } : declared, parts[part - 1]));
+      const after = ordered ? parts[part - 1] : undefined;
+      parts.push(this.part(part === 0 ? name : `${name}-part${part}`, count > 1 ? { ...declared, part } : declared, after));
     }
     const byPath = parts.map((folder) => folder.byPath());
     if (parts.length === 1) return { files: {}, blobIds: byPath[0].blobIds, urls: byPath[0].urls, earliestExpiresAt: parts[0].earliestExpiresAt };

@@ -180,6 +180,17 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     const unordered = summarizePreview({ steps: steps.map((s) => ({ ...s, newState: { ...s.newState, dependencies: [] } })) });
     expect(unordered).not.toContain("moved in");
     expect(unordered).toContain(`${moved} upload(s)`);
+
+    // TypeScript's parts depend each on the one before only in an `up`: a preview shows no order, the numbers say it.
+    const dynamic = STORED_FOLDER_TYPES.dynamic;
+    const typescript = summarizePreview({
+      steps: steps.map((s) => ({
+        ...s,
+        ...(s.oldState ? { oldState: { ...s.oldState, type: dynamic } } : {}),
+        newState: { ...s.newState, type: dynamic, dependencies: [] },
+      })),
+    });
+    expect(typescript).toContain(`${moved} content(s) moved in from another part, no upload`);
   });
 
   it("a file moved to another folder of the stack keeps its entry when that folder is stepped after the one it left", async () => {
