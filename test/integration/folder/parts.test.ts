@@ -60,6 +60,18 @@ const writes = () =>
 /** The program: the same folder as three parts, part i named `site<i>`. */
 const program = (shared: Record<string, unknown> = {}) => new Map([0, 1, 2].map((part) => [`site${part}`, { path: dir, parts: 3, part, ...shared }]));
 
+/** 40 files, each its own content, stored as 3 parts through the plugin; `declare(parts, part)` a part's inputs. */
+async function fortyFilesInThreeParts() {
+  for (let i = 0; i < 40; i++) write(`p${i}.html`, `<p>page ${i}</p>`);
+  const plugin = await newPlugin();
+  const declare = (parts: number, part: number) => ({ path: dir, retentionEpochs: 3, parts, part });
+  const first = await Promise.all([0, 1, 2].map((part) => plugin.folder.check(urnOf(`site${part}`), {}, declare(3, part))));
+  const recorded = await Promise.all(
+    first.map(async ({ inputs }, part) => ({ inputs, outs: (await plugin.folder.create(urnOf(`site${part}`), inputs)).outs! })),
+  );
+  return { plugin, declare, recorded };
+}
+
 describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => {
   it("three parts keep each content once and every path among them; an edit updates only the parts it touches, with one upload", async () => {
     for (let i = 0; i < 30; i++) write(`p${i}.html`, `<p>page ${i % 24}</p>`);
@@ -134,13 +146,7 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
   });
 
   it("a new part stepped before the part that drops its contents uploads them: the order is the program's", async () => {
-    for (let i = 0; i < 40; i++) write(`p${i}.html`, `<p>page ${i}</p>`);
-    const plugin = await newPlugin();
-    const declare = (parts: number, part: number) => ({ path: dir, retentionEpochs: 3, parts, part });
-    const first = await Promise.all([0, 1, 2].map((part) => plugin.folder.check(urnOf(`site${part}`), {}, declare(3, part))));
-    const recorded = await Promise.all(
-      first.map(async ({ inputs }, part) => ({ inputs, outs: (await plugin.folder.create(urnOf(`site${part}`), inputs)).outs! })),
-    );
+    const { plugin, declare, recorded } = await fortyFilesInThreeParts();
     emu.clearRequests();
     const checked = await Promise.all([0, 1, 2, 3].map((part) => plugin.folder.check(urnOf(`site${part}`), recorded[part]?.inputs ?? {}, declare(4, part))));
     const created = (await plugin.folder.create(urnOf("site3"), checked[3].inputs)).outs!;
@@ -151,13 +157,7 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
   });
 
   it("the pull-request summary counts a content another part hands over as moved: no upload, nothing bought", async () => {
-    for (let i = 0; i < 40; i++) write(`p${i}.html`, `<p>page ${i}</p>`);
-    const plugin = await newPlugin();
-    const declare = (parts: number, part: number) => ({ path: dir, retentionEpochs: 3, parts, part });
-    const first = await Promise.all([0, 1, 2].map((part) => plugin.folder.check(urnOf(`site${part}`), {}, declare(3, part))));
-    const recorded = await Promise.all(
-      first.map(async ({ inputs }, part) => ({ inputs, outs: (await plugin.folder.create(urnOf(`site${part}`), inputs)).outs! })),
-    );
+    const { plugin, declare, recorded } = await fortyFilesInThreeParts();
     await emu.advanceEpochs(1);
     const checked = await Promise.all([0, 1, 2, 3].map((part) => plugin.folder.check(urnOf(`site${part}`), recorded[part]?.inputs ?? {}, declare(4, part))));
     const type = STORED_FOLDER_TYPES.plugin;
