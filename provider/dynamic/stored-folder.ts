@@ -28,6 +28,8 @@ class StoredFolderResource extends pulumi.dynamic.Resource {
   declare readonly blobIds: pulumi.Output<Record<string, string> | undefined>;
   declare readonly urls: pulumi.Output<Record<string, string> | undefined>;
   declare readonly earliestExpiresAt: pulumi.Output<string | undefined>;
+  /** The count of parts before it last changed (folder/parts.ts): which parts may take contents from which. */
+  declare readonly partsBefore: pulumi.Output<number | undefined>;
 
   /** The outputs by path: the texts read back, else the maps a release before recorded (until the next change rewrites them). */
   byPath(): pulumi.Output<{ blobIds: Record<string, string>; urls: Record<string, string> }> {
@@ -84,30 +86,24 @@ export class StoredFolder extends pulumi.ComponentResource {
     // A count the check refuses is sent as it is, to one resource, for the check to say so.
     const parsed = StoredFolderInputsSchema.shape.parts.safeParse(declared.parts);
     const count = parsed.success && parsed.data !== undefined ? parsed.data : 1;
-    // In an `up`, each part after the one before: a part that takes contents is stepped after the
-    // parts that drop them, so it records their entries instead of uploading them (folder/moves.ts).
-    // A preview moves nothing, and the order would cost it a round trip per part.
-    const ordered = !pulumi.runtime.isDryRun();
-    const parts: StoredFolderResource[] = [];
-    for (let part = 0; part < count; part++) {
-      const after = ordered ? parts[part - 1] : undefined;
-      parts.push(this.part(part === 0 ? name : `${name}-part${part}`, count > 1 ? { ...declared, part } : declared, after));
-    }
-    const byPath = parts.map((folder) => folder.byPath());
-    if (parts.length === 1) return { files: {}, blobIds: byPath[0].blobIds, urls: byPath[0].urls, earliestExpiresAt: parts[0].earliestExpiresAt };
-    const merged = pulumi.all(byPath).apply((maps) => ({
-      blobIds: Object.assign({}, ...maps.map((m) => m.blobIds)) as Record<string, string>,
-      urls: Object.assign({}, ...maps.map((m) => m.urls)) as Record<string, string>,
-    }));
-    // A part that keeps no file has no end: the folder's is the soonest of the others'.
-    const earliestExpiresAt = pulumi
-      .all(parts.map((folder, i) => pulumi.all([byPath[i], folder.earliestExpiresAt])))
-      .apply((ends) => earliestOf(ends.filter(([m]) => Object.keys(m.blobIds).length > 0).map(([, end]) => end)));
-    return { files: {}, blobIds: merged.blobIds, urls: merged.urls, earliestExpiresAt };
+    const part = (i: number, dependsOn?: StoredFolderResource[]) =>
+      this.part(i === 0 ? name : `${name}-part${i}`, count > 1 ? { ...declared, part: i } : declared, dependsOn);
+    const first = part(0);
+    const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
+    if (count === 1 || pulumi.runtime.isDryRun()) return merged([first, ...range(1, count).map((i) => part(i))]);
+    // In an `up`, the parts that may take contents step after those that may drop them, so that
+    // they record their entries instead of uploading them (folder/moves.ts): the first part's
+    // `partsBefore` says which. A preview moves nothing.
+    const all = first.partsBefore.apply((before) => {
+      const cut = typeof before === "number" && Number.isSafeInteger(before) ? Math.min(count, Math.max(1, before)) : count;
+      const dropping = [first, ...range(1, cut).map((i) => part(i))];
+      return mergedParts([...dropping, ...range(cut, count).map((i) => part(i, dropping))]);
+    });
+    return { files: {}, blobIds: all.blobIds, urls: all.urls, earliestExpiresAt: all.earliestExpiresAt };
   }
 
   /** One resource of the folder (all of it, or one of its parts). */
-  private part(name: string, declared: Omit<StoredFolderArgs, "oneResource"> & { part?: number }, after?: StoredFolderResource): StoredFolderResource {
+  private part(name: string, declared: Omit<StoredFolderArgs, "oneResource"> & { part?: number }, dependsOn?: StoredFolderResource[]): StoredFolderResource {
     return new StoredFolderResource(
       storedFolderProviderStub,
       name,
@@ -118,11 +114,12 @@ export class StoredFolder extends pulumi.ComponentResource {
         blobIds: undefined,
         urls: undefined,
         earliestExpiresAt: undefined,
+        partsBefore: undefined,
         __urn: identityOf(name, this, STORED_FOLDER_TYPES.dynamic),
         __secretInputs: secretFieldsOf(declared),
       },
       // Each entry's state holds its values (tag, metadata, …): kept encrypted, as a secret input's are.
-      { parent: this, additionalSecretOutputs: ["entries"], ...(after ? { dependsOn: [after] } : {}) },
+      { parent: this, additionalSecretOutputs: ["entries"], ...(dependsOn ? { dependsOn } : {}) },
       "tuskr",
       "StoredFolder",
     );
@@ -202,6 +199,29 @@ interface FolderOutputs {
   blobIds: pulumi.Output<Record<string, string>>;
   urls: pulumi.Output<Record<string, string>>;
   earliestExpiresAt: pulumi.Output<string | undefined>;
+}
+
+/** The values of a folder's outputs (its maps by path, its soonest end). */
+type FolderValues = { blobIds: Record<string, string>; urls: Record<string, string>; earliestExpiresAt: string | undefined };
+
+/** A folder's outputs from its resources: their maps by path joined, and the soonest end among those keeping a file. */
+function mergedParts(parts: StoredFolderResource[]): pulumi.Output<FolderValues> {
+  return pulumi.all(parts.map((p) => pulumi.all([p.byPath(), p.earliestExpiresAt]))).apply((each) => ({
+    blobIds: Object.assign({}, ...each.map(([m]) => m.blobIds)) as Record<string, string>,
+    urls: Object.assign({}, ...each.map(([m]) => m.urls)) as Record<string, string>,
+    // A part that keeps no file has no end: the folder's is the soonest of the others'.
+    earliestExpiresAt: earliestOf(each.filter(([m]) => Object.keys(m.blobIds).length > 0).map(([, end]) => end)),
+  }));
+}
+
+/** The same, as the outputs a StoredFolder gives. */
+function merged(parts: StoredFolderResource[]): FolderOutputs {
+  if (parts.length === 1) {
+    const byPath = parts[0].byPath();
+    return { files: {}, blobIds: byPath.blobIds, urls: byPath.urls, earliestExpiresAt: parts[0].earliestExpiresAt };
+  }
+  const all = mergedParts(parts);
+  return { files: {}, blobIds: all.blobIds, urls: all.urls, earliestExpiresAt: all.earliestExpiresAt };
 }
 
 /** A value known now, as JSON holds it: no output, promise or other object inside (a plain object's prototype is Object's). */

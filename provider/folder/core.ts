@@ -17,7 +17,7 @@ import { parseState } from "../file/state";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 import { createHash } from "node:crypto";
 import { reclaimAfter, reclaimWhileSending } from "./memory";
-import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsKey } from "./parts";
+import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsBefore, partsKey } from "./parts";
 import { Moves } from "./moves";
 import * as path from "node:path";
 
@@ -52,6 +52,8 @@ interface Settled {
   unchanged: Set<string>;
   /** The contents whose entry another resource of the stack offered (folder/moves.ts): taken by the update. */
   movedIn: Set<string>;
+  /** What the update records as `partsBefore` (folder/parts.ts). */
+  partsBefore: number | undefined;
 }
 
 /**
@@ -444,7 +446,10 @@ export class StoredFolderCore {
     // Kept for the update that follows a change, if the epoch's facts did not move while planning (a state may teach the length).
     const after = this.files.planClock();
     const key = changes && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown ? req.sent?.() : undefined;
-    this.keepSettled(req.urn, key !== undefined ? { key, at: Date.now(), clock, recorded, unchanged, movedIn } : undefined);
+    this.keepSettled(
+      req.urn,
+      key !== undefined ? { key, at: Date.now(), clock, recorded, unchanged, movedIn, partsBefore: partsBefore(state, news) } : undefined,
+    );
     return { changes, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
 
@@ -485,6 +490,7 @@ export class StoredFolderCore {
     if (failed.length > 0) throw failed[0].error;
     const manifest = Object.fromEntries(Object.entries(recordedPaths).filter(([, hash]) => fresh.has(hash)));
     const state = this.assemble(before, before.secretInputs, manifest, fresh);
+    if (typeof before.partsBefore === "number") state.partsBefore = before.partsBefore;
     const declared = FOLDER_INPUT_FIELDS.filter((field) => before[field] !== undefined && before[field] !== null).map((field) => [field, before[field]]);
     const inputs = { manifest, ...Object.fromEntries(declared) } as FolderInputs;
     const drifted = this.drifted(fresh, manifest, before);
@@ -520,7 +526,9 @@ export class StoredFolderCore {
     const news = req.inputs;
     // The diff of this step judged every entry already: those it found as declared are carried, not planned again.
     const settled = this.takeSettled(req);
-    const recorded = settled?.recorded ?? this.recordedEntries(before());
+    const old = settled ? undefined : before();
+    const recorded = settled?.recorded ?? this.recordedEntries(old ?? {});
+    const countBefore = settled ? settled.partsBefore : partsBefore(old ?? {}, news);
     const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
     const entries = manifestEntries(news);
     this.takeMoved(recorded, entries, settled?.movedIn);
@@ -570,6 +578,7 @@ export class StoredFolderCore {
     const manifest = whole ? declared : Object.fromEntries(Object.entries(declared).filter(([, hash]) => done.has(hash)));
     reclaimAfter(done.size);
     const state = this.assemble(news, req.secretInputs, manifest, done);
+    if (countBefore !== undefined) state.partsBefore = countBefore;
     reclaimAfter(done.size);
     if (failed.length > 0 || untried > 0) {
       const message = `StoredFolder ${folderName(req.urn, news)}: ${failureText(failed, untried, entries.length, this.files.serviceRefusal())}`;

@@ -44,3 +44,16 @@ export function partOfInputs(inputs: { parts?: unknown; part?: unknown }): { par
   const parts = typeof inputs.parts === "number" ? inputs.parts : 1;
   return { parts, part: typeof inputs.part === "number" && parts > 1 ? inputs.part : 0 };
 }
+
+/**
+ * The count of parts a folder had before its count last changed, recorded by each part: an `up`
+ * steps the parts below it (which may drop contents) before those above (which may take them).
+ * Kept while the count stays, so an `up` cut short after the first part still orders the next one.
+ * None for a part just created, or never re-counted.
+ */
+export function partsBefore(recorded: { path?: unknown; parts?: unknown; partsBefore?: unknown }, news: { parts?: unknown }): number | undefined {
+  if (recorded.path === undefined) return undefined;
+  const was = partOfInputs(recorded).parts;
+  if (was !== partOfInputs(news).parts) return was;
+  return typeof recorded.partsBefore === "number" ? recorded.partsBefore : undefined;
+}

@@ -117,6 +117,8 @@ export const StoredFolderStateSchema = z
     /** Each content's entry (by sha256), as a StoredFile records its state, as one JSON text (each read leniently on its own). */
     entries: z.union([z.string(), z.record(z.string(), z.record(z.string(), z.unknown()))]).nullish(),
     secretInputs: z.array(z.string()).nullish(),
+    /** The count of parts before it last changed (folder/parts.ts, `partsBefore`). */
+    partsBefore: z.unknown().optional(),
   })
   .loose();
 export type StoredFolderState = z.infer<typeof StoredFolderStateSchema> & Partial<Record<FolderInputField, unknown>>;

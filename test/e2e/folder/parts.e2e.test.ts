@@ -62,11 +62,19 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         expect(split.summary.resourceChanges).toEqual({ same: 2, update: 1, create: 2 });
         const after = await parts();
         expect([...after.keys()].sort()).toEqual(["site", "site-part1", "site-part2"]);
-        // Each part is stepped after the one before, so a new part comes after the parts that drop its contents.
-        const folders = (await exported()).filter((r) => r.type === STORED_FOLDER_TYPES.dynamic);
-        const urnOf = (name: string) => folders.find((r) => r.urn.endsWith(`::${name}`))!.urn;
-        expect(folders.find((r) => r.urn === urnOf("site-part2"))!.dependencies).toEqual([urnOf("site-part1")]);
-        expect(folders.find((r) => r.urn === urnOf("site-part1"))!.dependencies).toEqual([urnOf("site")]);
+        // The new parts are stepped after the part that drops their contents: the first, which records the count it had.
+        const dependencies = async () => {
+          const folders = (await exported()).filter((r) => r.type === STORED_FOLDER_TYPES.dynamic);
+          const nameOf = (urn: string) => urn.split("::").pop()!;
+          return Object.fromEntries(
+            folders.map((r) => [nameOf(r.urn), { after: (r.dependencies ?? []).map(nameOf).sort(), partsBefore: r.outputs?.partsBefore }]),
+          );
+        };
+        expect(await dependencies()).toEqual({
+          site: { after: [], partsBefore: 1 },
+          "site-part1": { after: ["site"], partsBefore: undefined },
+          "site-part2": { after: ["site"], partsBefore: undefined },
+        });
         const movedContents = new Set([...Object.values(after.get("site-part1")!), ...Object.values(after.get("site-part2")!)]);
         expect(movedContents.size).toBeGreaterThan(0);
         expect(routes()).toEqual([]);
@@ -88,6 +96,13 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         expect(grown.outputs.folderBlobIds.value.site).toEqual(ids);
         const fourth = new Set(Object.values((await parts()).get("site-part3")!));
         expect(fourth.size).toBeGreaterThan(0);
+        // The fourth after the three that drop its contents; they, unordered.
+        expect(await dependencies()).toEqual({
+          site: { after: [], partsBefore: 3 },
+          "site-part1": { after: [], partsBefore: 3 },
+          "site-part2": { after: [], partsBefore: 3 },
+          "site-part3": { after: ["site", "site-part1", "site-part2"], partsBefore: undefined },
+        });
         await declare({ parts: 3, files });
         emu.clearRequests();
         // Back to three: the fourth part is deleted after the others are stepped, so they upload what it kept.

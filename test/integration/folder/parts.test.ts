@@ -145,6 +145,41 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     }
   });
 
+  it("each part records the count of parts before the count last changed (TypeScript's parts read it to order themselves): kept by updates and refreshes while the count stays", async () => {
+    for (let i = 0; i < 12; i++) write(`p${i}.html`, `<p>page ${i}</p>`);
+    const stack = new EngineStack({ plugin: async () => (await newPlugin()).folder, urn: urnOf("site0") });
+    const declare = (parts: number, tag = "a") =>
+      parts === 1
+        ? new Map([["site0", { path: dir, tag }]])
+        : new Map(Array.from({ length: parts }, (_, part) => [`site${part}`, { path: dir, tag, parts, part }]));
+    const counts = () => stack.entries().map(([name, r]) => [name, r.state.partsBefore]);
+    expect((await stack.up(declare(1))).done).toBe(true);
+    expect(counts()).toEqual([["site0", undefined]]);
+    expect((await stack.up(declare(3))).done).toBe(true);
+    // The lone resource was one part; the parts created with the count have none to say.
+    expect(counts()).toEqual([
+      ["site0", 1],
+      ["site1", undefined],
+      ["site2", undefined],
+    ]);
+    // Every part updated (a new tag), and refreshed, with the count as it was: each keeps what it recorded.
+    expect((await stack.up(declare(3, "b"))).done).toBe(true);
+    expect(writes()).toContain("patch");
+    await stack.refresh();
+    expect(counts()).toEqual([
+      ["site0", 1],
+      ["site1", undefined],
+      ["site2", undefined],
+    ]);
+    expect((await stack.up(declare(4, "b"))).done).toBe(true);
+    expect(counts()).toEqual([
+      ["site0", 3],
+      ["site1", 3],
+      ["site2", 3],
+      ["site3", undefined],
+    ]);
+  });
+
   it("a new part stepped before the part that drops its contents uploads them: the order is the program's", async () => {
     const { plugin, declare, recorded } = await fortyFilesInThreeParts();
     emu.clearRequests();
