@@ -50,6 +50,13 @@ const others = run("unit + integration", ["unit", "integration"], false).then((r
 });
 const engine = run("e2e", ["e2e"], true, ["--file-parallelism", "--max-workers=2"]);
 const results = await Promise.all([others, engine]);
+// A failure in the tier printed mid-stream is said again last, where a log's tail shows it (CI keeps the tail).
+for (const r of results) {
+  if (r.code === 0 || r.output === "") continue;
+  const from = ["Failed Tests", "Unhandled Error", "Test Files"].map((mark) => r.output.indexOf(mark)).find((at) => at >= 0) ?? 0;
+  const failures = r.output.slice(Math.max(0, from - 120));
+  process.stdout.write(`\n==== ${r.label}: its failures, again ====\n${failures.length > 12_000 ? `…${failures.slice(-12_000)}` : failures}\n`);
+}
 for (const r of results) {
   process.stderr.write(`npm test: ${r.label}: ${r.code === 0 ? "passed" : `failed (exit ${r.signal ?? r.code})`} in ${r.seconds.toFixed(0)} s\n`);
 }

@@ -100,10 +100,13 @@ describe("scripted faults", () => {
     const slowMs = Date.now() - started;
     expect(slow.status).toBe(200);
     expect(slowMs).toBeGreaterThanOrEqual(290);
-    const fastStarted = Date.now();
+    // The next answer is not delayed: the log says which request the fault was applied to (a time would vary with the machine's load).
     await getFile(emulator(), blobId);
-    expect(Date.now() - fastStarted).toBeLessThan(250);
-    expect(emulator().requests()[0].fault).toBe("latency");
+    expect(
+      emulator()
+        .requests()
+        .map((r) => r.fault),
+    ).toEqual(["latency", undefined]);
   });
 
   it("uses the first entry with times left whose route matches, and shows what is left", async () => {
