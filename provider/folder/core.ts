@@ -141,7 +141,7 @@ export class StoredFolderCore {
   /** Each folder's last diff verdicts, by URN (the engine may diff several folders before it updates them). */
   private readonly settled = new Map<string, Settled>();
   /** A parted folder's walk, kept for its other parts' checks (one walk and hashing per step, not one per part). */
-  private readonly walks = new Map<string, { at: number; left: number; groups: Map<string, string[]> }>();
+  private readonly walks = new Map<string, { at: number; left: number; groups: Map<string, string[]>; byPart: Array<Array<[string, string[]]>> }>();
   /** Entries a resource drops, for the resource of the stack that takes their contents. */
   private readonly moves = new Moves();
 
@@ -197,8 +197,7 @@ export class StoredFolderCore {
     const { part, parts } = partOfInputs(inputs);
     const manifest: Manifest = {};
     let kept = 0;
-    for (const [hash, rels] of walked.groups) {
-      if (partOf(hash, parts) !== part) continue;
+    for (const [hash, rels] of walked.own) {
       kept++;
       for (const rel of rels) manifest[rel] = hash;
     }
@@ -225,12 +224,12 @@ export class StoredFolderCore {
     secret: (input: string) => boolean,
     log: ProviderLog,
     urn?: string,
-  ): { groups: Map<string, string[]> } | { failure: CheckFailure } {
+  ): { groups: Map<string, string[]>; own: Iterable<[string, string[]]> } | { failure: CheckFailure } {
     const dir = String(inputs.path);
     const { part, parts } = partOfInputs(inputs);
-    let groups: Map<string, string[]>;
+    let walked: { groups: Map<string, string[]>; own: Iterable<[string, string[]]> };
     try {
-      groups = this.walkedOnce(parts, folderKey(inputs), () =>
+      walked = this.walkedOnce(part, parts, folderKey(inputs), () =>
         byContent(dir, folderFiles(label, dir, inputs.include as string[] | undefined, inputs.exclude as string[] | undefined), LIMITS.uploadMaxBytes),
       );
     } catch (e) {
@@ -241,32 +240,45 @@ export class StoredFolderCore {
       return { failure: checkFailure("path", [said], secret("path")) };
     }
     // What is said of the whole folder is said once, by its first part.
-    if (part !== 0) return { groups };
+    if (part !== 0) return walked;
+    const { groups } = walked;
     const paths = new Set([...groups.values()].flat());
     if (paths.size === 0) log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);
     if (parts === 1 && paths.size > FILES_PER_PART * 2) log(warning(partsAdvice(label, paths.size)), urn);
     for (const rel of Object.keys(inputs.files ?? {}).filter((r) => !paths.has(r))) {
       log(warning(`StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), urn);
     }
-    return { groups };
+    return walked;
   }
 
   /**
    * A parted folder's walk, made by the first of its parts to be checked and kept for the others
-   * (each takes it once, within the minute); a lone resource's is not kept. A failed walk is not
-   * kept: each part says it.
+   * (each takes it once, within the minute), with each content's part reckoned once for them all;
+   * a lone resource's is not kept. A failed walk is not kept: each part says it. `own`: the
+   * contents of `part`.
    */
-  private walkedOnce(parts: number, id: string, walk: () => Map<string, string[]>): Map<string, string[]> {
-    if (parts <= 1) return walk();
+  private walkedOnce(
+    part: number,
+    parts: number,
+    id: string,
+    walk: () => Map<string, string[]>,
+  ): { groups: Map<string, string[]>; own: Iterable<[string, string[]]> } {
+    if (parts <= 1) {
+      const groups = walk();
+      return { groups, own: groups };
+    }
     for (const [k, kept] of this.walks) if (Date.now() - kept.at > SETTLED_MS) this.walks.delete(k);
-    const kept = this.walks.get(id);
+    let kept = this.walks.get(id);
     if (kept) {
       if (--kept.left <= 0) this.walks.delete(id);
-      return kept.groups;
+    } else {
+      const groups = walk();
+      const byPart = Array.from({ length: parts }, (): Array<[string, string[]]> => []);
+      for (const content of groups) byPart[partOf(content[0], parts)].push(content);
+      kept = { at: Date.now(), left: parts - 1, groups, byPart };
+      this.walks.set(id, kept);
     }
-    const groups = walk();
-    this.walks.set(id, { at: Date.now(), left: parts - 1, groups });
-    return groups;
+    return { groups: kept.groups, own: kept.byPart[part] ?? [] };
   }
 
   /**
