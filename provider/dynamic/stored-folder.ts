@@ -91,13 +91,16 @@ export class StoredFolder extends pulumi.ComponentResource {
     const first = part(0);
     const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
     if (count === 1 || pulumi.runtime.isDryRun()) return merged([first, ...range(1, count).map((i) => part(i))]);
-    // In an `up`, the parts that may take contents step after those that may drop them, so that
-    // they record their entries instead of uploading them (folder/moves.ts): the first part's
-    // `partsBefore` says which. A preview moves nothing.
+    // In an `up` of a folder whose count ever changed (its first part's `partsBefore`), each part
+    // steps after the one before, so that one taking contents records their entries instead of
+    // uploading them (folder/moves.ts): contents move only to higher parts, and any part may still
+    // hold some, if an earlier change was cut short. Otherwise nothing moves: the others step
+    // together. A preview moves nothing.
     const all = first.partsBefore.apply((before) => {
-      const cut = typeof before === "number" && Number.isSafeInteger(before) ? Math.min(count, Math.max(1, before)) : count;
-      const dropping = [first, ...range(1, cut).map((i) => part(i))];
-      return mergedParts([...dropping, ...range(cut, count).map((i) => part(i, dropping))]);
+      const parts = [first];
+      const chained = typeof before === "number";
+      for (const i of range(1, count)) parts.push(part(i, chained ? [parts[i - 1]] : undefined));
+      return mergedParts(parts);
     });
     return { files: {}, blobIds: all.blobIds, urls: all.urls, earliestExpiresAt: all.earliestExpiresAt };
   }

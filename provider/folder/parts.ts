@@ -46,10 +46,10 @@ export function partOfInputs(inputs: { parts?: unknown; part?: unknown }): { par
 }
 
 /**
- * The count of parts a folder had before its count last changed, recorded by each part: an `up`
- * steps the parts below it (which may drop contents) before those above (which may take them).
- * Kept while the count stays, so an `up` cut short after the first part still orders the next one.
- * None for a part just created, or never re-counted.
+ * The count of parts a folder had before its count last changed, recorded by each part: once the
+ * first part has one, an `up` steps the parts in order (TypeScript's StoredFolder), since any part
+ * may still hold contents a higher one takes, if a change was cut short. Kept while the count
+ * stays. None for a part created with its count and never re-counted: its parts step together.
  */
 export function partsBefore(recorded: { path?: unknown; parts?: unknown; partsBefore?: unknown }, news: { parts?: unknown }): number | undefined {
   if (recorded.path === undefined) return undefined;

@@ -62,7 +62,8 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         expect(split.summary.resourceChanges).toEqual({ same: 2, update: 1, create: 2 });
         const after = await parts();
         expect([...after.keys()].sort()).toEqual(["site", "site-part1", "site-part2"]);
-        // The new parts are stepped after the part that drops their contents: the first, which records the count it had.
+        // The count changed, which the first part records: each part is stepped after the one before, so a new
+        // part comes after the parts that drop its contents.
         const dependencies = async () => {
           const folders = (await exported()).filter((r) => r.type === STORED_FOLDER_TYPES.dynamic);
           const nameOf = (urn: string) => urn.split("::").pop()!;
@@ -73,7 +74,7 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         expect(await dependencies()).toEqual({
           site: { after: [], partsBefore: 1 },
           "site-part1": { after: ["site"], partsBefore: undefined },
-          "site-part2": { after: ["site"], partsBefore: undefined },
+          "site-part2": { after: ["site-part1"], partsBefore: undefined },
         });
         const movedContents = new Set([...Object.values(after.get("site-part1")!), ...Object.values(after.get("site-part2")!)]);
         expect(movedContents.size).toBeGreaterThan(0);
@@ -96,12 +97,11 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         expect(grown.outputs.folderBlobIds.value.site).toEqual(ids);
         const fourth = new Set(Object.values((await parts()).get("site-part3")!));
         expect(fourth.size).toBeGreaterThan(0);
-        // The fourth after the three that drop its contents; they, unordered.
         expect(await dependencies()).toEqual({
           site: { after: [], partsBefore: 3 },
-          "site-part1": { after: [], partsBefore: 3 },
-          "site-part2": { after: [], partsBefore: 3 },
-          "site-part3": { after: ["site", "site-part1", "site-part2"], partsBefore: undefined },
+          "site-part1": { after: ["site"], partsBefore: 3 },
+          "site-part2": { after: ["site-part1"], partsBefore: 3 },
+          "site-part3": { after: ["site-part2"], partsBefore: undefined },
         });
         await declare({ parts: 3, files });
         emu.clearRequests();
@@ -126,6 +126,48 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         emu.clearRequests();
         await stack.destroy();
         expect(emu.requests()).toEqual([]);
+      },
+      { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
+    );
+  });
+  it("a folder declared with its count from the start steps its parts together, after the first: none depends on another", async () => {
+    const emu = await sharedEmulator();
+    await withStack(
+      FIXTURE,
+      async ({ stack, workDir, cli }) => {
+        const site = path.join(workDir, "site");
+        for (let i = 0; i < 12; i++) write(site, `p${i}.html`, `<p>page ${i}</p>\n`);
+        await stack.setConfig("folders", { value: JSON.stringify({ site: { path: "site", retentionEpochs: 2, parts: 3 } }) });
+        const dependencies = async () => {
+          const resources = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{
+            type: string;
+            urn: string;
+            outputs?: Record<string, unknown>;
+            dependencies?: string[];
+          }>;
+          return resources
+            .filter((r) => r.type === STORED_FOLDER_TYPES.dynamic)
+            .map((r) => [r.urn.split("::").pop(), r.dependencies ?? [], r.outputs?.partsBefore])
+            .sort();
+        };
+        const none = [
+          ["site", [], undefined],
+          ["site-part1", [], undefined],
+          ["site-part2", [], undefined],
+        ];
+        expect((await stack.up()).summary.resourceChanges).toEqual({ create: 5 });
+        expect(await dependencies()).toEqual(none);
+        // (Bytes the emulator, shared with the test before, has not stored: one upload, no rename.)
+        write(site, "p3.html", "<p>an edit from the start</p>\n");
+        emu.clearRequests();
+        await stack.up();
+        expect(
+          emu
+            .requests()
+            .map((r) => r.route)
+            .sort(),
+        ).toEqual(["get", "upload"]);
+        expect(await dependencies()).toEqual(none);
       },
       { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
     );
