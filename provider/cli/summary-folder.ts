@@ -38,7 +38,8 @@ export function folderEpochs(outputs: Record<string, unknown> | undefined): unkn
  * uploaded, nothing bought that they have.
  */
 export interface PartMoves {
-  offered: Map<string, StoredFileState>;
+  /** Each content dropped, with its entry where the preview shows it (a dynamic part's entries are secret there). */
+  offered: Map<string, StoredFileState | undefined>;
   taken: Set<string>;
 }
 
@@ -58,9 +59,11 @@ export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, be
     const had = new Set(Object.values(step.action === "update" ? manifestBefore(step.oldState) : {}));
     taking.push([key, { urn, part, dynamic: step.newState.type === STORED_FOLDER_TYPES.dynamic }, [...now].filter((hash) => !had.has(hash))]);
     if (step.action !== "update") continue;
-    for (const [hash, entry] of recordedEntries(step.oldState.outputs)) {
+    // What it stored, by the manifest its outputs record (shown even when the entries are not).
+    const entries = recordedEntries(step.oldState.outputs);
+    for (const hash of new Set(Object.values(recordedManifest(fromOutputTexts(step.oldState.outputs ?? {}))))) {
       if (now.has(hash)) continue;
-      moves.get(key)!.offered.set(hash, entry);
+      moves.get(key)!.offered.set(hash, entries.get(hash));
       from.set(hash, { urn, part });
     }
   }
@@ -88,10 +91,11 @@ function folderPurchases(
   outputs: Record<string, unknown> | undefined,
   declared: Record<string, unknown>,
   clock: PlanClock,
-  movedIn: Map<string, StoredFileState>,
+  movedIn: Map<string, StoredFileState | undefined>,
 ) {
   const recorded = fromOutputTexts(outputs ?? {});
   if (holds(recorded.entries, SHOWN_SECRET)) return { why: ["its recorded entries are secret in the preview"] };
+  if ([...movedIn.values()].includes(undefined)) return { why: ["the entries it takes from another part are secret in the preview"] };
   const shown = withoutHidden({}, declared);
   const decisive = [...shown.secret, ...shown.unknown].filter((f) => !FOLDER_LOOKS.includes(f));
   if (decisive.length > 0) return { why: say`${values(decisive)} ${shown.unknown.includes(decisive[0]) ? "known only at `up`" : "secret"}` };
@@ -175,7 +179,7 @@ export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: Pla
   const contents = new Set(Object.values(before));
   const added = new Set(Object.values(after).filter((h) => !contents.has(h)));
   // Contents another part hands over are not uploaded; those this part hands over are said so.
-  const movedIn = new Map([...added].flatMap((hash) => (moves?.taken.has(hash) ? [[hash, moves.offered.get(hash)!] as const] : [])));
+  const movedIn = new Map([...added].flatMap((hash) => (moves?.taken.has(hash) ? [[hash, moves.offered.get(hash)] as const] : [])));
   const kept = new Set(Object.values(after));
   const movedOut = [...contents].filter((hash) => !kept.has(hash) && moves?.taken.has(hash)).length;
   const uploads = added.size - movedIn.size;

@@ -226,6 +226,18 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
       })),
     });
     expect(typescript).toContain(`${moved} content(s) moved in from another part, no upload`);
+
+    // TypeScript's parts keep their entries secret, as a preview shows them: the moves are still no upload, and what they buy is not counted.
+    const hidden = summarizePreview({
+      steps: steps.map((s) => ({
+        ...s,
+        ...(s.oldState ? { oldState: { ...s.oldState, type: dynamic, outputs: { ...s.oldState.outputs, entries: "[secret]" } } } : {}),
+        newState: { ...s.newState, type: dynamic, dependencies: [] },
+      })),
+    });
+    expect(hidden).toContain(`${moved} content(s) moved in from another part, no upload`);
+    expect(hidden).toContain("the entries it takes from another part are secret in the preview");
+    expect(hidden).not.toMatch(/upload\(s\)/);
   });
 
   it("a file moved to another folder of the stack keeps its entry when that folder is stepped after the one it left", async () => {
