@@ -8,7 +8,7 @@ import { runInNewContext } from "node:vm";
  * parts of 5,000 make as much garbage as one folder of 100,000, in 20 times the phases), the next
  * ends with a full collection (some 0.1 s at 100,000), keeping the peak near what is live.
  */
-export const RECLAIM_FROM = 50_000;
+export const RECLAIM_FROM = 100_000;
 
 /** Sending also collects after each this many entries sent by the process: V8 let 100,000 uploads' garbage reach 400 MB. */
 export const RECLAIM_EVERY = 5_000;
