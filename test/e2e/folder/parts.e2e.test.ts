@@ -1,9 +1,15 @@
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { recordedManifest } from "../../../provider/folder/entries";
 import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
-import { FIXTURE, sharedEmulator, stopEmulator, withStack } from "../../helpers/engine";
+import { FIXTURE, killTree, sharedEmulator, stopEmulator, withStack } from "../../helpers/engine";
+import { partOf } from "../../../provider/folder/parts";
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+/** The emulator's blobId of some bytes (the sha256, base64url). */
+const blobIdOf = (text: string) => createHash("sha256").update(text).digest("base64url");
 
 /**
  * The TypeScript StoredFolder with `parts`, through the real engine: the folder as that many
@@ -168,6 +174,44 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
             .sort(),
         ).toEqual(["get", "upload"]);
         expect(await dependencies()).toEqual(none);
+      },
+      { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
+    );
+  });
+  it("a raise cut short, then another: the parts it never reached still hand their contents over, nothing of theirs is sent again", async () => {
+    const emu = await sharedEmulator();
+    await withStack(
+      FIXTURE,
+      async ({ stack, workDir, cli, startCli }) => {
+        const site = path.join(workDir, "site");
+        const texts = Array.from({ length: 60 }, (_, i) => `<p>cut short ${i}</p>\n`);
+        for (const [i, text] of texts.entries()) write(site, `p${String(i).padStart(2, "0")}.html`, text);
+        const declare = (parts: number) => stack.setConfig("folders", { value: JSON.stringify({ site: { path: "site", retentionEpochs: 2, parts } }) });
+        await declare(3);
+        await stack.up();
+        // A new file the second part keeps at 3, 5 and 7 parts: its read-back after the upload is held, and the `up` killed there.
+        const extra = Array.from({ length: 1000 }, (_, i) => `<p>new ${i}</p>\n`).find((t) => [3, 5, 7].every((n) => partOf(sha256(t), n) === 1))!;
+        write(site, "new.html", extra);
+        await declare(5);
+        emu.setFaults({ script: [{ route: "get", blobId: blobIdOf(extra), fault: "hang" }] });
+        const run = startCli(["up", "--yes", "--skip-preview"]);
+        const deadline = Date.now() + 300_000;
+        while (!emu.inFlight().some((r) => r.held)) {
+          if (Date.now() > deadline) throw new Error(`the read-back was never held:\n${run.output()}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        killTree(run.pid);
+        await run.exited;
+        emu.setFaults({});
+        await cli(["cancel", "--yes"]);
+        // The second and third parts, which the killed `up` never finished, still hold contents the new parts take at 7.
+        const held = texts.filter((t) => [1, 2].includes(partOf(sha256(t), 3)) && partOf(sha256(t), 7) >= 3);
+        expect(held.length).toBeGreaterThan(0);
+        await declare(7);
+        emu.clearRequests();
+        await stack.up();
+        const sent = new Set(emu.requests().map((r) => r.blobId));
+        expect(held.filter((t) => sent.has(blobIdOf(t)))).toEqual([]);
       },
       { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
     );
