@@ -23,6 +23,15 @@ const write = (dir: string, rel: string, text: string) => {
   fs.writeFileSync(path.join(dir, rel), text);
 };
 
+/** The stack's resources, as `pulumi stack export` writes them. */
+const exportedResources = async (cli: (args: string[]) => Promise<{ stdout: string }>) =>
+  JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{
+    type: string;
+    urn: string;
+    outputs?: Record<string, unknown>;
+    dependencies?: string[];
+  }>;
+
 describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
   it("one resource becomes three parts, then four (contents handed over, nothing sent), then three again (the fourth's contents sent); an edit updates the parts it touches", async () => {
     // The service's epoch said, as `pulumi-tuskr doctor` prints it: a content uploaded again when `parts` is
@@ -40,13 +49,7 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
             .requests()
             .map((r) => r.route)
             .sort();
-        const exported = async () =>
-          JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{
-            type: string;
-            urn: string;
-            outputs?: Record<string, unknown>;
-            dependencies?: string[];
-          }>;
+        const exported = () => exportedResources(cli);
         const parts = async () => {
           const resources = await exported();
           return new Map(
@@ -136,6 +139,7 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
       { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
     );
   });
+
   it("a folder declared with its count from the start steps its parts together, after the first: none depends on another", async () => {
     const emu = await sharedEmulator();
     await withStack(
@@ -145,13 +149,7 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         for (let i = 0; i < 12; i++) write(site, `p${i}.html`, `<p>page ${i}</p>\n`);
         await stack.setConfig("folders", { value: JSON.stringify({ site: { path: "site", retentionEpochs: 2, parts: 3 } }) });
         const dependencies = async () => {
-          const resources = JSON.parse((await cli(["stack", "export"])).stdout).deployment.resources as Array<{
-            type: string;
-            urn: string;
-            outputs?: Record<string, unknown>;
-            dependencies?: string[];
-          }>;
-          return resources
+          return (await exportedResources(cli))
             .filter((r) => r.type === STORED_FOLDER_TYPES.dynamic)
             .map((r) => [r.urn.split("::").pop(), r.dependencies ?? [], r.outputs?.partsBefore])
             .sort();
