@@ -34,7 +34,7 @@ export function folderEpochs(outputs: Record<string, unknown> | undefined): unkn
  * The contents moving between the parts of each folder kept in `parts`, by the parts' key: the
  * entries the updated parts drop, and those a part stepped after the dropping one takes (`after`:
  * whether the first URN depends on the second; TypeScript's parts, which depend each on the one
- * before only in an `up`, by their numbers). The `up` hands those over (folder/moves.ts): not
+ * before only in an `up` once the count has changed, by their numbers). The `up` hands those over (folder/moves.ts): not
  * uploaded, nothing bought that they have.
  */
 export interface PartMoves {

@@ -102,7 +102,7 @@ export class StoredFolder extends pulumi.ComponentResource {
       for (const i of range(1, count)) parts.push(part(i, chained ? [parts[i - 1]] : undefined));
       return mergedParts(parts);
     });
-    return { files: {}, blobIds: all.blobIds, urls: all.urls, earliestExpiresAt: all.earliestExpiresAt };
+    return outputsOf(all);
   }
 
   /** One resource of the folder (all of it, or one of its parts). */
@@ -223,7 +223,11 @@ function merged(parts: StoredFolderResource[]): FolderOutputs {
     const byPath = parts[0].byPath();
     return { files: {}, blobIds: byPath.blobIds, urls: byPath.urls, earliestExpiresAt: parts[0].earliestExpiresAt };
   }
-  const all = mergedParts(parts);
+  return outputsOf(mergedParts(parts));
+}
+
+/** A folder's values, as the outputs a StoredFolder gives (no StoredFile of its own). */
+function outputsOf(all: pulumi.Output<FolderValues>): FolderOutputs {
   return { files: {}, blobIds: all.blobIds, urls: all.urls, earliestExpiresAt: all.earliestExpiresAt };
 }
 

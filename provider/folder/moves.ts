@@ -7,8 +7,8 @@ import type { StoredFileState } from "../file/schema";
  * bytes again, so the content keeps its retention start and buys nothing it has. "After" is the
  * program's to say: TypeScript's parts each depend on the one before once the count has changed
  * (`partsBefore`, parts.ts; other languages declare it), since the engine steps resources that do
- * not depend on each other in no fixed order and only a few at once. A content taken before it is offered is
- * uploaded again.
+ * not depend on each other in no fixed order and only a few at once. A content taken before it
+ * is offered is uploaded again.
  * One pool per folder core (one service and one API key), which lives as long as its process: one
  * deployment.
  */
