@@ -25,6 +25,12 @@ function recordedEntries(outputs: Record<string, unknown> | undefined): Map<stri
   return unpackEntries(recorded.entries, { manifest: recordedManifest(recorded), blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) });
 }
 
+/** The entries a part handed over when `parts` last changed (none shown when they are secret in the preview). */
+function handedOver(outputs: Record<string, unknown> | undefined): Map<string, StoredFileState> {
+  const recorded = fromOutputTexts(outputs ?? {});
+  return typeof recorded.handedOver === "string" ? unpackEntries(recorded.handedOver, { manifest: {}, blobIds: {}, urls: {} }) : new Map();
+}
+
 /** The service's epochs a one-resource folder's recorded entries carry (each learnt by the stack), where the preview shows them. */
 export function folderEpochs(outputs: Record<string, unknown> | undefined): unknown[] {
   return [...recordedEntries(outputs).values()].map((e) => e.epochMsSeen);
@@ -64,6 +70,12 @@ export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, be
     for (const hash of new Set(Object.values(recordedManifest(fromOutputTexts(step.oldState.outputs ?? {}))))) {
       if (now.has(hash)) continue;
       moves.get(key)!.offered.set(hash, entries.get(hash));
+      from.set(hash, { urn, part });
+    }
+    // What it handed over when `parts` last changed, offered again (where the preview shows it).
+    for (const [hash, entry] of handedOver(step.oldState.outputs)) {
+      if (now.has(hash) || from.has(hash)) continue;
+      moves.get(key)!.offered.set(hash, entry);
       from.set(hash, { urn, part });
     }
   }
@@ -140,10 +152,14 @@ function pathMarks(before: Record<string, string>, after: Record<string, string>
 }
 const MARK = { add: "+", update: "~", delete: "-" } as const;
 
-/** What changes when no path did: a declared value, or (declared as before) its entries are brought to what is declared. */
-function valuesChange(olds: Record<string, unknown> | undefined, news: Record<string, unknown>): Phrase {
+/**
+ * What changes when no path did: a declared value, the entries handed over when `parts` last
+ * changed forgotten, or (declared as before) its entries brought to what is declared.
+ */
+function valuesChange(olds: Record<string, unknown> | undefined, news: Record<string, unknown>, outputs: Record<string, unknown> | undefined): Phrase {
   const changedValues = olds ? FOLDER_INPUT_FIELDS.filter((f) => !jsonEqual(olds[f] ?? undefined, news[f] ?? undefined)) : [];
   if (!olds || changedValues.length > 0) return say`values changed${changedValues.length > 0 ? say`: ${values(changedValues)}` : ""}`;
+  if (outputs?.handedOver !== undefined) return ["the entries it handed to other parts when `parts` changed, offered once more, then forgotten"];
   return ["entries brought to what is declared (a keep-alive renewal, or what an earlier `up` did not finish)"];
 }
 
@@ -183,7 +199,7 @@ export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: Pla
   const kept = new Set(Object.values(after));
   const movedOut = [...contents].filter((hash) => !kept.has(hash) && moves?.taken.has(hash)).length;
   const uploads = added.size - movedIn.size;
-  const what = marks.count ? marks.listed : valuesChange(oldState?.inputs, news);
+  const what = marks.count ? marks.listed : valuesChange(oldState?.inputs, news, oldState?.outputs);
   const bought = folderPurchases(oldState?.outputs, news, clock, movedIn);
   const moved = [
     ...(movedIn.size ? [`${movedIn.size} content(s) moved in from another part, no upload`] : []),

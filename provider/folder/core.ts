@@ -54,6 +54,10 @@ interface Settled {
   movedIn: Set<string>;
   /** What the update records as `partsBefore` (folder/parts.ts). */
   partsBefore: number | undefined;
+  /** Whether the update changes the count of parts: what it drops it then keeps as handed over. */
+  recounted: boolean;
+  /** What it handed over when the count last changed (`handedOver`). */
+  handedOver: Map<string, StoredFileState>;
 }
 
 /**
@@ -398,6 +402,9 @@ export class StoredFolderCore {
     const dropped: Array<[string, StoredFileState]> = [];
     for (const [hash, entry] of recorded) if (!firstPath.has(hash)) dropped.push([hash, entry]);
     this.moves.offer(dropped);
+    // What it dropped when `parts` last changed, again: an `up` cut short may not have reached the part that takes it.
+    const handedOver = handedOverOf(state);
+    this.moves.offer(handedOver, true);
     for (const entry of declared) {
       let before = recorded.get(entry.hash);
       if (!before) {
@@ -452,6 +459,14 @@ export class StoredFolderCore {
     for (const notice of notices.slice(0, NOTICES)) this.log(notice, req.urn);
     if (notices.length > NOTICES)
       this.log(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
+    // What it handed over is forgotten by the update after the one that kept it: an update that sends nothing.
+    if (handedOver.size > 0) {
+      putChange(detailedDiff, { field: "handedOver", kind: "delete", inputDiff: false });
+      this.log(
+        info(`StoredFolder ${label}: ${handedOver.size} entries handed to other parts when \`parts\` changed, offered once more, then forgotten (no request)`),
+        req.urn,
+      );
+    }
     // The folder's secret names alone changed: an update that sends nothing and records them.
     const secretsChange = secretsMoved(state.secretInputs, req.secretInputs);
     const changes = entriesChange || secretsChange || Object.keys(detailedDiff).length > 0;
@@ -460,7 +475,9 @@ export class StoredFolderCore {
     const key = changes && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown ? req.sent?.() : undefined;
     this.keepSettled(
       req.urn,
-      key !== undefined ? { key, at: Date.now(), clock, recorded, unchanged, movedIn, partsBefore: partsBefore(state, news) } : undefined,
+      key !== undefined
+        ? { key, at: Date.now(), clock, recorded, unchanged, movedIn, partsBefore: partsBefore(state, news), recounted: recounted(state, news), handedOver }
+        : undefined,
     );
     return { changes, replaces: [], deleteBeforeReplace: false, detailedDiff };
   }
@@ -503,6 +520,8 @@ export class StoredFolderCore {
     const manifest = Object.fromEntries(Object.entries(recordedPaths).filter(([, hash]) => fresh.has(hash)));
     const state = this.assemble(before, before.secretInputs, manifest, fresh);
     if (typeof before.partsBefore === "number") state.partsBefore = before.partsBefore;
+    // What it handed over is not its own to read: kept as it was, for the next diff to offer.
+    if (typeof before.handedOver === "string") state.handedOver = before.handedOver;
     const declared = FOLDER_INPUT_FIELDS.filter((field) => before[field] !== undefined && before[field] !== null).map((field) => [field, before[field]]);
     const inputs = { manifest, ...Object.fromEntries(declared) } as FolderInputs;
     const drifted = this.drifted(fresh, manifest, before);
@@ -541,6 +560,8 @@ export class StoredFolderCore {
     const old = settled ? undefined : before();
     const recorded = settled?.recorded ?? this.recordedEntries(old ?? {});
     const countBefore = settled ? settled.partsBefore : partsBefore(old ?? {}, news);
+    const handsOver = settled ? settled.recounted : recounted(old ?? {}, news);
+    const handedBefore = settled ? settled.handedOver : handedOverOf(old ?? {});
     const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
     const entries = manifestEntries(news);
     this.takeMoved(recorded, entries, settled?.movedIn);
@@ -591,8 +612,18 @@ export class StoredFolderCore {
     reclaimAfter(done.size);
     const state = this.assemble(news, req.secretInputs, manifest, done);
     if (countBefore !== undefined) state.partsBefore = countBefore;
+    const failing = failed.length > 0 || untried > 0;
+    if (handsOver || failing) {
+      // What it drops as the count changes is kept until its next update (folder/moves.ts), with what
+      // it handed over before; an update that fails forgets nothing (its takers may not have run).
+      const declaredHashes = new Set(entries.map((entry) => entry.hash));
+      const handed = new Map<string, StoredFileState>();
+      for (const from of handsOver ? [handedBefore, recorded] : [handedBefore])
+        for (const [hash, entry] of from) if (!declaredHashes.has(hash)) handed.set(hash, entry);
+      if (handed.size > 0) state.handedOver = packEntries(handed, NO_OUTPUTS);
+    }
     reclaimAfter(done.size);
-    if (failed.length > 0 || untried > 0) {
+    if (failing) {
       const message = `StoredFolder ${folderName(req.urn, news)}: ${failureText(failed, untried, entries.length, this.files.serviceRefusal())}`;
       // One reason: the engine prints several as "N errors occurred", which counts neither the files nor those not sent.
       // Nothing stored by a create: nothing to record (the engine would keep an empty folder, its errors on it).
@@ -663,4 +694,17 @@ export class StoredFolderCore {
     }
     return entries;
   }
+}
+
+/** The outputs of entries no path names (`handedOver`): each holds its own blobId and url. */
+const NO_OUTPUTS = { manifest: {}, blobIds: {}, urls: {} } as const;
+
+/** The entries a part handed over when `parts` last changed (folder/moves.ts). */
+function handedOverOf(state: StoredFolderState): Map<string, StoredFileState> {
+  return typeof state.handedOver === "string" ? unpackEntries(state.handedOver, NO_OUTPUTS) : new Map();
+}
+
+/** Whether an update from `recorded` to `news` changes a folder's count of parts (a create changes nothing). */
+function recounted(recorded: StoredFolderState, news: FolderInputs): boolean {
+  return recorded.path !== undefined && partOfInputs(recorded).parts !== partOfInputs(news).parts;
 }

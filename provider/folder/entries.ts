@@ -325,8 +325,8 @@ function readText(recorded: unknown): unknown {
   }
 }
 
-/** The outputs the dynamic resource records as texts: the manifest, the entries, and the outputs by path. */
-const RECORDED_TEXTS = ["manifestText", "entries", "blobIdsText", "urlsText"] as const;
+/** The outputs the dynamic resource records as texts: the manifest, the entries (kept and handed over), and the outputs by path. */
+const RECORDED_TEXTS = ["manifestText", "entries", "handedOver", "blobIdsText", "urlsText"] as const;
 
 /**
  * The per-path outputs are recorded as texts, not maps, because the SDK decodes and logs a dynamic

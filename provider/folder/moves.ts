@@ -9,21 +9,26 @@ import type { StoredFileState } from "../file/schema";
  * (`partsBefore`, parts.ts; other languages declare it), since the engine steps resources that do
  * not depend on each other in no fixed order and only a few at once. A content taken before it
  * is offered is uploaded again.
+ * When `parts` changes, a part keeps what it drops in its state (`handedOver`) and offers it again
+ * at its next diff, for a taker an `up` cut short never reached; the update after that forgets it.
  * One pool per folder core (one service and one API key), which lives as long as its process: one
  * deployment.
  */
 
 export class Moves {
-  private readonly offered = new Map<string, StoredFileState>();
+  private readonly offered = new Map<string, { entry: StoredFileState; again: boolean }>();
 
-  /** The entries a resource's diff finds it drops (recorded, no longer declared by it), by content hash. */
-  offer(dropped: Iterable<[string, StoredFileState]>): void {
-    for (const [hash, entry] of dropped) this.offered.set(hash, entry);
+  /**
+   * The entries a resource's diff finds it drops (recorded, no longer declared by it), by content
+   * hash; `again`, those it dropped at an earlier `up`: an entry dropped now is newer, and wins.
+   */
+  offer(dropped: Iterable<[string, StoredFileState]>, again = false): void {
+    for (const [hash, entry] of dropped) if (!again || !this.offered.has(hash)) this.offered.set(hash, { entry, again });
   }
 
   /** The entry offered for a content, if any, left on offer (a preview shows it; the step takes it). */
   peek(hash: string): StoredFileState | undefined {
-    return this.offered.get(hash);
+    return this.offered.get(hash)?.entry;
   }
 
   /** The entry offered for a content, taken: a second taker uploads. */

@@ -119,6 +119,11 @@ export const StoredFolderStateSchema = z
     secretInputs: z.array(z.string()).nullish(),
     /** The count of parts before it last changed (folder/parts.ts, `partsBefore`). */
     partsBefore: z.unknown().optional(),
+    /**
+     * The entries this part dropped when `parts` last changed, offered again at its next diff and
+     * forgotten by the update that follows (folder/moves.ts), as `entries` records them.
+     */
+    handedOver: z.string().nullish(),
   })
   .loose();
 export type StoredFolderState = z.infer<typeof StoredFolderStateSchema> & Partial<Record<FolderInputField, unknown>>;

@@ -209,7 +209,7 @@ function folderRequestOf(urn: string, props: Props | undefined, olds?: Props): S
 /** What a folder records, its secret inputs marked secret — and its entries too when any value is (they hold the values). */
 function folderOutputs(state: StoredFolderState): Props {
   const secrets = state.secretInputs ?? [];
-  return conceal(state as Props, secrets.length > 0 ? [...secrets, "entries"] : []);
+  return conceal(state as Props, secrets.length > 0 ? [...secrets, "entries", "handedOver"] : []);
 }
 
 /** The plugin's front door for `tuskr:index:StoredFolder`: the same shape as StoredFile's, over the folder core. */

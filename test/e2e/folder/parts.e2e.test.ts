@@ -93,7 +93,10 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         // The same bytes, the same blobIds: the program's map by path is as before.
         expect(split.outputs.folderBlobIds.value.site).toEqual(ids);
 
+        // The next `up` offers what the first part handed over once more, then forgets it: an update that sends nothing.
         emu.clearRequests();
+        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 4, update: 1 });
+        expect((await exported()).find((r) => r.urn.endsWith("::site"))?.outputs?.handedOver).toBeUndefined();
         expect((await stack.preview()).changeSummary).toEqual({ same: 5 });
         expect(emu.requests()).toEqual([]);
 
@@ -112,6 +115,9 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
           "site-part2": { after: ["site-part1"], partsBefore: 3 },
           "site-part3": { after: ["site-part2"], partsBefore: undefined },
         });
+        emu.clearRequests();
+        expect((await stack.up()).summary.resourceChanges).toEqual({ same: 3, update: 3 });
+        expect(routes()).toEqual([]);
         await declare({ parts: 3, files });
         emu.clearRequests();
         // Back to three: the fourth part is deleted after the others are stepped, so they upload what it kept.
@@ -176,7 +182,7 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
       { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
     );
   });
-  it("a raise cut short, then another: the parts it never reached still hand their contents over, nothing of theirs is sent again", async () => {
+  it("a raise cut short, then another: nothing stored is sent again, from the parts it never reached or from what those it reached handed over", async () => {
     const emu = await sharedEmulator();
     await withStack(
       FIXTURE,
@@ -202,14 +208,18 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
         await run.exited;
         emu.setFaults({});
         await cli(["cancel", "--yes"]);
-        // The second and third parts, which the killed `up` never finished, still hold contents the new parts take at 7.
+        // The second and third parts, which the killed `up` never finished, still hold contents the new parts take at 7;
+        // the first part, which it finished, dropped some, which it keeps as handed over.
         const held = texts.filter((t) => [1, 2].includes(partOf(sha256(t), 3)) && partOf(sha256(t), 7) >= 3);
+        const handed = texts.filter((t) => partOf(sha256(t), 3) === 0 && partOf(sha256(t), 5) >= 3);
         expect(held.length).toBeGreaterThan(0);
+        expect(handed.length).toBeGreaterThan(0);
         await declare(7);
         emu.clearRequests();
         await stack.up();
+        // Nothing stored before is sent again: only the new file.
         const sent = new Set(emu.requests().map((r) => r.blobId));
-        expect(held.filter((t) => sent.has(blobIdOf(t)))).toEqual([]);
+        expect(texts.filter((t) => sent.has(blobIdOf(t)))).toEqual([]);
       },
       { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
     );

@@ -180,6 +180,64 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     ]);
   });
 
+  it("a raise cut short after the first part: the next `up` hands over what it dropped, nothing sent; the update after that forgets it", async () => {
+    const { declare, recorded } = await fortyFilesInThreeParts();
+    const at = (part: number) => [dir, urnOf(`site${part}`)] as const;
+    // The raise to 5: the first part is updated, then the process dies before any other part is stepped.
+    const killed = await newPlugin();
+    const first = await killed.folder.check(urnOf("site0"), recorded[0].inputs, declare(5, 0));
+    await killed.folder.diff(...at(0), recorded[0].outs, first.inputs, recorded[0].inputs);
+    const cut = (await killed.folder.update(...at(0), recorded[0].outs, first.inputs)).outs;
+    const dropped = unpackEntries(cut.handedOver, { manifest: {}, blobIds: {}, urls: {} });
+    expect(dropped.size).toBeGreaterThan(0);
+    // The next `up`, in a new process, each part after the one before.
+    const plugin = await newPlugin();
+    emu.clearRequests();
+    logged = [];
+    const olds = [{ inputs: first.inputs, outs: cut }, recorded[1], recorded[2]];
+    const outs: Record<string, unknown>[] = [];
+    const steps: Array<Record<string, unknown>> = [];
+    const type = STORED_FOLDER_TYPES.plugin;
+    for (const part of [0, 1, 2, 3, 4]) {
+      const checked = await plugin.folder.check(urnOf(`site${part}`), olds[part]?.inputs ?? {}, declare(5, part));
+      const newState = { type, inputs: checked.inputs, dependencies: part > 0 ? [urnOf(`site${part - 1}`)] : [] };
+      steps.push(
+        olds[part]
+          ? { op: "update", urn: urnOf(`site${part}`), oldState: { type, inputs: olds[part].inputs, outputs: olds[part].outs }, newState }
+          : { op: "create", urn: urnOf(`site${part}`), newState },
+      );
+      if (!olds[part]) {
+        outs.push((await plugin.folder.create(urnOf(`site${part}`), checked.inputs)).outs!);
+        continue;
+      }
+      const diff = await plugin.folder.diff(...at(part), olds[part].outs, checked.inputs, olds[part].inputs);
+      expect(diff.changes).toBe(true);
+      outs.push((await plugin.folder.update(...at(part), olds[part].outs, checked.inputs)).outs);
+    }
+    expect(emu.requests()).toEqual([]);
+    expect(logged.join("\n")).toContain(`${dropped.size} entries handed to other parts`);
+    // The pull-request summary of that `up` counts what the first part hands over again as moved, and says why it changes.
+    const md = summarizePreview({ steps });
+    expect(md).not.toMatch(/upload\(s\)/);
+    expect(md).toContain("**0 epoch(s) to buy**");
+    expect(md).toContain("the entries it handed to other parts when `parts` changed, offered once more, then forgotten");
+    // Each dropped content is kept by one of the new parts, its entry as it was stored.
+    const taken = new Map(
+      [3, 4].flatMap((part) => [
+        ...unpackEntries(outs[part].entries, {
+          manifest: recordedManifest(outs[part]),
+          blobIds: outs[part].blobIds as Record<string, string>,
+          urls: outs[part].urls as Record<string, string>,
+        }),
+      ]),
+    );
+    for (const [hash, entry] of dropped) expect(taken.get(hash)?.createdAt).toBe(entry.createdAt);
+    // The first part has forgotten them: its next diff finds nothing to do.
+    expect(outs[0].handedOver).toBeUndefined();
+    const again = await plugin.folder.check(urnOf("site0"), first.inputs, declare(5, 0));
+    expect((await plugin.folder.diff(...at(0), outs[0], again.inputs, first.inputs)).changes).toBe(false);
+  });
+
   it("a new part stepped before the part that drops its contents uploads them: the order is the program's", async () => {
     const { plugin, declare, recorded } = await fortyFilesInThreeParts();
     emu.clearRequests();
