@@ -47,6 +47,8 @@ export interface PartMoves {
   /** Each content dropped, with its entry where the preview shows it (a dynamic part's entries are secret there). */
   offered: Map<string, StoredFileState | undefined>;
   taken: Set<string>;
+  /** A part offers again what it handed over when `parts` last changed, which the preview keeps secret. */
+  hidden: boolean;
 }
 
 export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, before: string) => boolean): Map<string, PartMoves> {
@@ -60,7 +62,7 @@ export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, be
     const key = partsKey(inputs);
     const urn = step.newState.urn ?? "";
     const { part } = partOfInputs(inputs);
-    if (!moves.has(key)) moves.set(key, { offered: new Map(), taken: new Set() });
+    if (!moves.has(key)) moves.set(key, { offered: new Map(), taken: new Set(), hidden: false });
     const now = new Set(Object.values(pathMap(inputs.manifest)));
     const had = new Set(Object.values(step.action === "update" ? manifestBefore(step.oldState) : {}));
     taking.push([key, { urn, part, dynamic: step.newState.type === STORED_FOLDER_TYPES.dynamic }, [...now].filter((hash) => !had.has(hash))]);
@@ -73,6 +75,7 @@ export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, be
       from.set(hash, { urn, part });
     }
     // What it handed over when `parts` last changed, offered again (where the preview shows it).
+    if (holds(step.oldState.outputs?.handedOver, SHOWN_SECRET)) moves.get(key)!.hidden = true;
     for (const [hash, entry] of handedOver(step.oldState.outputs)) {
       if (now.has(hash) || from.has(hash)) continue;
       moves.get(key)!.offered.set(hash, entry);
@@ -199,14 +202,16 @@ export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: Pla
   const kept = new Set(Object.values(after));
   const movedOut = [...contents].filter((hash) => !kept.has(hash) && moves?.taken.has(hash)).length;
   const uploads = added.size - movedIn.size;
+  // Some of those may be handed over by a part whose handed-over entries the preview keeps secret.
+  const mayMove = uploads > 0 && moves?.hidden === true;
   const what = marks.count ? marks.listed : valuesChange(oldState?.inputs, news, oldState?.outputs);
-  const bought = folderPurchases(oldState?.outputs, news, clock, movedIn);
+  const bought = mayMove ? { why: ["another part hands over entries the preview keeps secret"] } : folderPurchases(oldState?.outputs, news, clock, movedIn);
   const moved = [
     ...(movedIn.size ? [`${movedIn.size} content(s) moved in from another part, no upload`] : []),
     ...(movedOut ? [`${movedOut} content(s) moved to another part`] : []),
   ].join("; ");
   const changes = [
-    say`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)` : ""}${moved ? `; ${moved}` : ""}`,
+    say`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)${mayMove ? " at most" : ""}` : ""}${moved ? `; ${moved}` : ""}`,
     ...purchaseNotes(bought, !created),
   ];
   // Counted as uploaded when created (as a file is); an update's uploads are in its row.

@@ -114,6 +114,13 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
     run: 'Declare `parts: K` as said (TypeScript; another language declares each `part`). The contents that move to another part keep their entries: nothing is uploaded or bought again ([StoredFolder](stored-folder.md), "A large folder in parts").',
   },
   {
+    situation:
+      "``StoredFolder …: N entries handed to other parts when `parts` changed, offered once more, then forgotten (no request)`` (the `up` after a change of `parts`)",
+    means:
+      "The part kept what it handed over until its next `up`, so that a part an `up` cut short never reached still takes those entries instead of uploading them. This update only forgets them.",
+    run: "Nothing: `pulumi up` sends no request for it.",
+  },
+  {
     situation: "`the service's epoch is not known to this stack …` (a warning, once per run)",
     means:
       "Neither `tuskr:epochSeconds` nor an answer has given the epoch's length: the stack's first purchase buys 1 epoch, reads its record (which shows the length) and then buys the rest; the length is then kept in the stack's state.",

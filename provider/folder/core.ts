@@ -145,6 +145,8 @@ export class StoredFolderCore {
   /** Each folder's last diff verdicts, by URN (the engine may diff several folders before it updates them). */
   private readonly settled = new Map<string, Settled>();
   /** A parted folder's walk, kept for its other parts' checks (one walk and hashing per step, not one per part). */
+  /** Each part's whole folder as its check walked it, by URN, kept for an update that changes the count (`handedOver`). */
+  private readonly folders = new Map<string, { at: number; groups: Map<string, string[]> }>();
   private readonly walks = new Map<string, { at: number; left: number; groups: Map<string, string[]>; byPart: Array<Array<[string, string[]]>> }>();
   /** Entries a resource drops, for the resource of the stack that takes their contents. */
   private readonly moves = new Moves();
@@ -198,6 +200,7 @@ export class StoredFolderCore {
     const log: ProviderLog = (notice, about) => this.log(mapText(notice, redact), about);
     const walked = this.walked(label, inputs, secret, log, urn);
     if ("failure" in walked) return { inputs, failures: [walked.failure] };
+    if (urn) this.folders.set(urn, { at: Date.now(), groups: walked.groups });
     const { part, parts } = partOfInputs(inputs);
     const manifest: Manifest = {};
     let kept = 0;
@@ -405,6 +408,8 @@ export class StoredFolderCore {
     // What it dropped when `parts` last changed, again: an `up` cut short may not have reached the part that takes it.
     const handedOver = handedOverOf(state);
     this.moves.offer(handedOver, true);
+    // The walk is kept for an update that hands over only.
+    if (!recounted(state, news)) this.folders.delete(req.urn ?? "");
     for (const entry of declared) {
       let before = recorded.get(entry.hash);
       if (!before) {
@@ -616,10 +621,12 @@ export class StoredFolderCore {
     if (handsOver || failing) {
       // What it drops as the count changes is kept until its next update (folder/moves.ts), with what
       // it handed over before; an update that fails forgets nothing (its takers may not have run).
+      // Only contents still in the folder: a removed file's entry is not kept for its return.
+      const inFolder = this.folderContents(req.urn, news);
       const declaredHashes = new Set(entries.map((entry) => entry.hash));
       const handed = new Map<string, StoredFileState>();
       for (const from of handsOver ? [handedBefore, recorded] : [handedBefore])
-        for (const [hash, entry] of from) if (!declaredHashes.has(hash)) handed.set(hash, entry);
+        for (const [hash, entry] of from) if (!declaredHashes.has(hash) && inFolder(hash)) handed.set(hash, entry);
       if (handed.size > 0) state.handedOver = packEntries(handed, NO_OUTPUTS);
     }
     reclaimAfter(done.size);
@@ -631,6 +638,19 @@ export class StoredFolderCore {
       throw Object.assign(new Error(message), { id, properties: state, reasons: [message] });
     }
     return state;
+  }
+
+  /**
+   * Whether a content is in the folder as this step's check walked it; without that walk, whether
+   * another part keeps it by the count (a file removed then still counts as in).
+   */
+  private folderContents(urn: string | undefined, news: FolderInputs): (hash: string) => boolean {
+    for (const [k, kept] of this.folders) if (Date.now() - kept.at > SETTLED_MS) this.folders.delete(k);
+    const walked = this.folders.get(urn ?? "");
+    this.folders.delete(urn ?? "");
+    if (walked) return (hash) => walked.groups.has(hash);
+    const { part, parts } = partOfInputs(news);
+    return (hash) => partOf(hash, parts) !== part;
   }
 
   /**

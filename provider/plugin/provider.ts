@@ -206,10 +206,13 @@ function folderRequestOf(urn: string, props: Props | undefined, olds?: Props): S
   return { inputs: folderInputsOf(plain), urn, secretInputs: secrets, ...(olds ? { sent: stepDigest(olds, props) } : {}) };
 }
 
-/** What a folder records, its secret inputs marked secret — and its entries too when any value is (they hold the values). */
+/**
+ * What a folder records, its secret inputs marked secret — and its entries too when any value is
+ * (they hold the values). What it handed over always is: it holds values an earlier step declared.
+ */
 function folderOutputs(state: StoredFolderState): Props {
   const secrets = state.secretInputs ?? [];
-  return conceal(state as Props, secrets.length > 0 ? [...secrets, "entries", "handedOver"] : []);
+  return conceal(state as Props, [...(secrets.length > 0 ? [...secrets, "entries"] : []), "handedOver"]);
 }
 
 /** The plugin's front door for `tuskr:index:StoredFolder`: the same shape as StoredFile's, over the folder core. */

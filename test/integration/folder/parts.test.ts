@@ -183,13 +183,19 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
   it("a raise cut short after the first part: the next `up` hands over what it dropped, nothing sent; the update after that forgets it", async () => {
     const { declare, recorded } = await fortyFilesInThreeParts();
     const at = (part: number) => [dir, urnOf(`site${part}`)] as const;
+    // A file of the first part removed in the same `up` is not handed over: it goes to no part.
+    const removed = Object.entries(recordedManifest(recorded[0].outs))[0];
+    fs.rmSync(path.join(dir, removed[0]));
     // The raise to 5: the first part is updated, then the process dies before any other part is stepped.
     const killed = await newPlugin();
     const first = await killed.folder.check(urnOf("site0"), recorded[0].inputs, declare(5, 0));
     await killed.folder.diff(...at(0), recorded[0].outs, first.inputs, recorded[0].inputs);
     const cut = (await killed.folder.update(...at(0), recorded[0].outs, first.inputs)).outs;
-    const dropped = unpackEntries(cut.handedOver, { manifest: {}, blobIds: {}, urls: {} });
+    // Secret whatever the step declares: it holds the values earlier steps declared.
+    expect(cut.handedOver).toEqual(secret(expect.any(String)));
+    const dropped = unpackEntries((cut.handedOver as { value: string }).value, { manifest: {}, blobIds: {}, urls: {} });
     expect(dropped.size).toBeGreaterThan(0);
+    expect(dropped.has(removed[1])).toBe(false);
     // The next `up`, in a new process, each part after the one before.
     const plugin = await newPlugin();
     emu.clearRequests();
@@ -216,10 +222,12 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     }
     expect(emu.requests()).toEqual([]);
     expect(logged.join("\n")).toContain(`${dropped.size} entries handed to other parts`);
-    // The pull-request summary of that `up` counts what the first part hands over again as moved, and says why it changes.
-    const md = summarizePreview({ steps });
-    expect(md).not.toMatch(/upload\(s\)/);
-    expect(md).toContain("**0 epoch(s) to buy**");
+    // The pull-request summary of that `up`, where the preview shows the handed-over entries as secret: the new
+    // parts' contents no part shows it drops are uploads at most, their epochs not counted; the first part says why it changes.
+    const first0 = { ...steps[0], oldState: { type, inputs: first.inputs, outputs: { ...cut, handedOver: "[secret]" } } };
+    const md = summarizePreview({ steps: [first0, ...steps.slice(1)] });
+    expect(md).toContain(`${dropped.size} upload(s) at most`);
+    expect(md).toContain("epochs not counted: another part hands over entries the preview keeps secret");
     expect(md).toContain("the entries it handed to other parts when `parts` changed, offered once more, then forgotten");
     // Each dropped content is kept by one of the new parts, its entry as it was stored.
     const taken = new Map(
