@@ -145,8 +145,11 @@ export class StoredFolderCore {
   /** Each folder's last diff verdicts, by URN (the engine may diff several folders before it updates them). */
   private readonly settled = new Map<string, Settled>();
   /** A parted folder's walk, kept for its other parts' checks (one walk and hashing per step, not one per part). */
-  /** Each part's whole folder as its check walked it, by URN, kept for an update that changes the count (`handedOver`). */
-  private readonly folders = new Map<string, { at: number; groups: Map<string, string[]> }>();
+  /**
+   * Each part's whole folder as its check walked it, by URN, kept for an update that changes the
+   * count (`handedOver`) however long the engine takes to send it: the diff drops it otherwise.
+   */
+  private readonly folders = new Map<string, Map<string, string[]>>();
   private readonly walks = new Map<string, { at: number; left: number; groups: Map<string, string[]>; byPart: Array<Array<[string, string[]]>> }>();
   /** Entries a resource drops, for the resource of the stack that takes their contents. */
   private readonly moves = new Moves();
@@ -200,7 +203,7 @@ export class StoredFolderCore {
     const log: ProviderLog = (notice, about) => this.log(mapText(notice, redact), about);
     const walked = this.walked(label, inputs, secret, log, urn);
     if ("failure" in walked) return { inputs, failures: [walked.failure] };
-    if (urn) this.folders.set(urn, { at: Date.now(), groups: walked.groups });
+    if (urn) this.folders.set(urn, walked.groups);
     const { part, parts } = partOfInputs(inputs);
     const manifest: Manifest = {};
     let kept = 0;
@@ -645,10 +648,9 @@ export class StoredFolderCore {
    * another part keeps it by the count (a file removed then still counts as in).
    */
   private folderContents(urn: string | undefined, news: FolderInputs): (hash: string) => boolean {
-    for (const [k, kept] of this.folders) if (Date.now() - kept.at > SETTLED_MS) this.folders.delete(k);
     const walked = this.folders.get(urn ?? "");
     this.folders.delete(urn ?? "");
-    if (walked) return (hash) => walked.groups.has(hash);
+    if (walked) return (hash) => walked.has(hash);
     const { part, parts } = partOfInputs(news);
     return (hash) => partOf(hash, parts) !== part;
   }
