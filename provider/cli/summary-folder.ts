@@ -214,8 +214,9 @@ export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: Pla
     say`folder: ${Object.keys(after).length} file(s); ${what}${uploads ? `; ${uploads} upload(s)${mayMove ? " at most" : ""}` : ""}${moved ? `; ${moved}` : ""}`,
     ...purchaseNotes(bought, !created),
   ];
-  // Counted as uploaded when created (as a file is); an update's uploads are in its row.
-  const row = { name, op: created ? "create" : "update", changes, upload: created, uploads } as const;
+  // Counted as uploaded when created (as a file is), but for a new part that only takes contents handed over
+  // (adopted); an update's uploads are in its row.
+  const row = { name, op: created ? "create" : "update", changes, upload: created && (uploads > 0 || movedIn.size === 0), uploads } as const;
   // Nothing of its entries is planned: neither what they buy nor what they PATCH.
   if ("why" in bought) return { ...row, epochs: 0, keepAlive: 0, patch: false, notCounted: true, patchesHidden: true };
   return {

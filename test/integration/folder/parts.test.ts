@@ -281,6 +281,8 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     expect(md).toContain("moved to another part");
     expect(md).not.toMatch(/upload\(s\)/);
     expect(md).toContain("**0 epoch(s) to buy**");
+    // The new part uploads nothing: it adopts what it takes.
+    expect(md).toContain("**Totals:** 1 adopted, 3 updated");
 
     // Parts that do not depend on each other are stepped in no order: a move is not counted on.
     const unordered = summarizePreview({ steps: steps.map((s) => ({ ...s, newState: { ...s.newState, dependencies: [] } })) });
