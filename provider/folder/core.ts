@@ -144,12 +144,12 @@ function failureText(failed: Failed<FolderEntry<unknown>>, untried: number, tota
 export class StoredFolderCore {
   /** Each folder's last diff verdicts, by URN (the engine may diff several folders before it updates them). */
   private readonly settled = new Map<string, Settled>();
-  /** A parted folder's walk, kept for its other parts' checks (one walk and hashing per step, not one per part). */
   /**
    * Each part's whole folder as its check walked it, by URN, kept for an update that changes the
    * count (`handedOver`) however long the engine takes to send it: the diff drops it otherwise.
    */
   private readonly folders = new Map<string, Map<string, string[]>>();
+  /** A parted folder's walk, kept for its other parts' checks (one walk and hashing per step, not one per part). */
   private readonly walks = new Map<string, { at: number; left: number; groups: Map<string, string[]>; byPart: Array<Array<[string, string[]]>> }>();
   /** Entries a resource drops, for the resource of the stack that takes their contents. */
   private readonly moves = new Moves();
@@ -569,6 +569,7 @@ export class StoredFolderCore {
     const recorded = settled?.recorded ?? this.recordedEntries(old ?? {});
     const countBefore = settled ? settled.partsBefore : partsBefore(old ?? {}, news);
     const handsOver = settled ? settled.recounted : recounted(old ?? {}, news);
+    const inFolder = this.folderContents(req.urn, news);
     const handedBefore = settled ? settled.handedOver : handedOverOf(old ?? {});
     const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
     const entries = manifestEntries(news);
@@ -625,7 +626,6 @@ export class StoredFolderCore {
       // What it drops as the count changes is kept until its next update (folder/moves.ts), with what
       // it handed over before; an update that fails forgets nothing (its takers may not have run).
       // Only contents still in the folder: a removed file's entry is not kept for its return.
-      const inFolder = this.folderContents(req.urn, news);
       const declaredHashes = new Set(entries.map((entry) => entry.hash));
       const handed = new Map<string, StoredFileState>();
       for (const from of handsOver ? [handedBefore, recorded] : [handedBefore])
@@ -644,8 +644,8 @@ export class StoredFolderCore {
   }
 
   /**
-   * Whether a content is in the folder as this step's check walked it; without that walk, whether
-   * another part keeps it by the count (a file removed then still counts as in).
+   * Whether a content is in the folder as this step's check walked it (the walk is then let go);
+   * without that walk, whether another part keeps it by the count (a file removed still counts).
    */
   private folderContents(urn: string | undefined, news: FolderInputs): (hash: string) => boolean {
     const walked = this.folders.get(urn ?? "");
