@@ -3,7 +3,7 @@ import { isPlainObject, jsonEqual } from "../../api";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { type PlanClock, keepAliveAfterUpload, planChange, uploadEndsAtDate, uploadEpochs } from "../file/plan";
 import type { DeclaredInputs, StoredFileState } from "../file/schema";
-import { fromOutputTexts, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
+import { fromOutputTexts, handedOverEntries, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
 import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "../folder/schema";
 import { manifestEntries } from "../folder/walk";
 import { partOfInputs, partsKey } from "../folder/parts";
@@ -23,12 +23,6 @@ function recordedEntries(outputs: Record<string, unknown> | undefined): Map<stri
   const recorded = fromOutputTexts(outputs ?? {});
   if (holds(recorded.entries, SHOWN_SECRET)) return new Map();
   return unpackEntries(recorded.entries, { manifest: recordedManifest(recorded), blobIds: pathMap(recorded.blobIds), urls: pathMap(recorded.urls) });
-}
-
-/** The entries a part handed over when `parts` last changed (none shown when they are secret in the preview). */
-function handedOver(outputs: Record<string, unknown> | undefined): Map<string, StoredFileState> {
-  const recorded = fromOutputTexts(outputs ?? {});
-  return typeof recorded.handedOver === "string" ? unpackEntries(recorded.handedOver, { manifest: {}, blobIds: {}, urls: {} }) : new Map();
 }
 
 /** The service's epochs a one-resource folder's recorded entries carry (each learnt by the stack), where the preview shows them. */
@@ -76,7 +70,7 @@ export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, be
     }
     // What it handed over when `parts` last changed, offered again (where the preview shows it).
     if (holds(step.oldState.outputs?.handedOver, SHOWN_SECRET)) moves.get(key)!.hidden = true;
-    for (const [hash, entry] of handedOver(step.oldState.outputs)) {
+    for (const [hash, entry] of handedOverEntries(fromOutputTexts(step.oldState.outputs ?? {}))) {
       if (now.has(hash) || from.has(hash)) continue;
       moves.get(key)!.offered.set(hash, entry);
       from.set(hash, { urn, part });

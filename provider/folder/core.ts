@@ -1,7 +1,7 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
 import { declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
-import { earliestOf, firstPaths, packEntries, pathText, recordedManifest, unpackEntries } from "./entries";
+import { earliestOf, firstPaths, handedOverEntries, packEntries, packHandedOver, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { entriesByHash, entryInputs, entrySecrets, entryUrn } from "./entry";
 import { folderEntryUrn, urnName } from "../engine/urns";
@@ -17,7 +17,7 @@ import { parseState } from "../file/state";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 import { createHash } from "node:crypto";
 import { reclaimAfter, reclaimWhileSending } from "./memory";
-import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsBefore, partsKey } from "./parts";
+import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsBefore, partsKey, recounted } from "./parts";
 import { Moves } from "./moves";
 import * as path from "node:path";
 
@@ -409,7 +409,7 @@ export class StoredFolderCore {
     for (const [hash, entry] of recorded) if (!firstPath.has(hash)) dropped.push([hash, entry]);
     this.moves.offer(dropped);
     // What it dropped when `parts` last changed, again: an `up` cut short may not have reached the part that takes it.
-    const handedOver = handedOverOf(state);
+    const handedOver = handedOverEntries(state);
     this.moves.offer(handedOver, true);
     // The walk is kept for an update that hands over only.
     if (!recounted(state, news)) this.folders.delete(req.urn ?? "");
@@ -570,7 +570,7 @@ export class StoredFolderCore {
     const countBefore = settled ? settled.partsBefore : partsBefore(old ?? {}, news);
     const handsOver = settled ? settled.recounted : recounted(old ?? {}, news);
     const inFolder = this.folderContents(req.urn, news);
-    const handedBefore = settled ? settled.handedOver : handedOverOf(old ?? {});
+    const handedBefore = settled ? settled.handedOver : handedOverEntries(old ?? {});
     const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
     const entries = manifestEntries(news);
     this.takeMoved(recorded, entries, settled?.movedIn);
@@ -630,7 +630,7 @@ export class StoredFolderCore {
       const handed = new Map<string, StoredFileState>();
       for (const from of handsOver ? [handedBefore, recorded] : [handedBefore])
         for (const [hash, entry] of from) if (!declaredHashes.has(hash) && inFolder(hash)) handed.set(hash, entry);
-      if (handed.size > 0) state.handedOver = packEntries(handed, NO_OUTPUTS);
+      if (handed.size > 0) state.handedOver = packHandedOver(handed);
     }
     reclaimAfter(done.size);
     if (failing) {
@@ -716,17 +716,4 @@ export class StoredFolderCore {
     }
     return entries;
   }
-}
-
-/** The outputs of entries no path names (`handedOver`): each holds its own blobId and url. */
-const NO_OUTPUTS = { manifest: {}, blobIds: {}, urls: {} } as const;
-
-/** The entries a part handed over when `parts` last changed (folder/moves.ts). */
-function handedOverOf(state: StoredFolderState): Map<string, StoredFileState> {
-  return typeof state.handedOver === "string" ? unpackEntries(state.handedOver, NO_OUTPUTS) : new Map();
-}
-
-/** Whether an update from `recorded` to `news` changes a folder's count of parts (a create changes nothing). */
-function recounted(recorded: StoredFolderState, news: FolderInputs): boolean {
-  return recorded.path !== undefined && partOfInputs(recorded).parts !== partOfInputs(news).parts;
 }

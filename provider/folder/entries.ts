@@ -240,6 +240,18 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
   return `{"format":${FORMAT},"shared":${JSON.stringify(shared)},"byPath":{${byPath.join(",")}},"byHash":{${byHash.join(",")}}}`;
 }
 
+/** The entries a part handed over when `parts` last changed (folder/moves.ts): each under its hash, holding its own blobId and url. */
+export function handedOverEntries(recorded: { handedOver?: unknown }): Map<string, StoredFileState> {
+  return typeof recorded.handedOver === "string" ? unpackEntries(recorded.handedOver, NO_OUTPUTS) : new Map();
+}
+
+/** As the handed-over entries are packed: no path names them. */
+export function packHandedOver(entries: ReadonlyMap<string, StoredFileState>): string {
+  return packEntries(entries, NO_OUTPUTS);
+}
+
+const NO_OUTPUTS: EntryOutputs = { manifest: {}, blobIds: {}, urls: {} };
+
 /**
  * How many entries the recorded text holds, without reading them (undefined if not such a text), so
  * the expiry alarm can tell whether `unpackEntries` read them all.

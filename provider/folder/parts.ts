@@ -52,8 +52,12 @@ export function partOfInputs(inputs: { parts?: unknown; part?: unknown }): { par
  * stays. None for a part created with its count and never re-counted: its parts step together.
  */
 export function partsBefore(recorded: { path?: unknown; parts?: unknown; partsBefore?: unknown }, news: { parts?: unknown }): number | undefined {
+  if (recounted(recorded, news)) return partOfInputs(recorded).parts;
   if (recorded.path === undefined) return undefined;
-  const was = partOfInputs(recorded).parts;
-  if (was !== partOfInputs(news).parts) return was;
   return typeof recorded.partsBefore === "number" ? recorded.partsBefore : undefined;
+}
+
+/** Whether an update from `recorded` to `news` changes a folder's count of parts (a create changes nothing). */
+export function recounted(recorded: { path?: unknown; parts?: unknown }, news: { parts?: unknown }): boolean {
+  return recorded.path !== undefined && partOfInputs(recorded).parts !== partOfInputs(news).parts;
 }
