@@ -16,19 +16,19 @@ import type { StoredFileState } from "../file/schema";
  */
 
 export class Moves {
-  private readonly offered = new Map<string, { entry: StoredFileState; again: boolean }>();
+  private readonly offered = new Map<string, StoredFileState>();
 
   /**
    * The entries a resource's diff finds it drops (recorded, no longer declared by it), by content
    * hash; `again`, those it dropped at an earlier `up`: an entry dropped now is newer, and wins.
    */
   offer(dropped: Iterable<[string, StoredFileState]>, again = false): void {
-    for (const [hash, entry] of dropped) if (!again || !this.offered.has(hash)) this.offered.set(hash, { entry, again });
+    for (const [hash, entry] of dropped) if (!again || !this.offered.has(hash)) this.offered.set(hash, entry);
   }
 
   /** The entry offered for a content, if any, left on offer (a preview shows it; the step takes it). */
   peek(hash: string): StoredFileState | undefined {
-    return this.offered.get(hash)?.entry;
+    return this.offered.get(hash);
   }
 
   /** The entry offered for a content, taken: a second taker uploads. */

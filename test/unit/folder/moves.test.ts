@@ -14,4 +14,14 @@ describe("Moves", () => {
     expect(moves.take("h1")).toBeUndefined();
     expect(moves.peek("h2")).toBeUndefined();
   });
+
+  it("an entry offered again (handed over at an earlier `up`) never replaces one dropped now, which replaces it", () => {
+    const moves = new Moves();
+    moves.offer([["h1", entry("now")]]);
+    moves.offer([["h1", entry("earlier")]], true);
+    expect(moves.peek("h1")).toEqual(entry("now"));
+    moves.offer([["h2", entry("earlier")]], true);
+    moves.offer([["h2", entry("now")]]);
+    expect(moves.take("h2")).toEqual(entry("now"));
+  });
 });
