@@ -9,6 +9,7 @@ import { requestOf, storedFileProvider, toldOnce, withProvider } from "./stored-
 import { StoredFolderCore, type StoredFolderRequest, stepDigest } from "../folder/core";
 import { folderInputsOf, validatedInputs } from "../folder/inputs";
 import { type Manifest, type StoredFolderState, folderStateOf } from "../folder/schema";
+import { RESTING, restingFor, restingRecord } from "../folder/resting";
 
 /**
  * The dynamic front door for a one-resource StoredFolder, running the same folder core as the
@@ -79,22 +80,40 @@ class StoredFolderProvider implements pulumi.dynamic.ResourceProvider {
   }
 
   async diff(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.DiffResult> {
-    const { changes, replaces, deleteBeforeReplace } = await toldOnce("diff", () => this.core.diff(id, stateOf(olds), folderRequestOf(news, olds)));
+    const { changes, replaces, deleteBeforeReplace } = await toldOnce("diff", () => {
+      // What the last write found still holds: its entries are not read (folder/resting.ts).
+      const resting = restingFor(olds, news);
+      if (resting && this.core.rests(resting, requestOf(news).urn)) return { changes: false, replaces: [], deleteBeforeReplace: false };
+      return this.core.diff(id, stateOf(olds), folderRequestOf(news, olds));
+    });
     return { changes, replaces, deleteBeforeReplace };
   }
 
   async create(news: Props): Promise<pulumi.dynamic.CreateResult> {
-    const { id, state } = await this.core.create(folderRequestOf(news)).catch(withProvider(news, asRecorded));
-    return { id, outs: asRecorded(state) };
+    const req = folderRequestOf(news);
+    const { id, state } = await this.core.create(req).catch(withProvider(news, asRecorded));
+    return { id, outs: this.written(state, req, news) };
   }
 
   async read(id: string, props: Props): Promise<pulumi.dynamic.ReadResult> {
     const { id: found, state, inputs } = await toldOnce("read", () => this.core.read(id, stateOf(props)));
-    return found === undefined || state === undefined ? {} : { id: found, props: asRecorded(state), inputs: inputs && inputsAsRecorded(inputs) };
+    if (found === undefined || state === undefined) return {};
+    // The verdict of the last write is kept: the next diff takes it only if the refresh changed nothing.
+    const outs = typeof props[RESTING] === "string" ? { ...asRecorded(state), [RESTING]: props[RESTING] } : asRecorded(state);
+    return { id: found, props: outs, inputs: inputs && inputsAsRecorded(inputs) };
   }
 
   async update(id: string, olds: Props, news: Props): Promise<pulumi.dynamic.UpdateResult> {
-    return { outs: asRecorded(await this.core.update(id, () => stateOf(olds), folderRequestOf(news, olds)).catch(withProvider(news, asRecorded))) };
+    const req = folderRequestOf(news, olds);
+    return { outs: this.written(await this.core.update(id, () => stateOf(olds), req).catch(withProvider(news, asRecorded)), req, news) };
+  }
+
+  /** The outputs a write records, with the verdict the next diff would reach when that is nothing to do (folder/resting.ts). */
+  private written(state: StoredFolderState, req: StoredFolderRequest, news: Props): Props {
+    const resting = this.core.restingAfter(state, req);
+    const outs = asRecorded(state);
+    if (resting) outs[RESTING] = restingRecord(resting, outs, news);
+    return outs;
   }
 
   /** Blobs cannot be deleted through the API: the files keep their periods, and no request is sent. */

@@ -122,7 +122,7 @@ export class StoredFolder extends pulumi.ComponentResource {
         __secretInputs: secretFieldsOf(declared),
       },
       // Each entry's state holds its values (tag, metadata, …): kept encrypted, as a secret input's are.
-      { parent: this, additionalSecretOutputs: ["entries", "handedOver"], ...(dependsOn ? { dependsOn } : {}) },
+      { parent: this, additionalSecretOutputs: ["entries", "handedOver", "resting"], ...(dependsOn ? { dependsOn } : {}) },
       "tuskr",
       "StoredFolder",
     );

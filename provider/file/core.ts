@@ -191,8 +191,13 @@ export class StoredFileCore {
 
   /** The length a file's state recorded counts for every file: one service, one epoch. Returns `state`. */
   private remember<T extends StoredFileState | undefined>(state: T): T {
-    this.context.facts.seed(state?.epochMsSeen);
+    this.seenLength(state?.epochMsSeen);
     return state;
+  }
+
+  /** A length a file's state recorded (`epochMsSeen`), learnt as reading that state teaches it. */
+  seenLength(ms: unknown): void {
+    this.context.facts.seed(ms);
   }
 
   /** The state as recorded, with the length the stack learnt, so each later `up` finds it. */

@@ -24,11 +24,33 @@ export function remainingEpochs(expiresAt: string | null | undefined, clock: Pic
 }
 
 /**
+ * The lengths a plan counts a file's epochs left in: the epoch's, and while that is not known the
+ * longest an epoch may be (the horizon's, `horizonClock`).
+ */
+const countedIn = <C extends Pick<PlanClock, "nowMs" | "epochMs" | "epochKnown">>(clock: C): C[] => (clock.epochKnown ? [clock] : [clock, horizonClock(clock)]);
+
+/**
  * Whether a plan of a recorded file made at `then` holds at `now`: time enters it only through the
- * file's epochs left (keep-alive, expiry) and the epoch's length.
+ * file's epochs left (keep-alive, expiry), in each length it counts them in, and the epoch's length.
  */
 export function planHolds(state: StoredFileState, then: PlanClock, now: PlanClock): boolean {
-  return then.epochMs === now.epochMs && then.epochKnown === now.epochKnown && remainingEpochs(state.expiresAt, then) === remainingEpochs(state.expiresAt, now);
+  if (then.epochMs !== now.epochMs || then.epochKnown !== now.epochKnown) return false;
+  const [at, later] = [countedIn(then), countedIn(now)];
+  return at.every((clock, i) => remainingEpochs(state.expiresAt, clock) === remainingEpochs(state.expiresAt, later[i]));
+}
+
+/**
+ * The moment from which a plan made at `then` may no longer hold by time alone: when the file's
+ * epochs left next drop in a length it counts them in (`planHolds`). Never (Infinity) for a file
+ * expired or of unknown expiry.
+ */
+export function planHoldsUntil(state: StoredFileState, then: Pick<PlanClock, "nowMs" | "epochMs" | "epochKnown">): number {
+  let until = Number.POSITIVE_INFINITY;
+  for (const clock of countedIn(then)) {
+    const left = remainingEpochs(state.expiresAt, clock);
+    if (left !== undefined && left > 0) until = Math.min(until, Date.parse(state.expiresAt as string) - (left - 1) * clock.epochMs);
+  }
+  return until;
 }
 
 /**

@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
-import { type PatchField, isPlainObject, jsonEqual } from "../../api";
+import { type PatchField, jsonEqual } from "../../api";
 import type { ReceivedFile } from "../client/client";
 import { movedStart } from "./purchases";
 import { epochsBetween, retentionStartEpochs } from "./epoch";
 import { label, shown } from "./messages";
+import { fingerprint } from "../engine/fingerprint";
 import type { PlanClock } from "./plan";
 import type { DeclaredInputs, StoredFileState } from "./schema";
 import { bookkeeping, observed } from "./state";
@@ -21,23 +21,6 @@ export function otherServiceProblem(before: StoredFileState, file: Partial<Recei
   const [was, now] = [Date.parse(before.createdAt ?? ""), Date.parse(file.createdAt ?? "")];
   if (!before.serviceUrl || before.serviceUrl === baseUrl || Number.isNaN(was) || Number.isNaN(now) || was === now) return undefined;
   return `StoredFile ${label(before, blobId)}: ${baseUrl} holds another entry of this file than ${before.serviceUrl}, which holds the stack's: nothing recorded. Set tuskr:baseUrl back`;
-}
-
-/** A value's fingerprint, the same whatever its keys' order: what `driftSeen` keeps instead of the value. */
-function fingerprint(value: unknown): string {
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canonical)
-      : isPlainObject(v)
-        ? Object.fromEntries(
-            Object.keys(v)
-              .sort()
-              .map((k) => [k, canonical(v[k])]),
-          )
-        : v;
-  return createHash("sha256")
-    .update(JSON.stringify(canonical(value ?? null)))
-    .digest("hex");
 }
 
 /**

@@ -7,7 +7,7 @@ import { entriesByHash, entryInputs, entrySecrets, entryUrn } from "./entry";
 import { folderEntryUrn, urnName } from "../engine/urns";
 import { type StoredFileCore, type StoredFileDiff, secretsMoved } from "../file/core";
 import { type Notice, type ProviderLog, info, mapText, warning } from "../engine/notice";
-import { type PlanClock, type PropertyDiff, putChange } from "../file/plan";
+import { type PlanClock, type PropertyDiff, planHoldsUntil, putChange } from "../file/plan";
 import { type DeclaredInputs, type StoredFileState, isUnknown } from "../file/schema";
 import { type TuskrApiError, isTuskrApiError } from "../client/errors";
 import { type CheckFailure, checkFailure, fieldAccepts, validateInputs } from "../file/validate";
@@ -19,6 +19,7 @@ import { createHash } from "node:crypto";
 import { reclaimAfter, reclaimWhileSending } from "./memory";
 import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsBefore, partsKey, recounted } from "./parts";
 import { Moves } from "./moves";
+import type { Resting } from "./resting";
 import * as path from "node:path";
 
 /**
@@ -372,8 +373,24 @@ export class StoredFolderCore {
    * as a StoredFile's diff finds them (refusals fail the preview).
    */
   diff(_id: string, state: StoredFolderState, req: StoredFolderRequest, oldInputs: FolderInputs = {}): StoredFileDiff {
+    return this.compare(state, req, oldInputs, true).diff;
+  }
+
+  /**
+   * The diff, and what it read and said. Without `effects` it offers nothing, keeps and lets go of
+   * nothing and says nothing (what it would say is counted): a verdict for `restingAfter`.
+   */
+  private compare(
+    state: StoredFolderState,
+    req: StoredFolderRequest,
+    oldInputs: FolderInputs,
+    effects: boolean,
+  ): { diff: StoredFileDiff; recorded: Map<string, StoredFileState>; dropped: number; said: number } {
+    let said = 0;
+    const say: ProviderLog = effects ? this.log : () => void said++;
     const news = req.inputs;
-    if (!isPlainObject(news.manifest)) return { changes: true, replaces: [], deleteBeforeReplace: false, detailedDiff: {} };
+    if (!isPlainObject(news.manifest))
+      return { diff: { changes: true, replaces: [], deleteBeforeReplace: false, detailedDiff: {} }, recorded: new Map(), dropped: 0, said };
     const oldManifest = recordedManifest(state);
     const recorded = this.recordedEntries(state, oldManifest);
     reclaimAfter(recorded.size);
@@ -407,12 +424,12 @@ export class StoredFolderCore {
     // What this resource drops is offered before it takes anything: a content may move from it to a resource stepped after it.
     const dropped: Array<[string, StoredFileState]> = [];
     for (const [hash, entry] of recorded) if (!firstPath.has(hash)) dropped.push([hash, entry]);
-    this.moves.offer(dropped);
+    if (effects) this.moves.offer(dropped);
     // What it dropped when `parts` last changed, again: an `up` cut short may not have reached the part that takes it.
     const handedOver = handedOverEntries(state);
-    this.moves.offer(handedOver, true);
+    if (effects) this.moves.offer(handedOver, true);
     // The walk is kept for an update that hands over only.
-    if (!recounted(state, news)) this.folders.delete(req.urn ?? "");
+    if (effects && !recounted(state, news)) this.folders.delete(req.urn ?? "");
     for (const entry of declared) {
       let before = recorded.get(entry.hash);
       if (!before) {
@@ -462,15 +479,14 @@ export class StoredFolderCore {
       putChange(detailedDiff, { field, kind: state[field] === undefined ? "add" : news[field] === undefined ? "delete" : "update", inputDiff: true });
     }
     const label = folderName(req.urn, news);
-    for (const line of lines.slice(0, LISTED_FILES)) this.log(info(`StoredFolder ${label}: ${line}`), req.urn);
-    if (lines.length > LISTED_FILES) this.log(info(`StoredFolder ${label}: … and ${lines.length - LISTED_FILES} more file(s)`), req.urn);
-    for (const notice of notices.slice(0, NOTICES)) this.log(notice, req.urn);
-    if (notices.length > NOTICES)
-      this.log(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
+    for (const line of lines.slice(0, LISTED_FILES)) say(info(`StoredFolder ${label}: ${line}`), req.urn);
+    if (lines.length > LISTED_FILES) say(info(`StoredFolder ${label}: … and ${lines.length - LISTED_FILES} more file(s)`), req.urn);
+    for (const notice of notices.slice(0, NOTICES)) say(notice, req.urn);
+    if (notices.length > NOTICES) say(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
     // What it handed over is forgotten by the update after the one that kept it: an update that sends nothing.
     if (handedOver.size > 0) {
       putChange(detailedDiff, { field: "handedOver", kind: "delete", inputDiff: false });
-      this.log(
+      say(
         info(`StoredFolder ${label}: ${handedOver.size} entries handed to other parts when \`parts\` changed, offered once more, then forgotten (no request)`),
         req.urn,
       );
@@ -481,13 +497,62 @@ export class StoredFolderCore {
     // Kept for the update that follows a change, if the epoch's facts did not move while planning (a state may teach the length).
     const after = this.files.planClock();
     const key = changes && after.epochMs === clock.epochMs && after.epochKnown === clock.epochKnown ? req.sent?.() : undefined;
-    this.keepSettled(
-      req.urn,
-      key !== undefined
-        ? { key, at: Date.now(), clock, recorded, unchanged, movedIn, partsBefore: partsBefore(state, news), recounted: recounted(state, news), handedOver }
-        : undefined,
-    );
-    return { changes, replaces: [], deleteBeforeReplace: false, detailedDiff };
+    if (effects) {
+      this.keepSettled(
+        req.urn,
+        key !== undefined
+          ? { key, at: Date.now(), clock, recorded, unchanged, movedIn, partsBefore: partsBefore(state, news), recounted: recounted(state, news), handedOver }
+          : undefined,
+      );
+    }
+    return { diff: { changes, replaces: [], deleteBeforeReplace: false, detailedDiff }, recorded, dropped: dropped.length, said };
+  }
+
+  /**
+   * After a write: what the next diff of `state` with these inputs would find, when that is nothing
+   * to change or say, with the facts it rests on and the moment time alone may undo it (the
+   * entries' epochs left: `planHoldsUntil`). The dynamic front door records it (folder/resting.ts)
+   * so that an unchanged folder's diff need not read its entries.
+   */
+  restingAfter(state: StoredFolderState, req: StoredFolderRequest): Resting | undefined {
+    const clock = this.files.planClock();
+    let found: ReturnType<StoredFolderCore["compare"]>;
+    try {
+      found = this.compare(state, req, {}, false);
+    } catch {
+      return undefined;
+    }
+    const after = this.files.planClock();
+    if (found.diff.changes || found.said > 0 || found.dropped > 0 || after.epochMs !== clock.epochMs || after.epochKnown !== clock.epochKnown) return undefined;
+    let until = Number.POSITIVE_INFINITY;
+    const seen = new Set<number>();
+    for (const entry of found.recorded.values()) {
+      until = Math.min(until, planHoldsUntil(entry, clock));
+      if (typeof entry.epochMsSeen === "number") seen.add(entry.epochMsSeen);
+    }
+    return { from: clock.nowMs, until, epochMs: clock.epochMs, epochKnown: clock.epochKnown, warnWithinEpochs: clock.warnWithinEpochs, seen: [...seen] };
+  }
+
+  /**
+   * At a diff: whether the verdict `restingAfter` recorded at the last write holds now (the front
+   * door has matched the state and inputs it was made for). The lengths its entries recorded are
+   * learnt as reading them would teach them.
+   */
+  rests(resting: Resting, urn: string | undefined): boolean {
+    for (const ms of resting.seen) this.files.seenLength(ms);
+    const now = this.files.planClock();
+    const holds =
+      now.epochKnown === resting.epochKnown &&
+      now.epochMs === resting.epochMs &&
+      now.warnWithinEpochs === resting.warnWithinEpochs &&
+      now.nowMs >= resting.from &&
+      now.nowMs < resting.until;
+    if (holds) {
+      // As a diff that finds nothing to do: no update follows to take a walk or a verdict.
+      this.folders.delete(urn ?? "");
+      this.keepSettled(urn, undefined);
+    }
+    return holds;
   }
 
   /** Uploads or adopts each content's entry (a content stored already is not uploaded twice within the folder). */

@@ -2,6 +2,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { isPlainObject, ownValue } from "../../api";
 import type { StoredFileState } from "../file/schema";
 import { stateReader } from "../file/state";
+import { canonicalJson } from "../engine/fingerprint";
 
 /**
  * A folder's entries and manifest are JSON texts that repeat no other state field: the engine
@@ -235,9 +236,12 @@ export function packEntries(entries: ReadonlyMap<string, StoredFileState>, outpu
     // What the rest of the state would say and the entry does not hold: written as null, read back as absent.
     for (const field of Object.keys(known)) if (entry[field] === undefined && !(field in shared)) own[field] = null;
     const rel = firstPath.get(hash);
-    (rel === undefined ? byHash : byPath).push(`${JSON.stringify(rel ?? hash)}:${JSON.stringify(own)}`);
+    (rel === undefined ? byHash : byPath).push(`${JSON.stringify(rel ?? hash)}:${canonicalJson(own)}`);
   }
-  return `{"format":${FORMAT},"shared":${JSON.stringify(shared)},"byPath":{${byPath.join(",")}},"byHash":{${byHash.join(",")}}}`;
+  // The same entries make the same text, whatever order they were stored or read in (folder/resting.ts).
+  byPath.sort();
+  byHash.sort();
+  return `{"format":${FORMAT},"shared":${canonicalJson(shared)},"byPath":{${byPath.join(",")}},"byHash":{${byHash.join(",")}}}`;
 }
 
 /** The entries a part handed over when `parts` last changed (folder/moves.ts): each under its hash, holding its own blobId and url. */

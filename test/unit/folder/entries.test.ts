@@ -66,6 +66,19 @@ describe("a folder's recorded entries", () => {
     expect(unpackEntries(text, outputs)).toEqual(entries);
   });
 
+  it("make the same text whatever order the entries, their fields and their values' keys come in", () => {
+    const reversed = (v: unknown): unknown =>
+      v !== null && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(
+            Object.entries(v)
+              .reverse()
+              .map(([k, x]) => [k, reversed(x)]),
+          )
+        : v;
+    const shuffled = new Map([...entries].reverse().map(([hash, e]) => [hash, reversed(e) as StoredFileState]));
+    expect(packEntries(shuffled, outputs)).toBe(packEntries(entries, outputs));
+  });
+
   it("say each blobId, url and content hash only where the outputs do not, and a value every entry holds once", () => {
     const text = packEntries(entries, outputs);
     // Said by the outputs (blobIds, urls and the hash at the first path, under which the entry is): not repeated.

@@ -1,0 +1,101 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
+import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../../emulator";
+import { StoredFolderCore } from "../../../provider/folder/core";
+import { RESTING } from "../../../provider/folder/resting";
+import { EngineStack } from "../../helpers/provider-driver";
+
+/**
+ * A write after which nothing is left to do records that verdict (folder/resting.ts): the next
+ * diff of the unchanged folder takes it and reads no entry. A changed file, a state changed since,
+ * or time that may change an entry's plan (its epochs left) makes the diff read every entry again.
+ */
+
+const URN = "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::site";
+const DAY = 86_400_000;
+let emu: Emulator;
+let dir: string;
+let stack: EngineStack;
+let said: string[];
+
+beforeEach(async () => {
+  emu = await startEmulator({ port: 0 });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "resting-"));
+  for (let i = 0; i < 5; i++) fs.writeFileSync(path.join(dir, `f${i}.txt`), `file ${i}\n`);
+  said = [];
+  // The dynamic provider prints its notices, as the SDK's host shows them.
+  vi.spyOn(console, "log").mockImplementation((line: unknown) => void said.push(String(line)));
+  const { storedFolderProvider } = await import("../../../provider/dynamic/stored-folder-provider");
+  await storedFolderProvider.configure({ config: { get: (k: string) => ({ "tuskr:apiKey": EMULATOR_DEFAULT_API_KEY, "tuskr:baseUrl": emu.url })[k] } });
+  stack = new EngineStack(storedFolderProvider);
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await emu.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const declared = { path: "", retentionEpochs: 6, __urn: URN };
+const program = () => ({ site: { ...declared, path: dir } });
+/** Each diff that reads the entries (the core's); one that takes the recorded verdict does not call it. */
+const fullDiffs = () => vi.spyOn(StoredFolderCore.prototype, "diff");
+
+it("an unchanged folder's diff takes its last write's verdict: no entry read, nothing sent; an edit is read, planned and sent", async () => {
+  await stack.up(program());
+  expect(typeof stack.get("site")?.state[RESTING]).toBe("string");
+  const diffs = fullDiffs();
+  emu.clearRequests();
+  expect((await stack.up(program())).steps.map((s) => s.op)).toEqual(["same"]);
+  expect(diffs).not.toHaveBeenCalled();
+  expect(emu.requests()).toEqual([]);
+
+  fs.writeFileSync(path.join(dir, "f3.txt"), "edited\n");
+  expect((await stack.up(program())).steps.map((s) => [s.op, s.outcome])).toEqual([["update", "ok"]]);
+  expect(diffs).toHaveBeenCalledTimes(1);
+  expect(emu.requests().map((r) => r.method)).toEqual(["POST", "GET"]);
+  // The update recorded its own verdict.
+  expect((await stack.up(program())).steps.map((s) => s.op)).toEqual(["same"]);
+  expect(diffs).toHaveBeenCalledTimes(1);
+});
+
+it("once time may change an entry's plan, the diff reads the entries again and warns of their expiry", async () => {
+  await stack.up(program());
+  const diffs = fullDiffs();
+  said = [];
+  const at = Date.now();
+  // Four epochs on, the files have two or three left: within the three the warning watches.
+  vi.spyOn(Date, "now").mockReturnValue(at + 4 * DAY);
+  expect((await stack.up(program())).steps.map((s) => s.op)).toEqual(["same"]);
+  expect(diffs).toHaveBeenCalledTimes(1);
+  expect(said.filter((line) => /expiring soon/.test(line))).toHaveLength(5);
+});
+
+it("a refresh that finds nothing changed keeps the verdict; a state changed otherwise is read whole", async () => {
+  await stack.up(program());
+  const diffs = fullDiffs();
+  expect((await stack.up(program(), { refresh: true })).steps.map((s) => s.op)).toEqual(["read", "same"]);
+  expect(diffs).not.toHaveBeenCalled();
+
+  // A state edited by hand (one entry's expiry moved back): not what the verdict was made for.
+  const recorded = stack.get("site")!;
+  stack.record("site", { ...recorded, state: { ...recorded.state, earliestExpiresAt: "2020-01-01T00:00:00.000Z" } });
+  await stack.up(program());
+  expect(diffs).toHaveBeenCalledTimes(1);
+});
+
+it("a verdict holds only with the epoch facts it was made with, and from the moment it was made", async () => {
+  const files = (await import("../../../provider/dynamic/stored-file-provider")).storedFileProvider.core;
+  const core = new StoredFolderCore(files, () => {});
+  const req = { inputs: core.check(() => ({}), { inputs: { path: dir, retentionEpochs: 6 }, failures: [] }, [], URN).inputs, urn: URN, secretInputs: [] };
+  const { state } = await core.create(req);
+  const resting = core.restingAfter(state, req)!;
+  expect(resting.until).toBeGreaterThan(Date.now());
+  expect(core.rests(resting, URN)).toBe(true);
+  expect(core.rests({ ...resting, epochMs: resting.epochMs + 1000 }, URN)).toBe(false);
+  expect(core.rests({ ...resting, epochKnown: !resting.epochKnown }, URN)).toBe(false);
+  expect(core.rests({ ...resting, warnWithinEpochs: resting.warnWithinEpochs + 1 }, URN)).toBe(false);
+  expect(core.rests({ ...resting, from: Date.now() + 60_000 }, URN)).toBe(false);
+  expect(core.rests({ ...resting, until: Date.now() - 1 }, URN)).toBe(false);
+});
