@@ -377,17 +377,17 @@ export class StoredFolderCore {
   }
 
   /**
-   * The diff, and what it read and said. Without `effects` it offers nothing, keeps and lets go of
-   * nothing and says nothing (what it would say is counted): a verdict for `restingAfter`.
+   * The diff, and what it read. Without `effects` it offers nothing, keeps and lets go of nothing
+   * and says nothing, but returns what it would say: a verdict for `restingAfter`.
    */
   private compare(
     state: StoredFolderState,
     req: StoredFolderRequest,
     oldInputs: FolderInputs,
     effects: boolean,
-  ): { diff: StoredFileDiff; recorded: Map<string, StoredFileState>; dropped: number; said: number } {
-    let said = 0;
-    const say: ProviderLog = effects ? this.log : () => void said++;
+  ): { diff: StoredFileDiff; recorded: Map<string, StoredFileState>; dropped: number; said: Notice[] } {
+    const said: Notice[] = [];
+    const say: ProviderLog = effects ? this.log : (notice) => void said.push(notice);
     const news = req.inputs;
     if (!isPlainObject(news.manifest))
       return { diff: { changes: true, replaces: [], deleteBeforeReplace: false, detailedDiff: {} }, recorded: new Map(), dropped: 0, said };
@@ -510,9 +510,9 @@ export class StoredFolderCore {
 
   /**
    * After a write: what the next diff of `state` with these inputs would find, when that is nothing
-   * to change or say, with the facts it rests on and the moment time alone may undo it (the
-   * entries' epochs left: `planHoldsUntil`). The dynamic front door records it (folder/resting.ts)
-   * so that an unchanged folder's diff need not read its entries.
+   * to change (what it would say included), with the facts it rests on and the moment time alone
+   * may undo it (the entries' epochs left: `planHoldsUntil`). The dynamic front door records it
+   * (folder/resting.ts) so that an unchanged folder's diff need not read its entries.
    */
   restingAfter(state: StoredFolderState, req: StoredFolderRequest): Resting | undefined {
     const clock = this.files.planClock();
@@ -523,20 +523,30 @@ export class StoredFolderCore {
       return undefined;
     }
     const after = this.files.planClock();
-    if (found.diff.changes || found.said > 0 || found.dropped > 0 || after.epochMs !== clock.epochMs || after.epochKnown !== clock.epochKnown) return undefined;
+    if (found.diff.changes || found.dropped > 0 || after.epochMs !== clock.epochMs || after.epochKnown !== clock.epochKnown) return undefined;
+    // A notice said once per process is not said again from a verdict.
+    if (found.said.some((notice) => notice.once !== undefined)) return undefined;
     let until = Number.POSITIVE_INFINITY;
     const seen = new Set<number>();
     for (const entry of found.recorded.values()) {
       until = Math.min(until, planHoldsUntil(entry, clock));
       if (typeof entry.epochMsSeen === "number") seen.add(entry.epochMsSeen);
     }
-    return { from: clock.nowMs, until, epochMs: clock.epochMs, epochKnown: clock.epochKnown, warnWithinEpochs: clock.warnWithinEpochs, seen: [...seen] };
+    return {
+      from: clock.nowMs,
+      until,
+      epochMs: clock.epochMs,
+      epochKnown: clock.epochKnown,
+      warnWithinEpochs: clock.warnWithinEpochs,
+      seen: [...seen],
+      said: found.said,
+    };
   }
 
   /**
    * At a diff: whether the verdict `restingAfter` recorded at the last write holds now (the front
-   * door has matched the state and inputs it was made for). The lengths its entries recorded are
-   * learnt as reading them would teach them.
+   * door has matched the state and inputs it was made for); if so, it says what that diff said. The
+   * lengths its entries recorded are learnt as reading them would teach them.
    */
   rests(resting: Resting, urn: string | undefined): boolean {
     for (const ms of resting.seen) this.files.seenLength(ms);
@@ -551,6 +561,7 @@ export class StoredFolderCore {
       // As a diff that finds nothing to do: no update follows to take a walk or a verdict.
       this.folders.delete(urn ?? "");
       this.keepSettled(urn, undefined);
+      for (const notice of resting.said) this.log(notice, urn);
     }
     return holds;
   }

@@ -3,11 +3,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { isPlainObject } from "../../api";
 import { fingerprint } from "../engine/fingerprint";
+import type { Notice } from "../engine/notice";
 
 /**
  * The diff of an unchanged folder reads and plans every entry to find nothing to do: at 100,000
- * files, most of a preview. A write after which the diff would find nothing to do or say records
- * that verdict (StoredFolderCore.restingAfter) as the dynamic resource's secret output `resting`.
+ * files, most of a preview. A write after which the diff would find nothing to do records that
+ * verdict, with what the diff says, (StoredFolderCore.restingAfter) as the dynamic resource's
+ * secret output `resting`.
  * The next diff takes it only for the state and inputs it was made for (their fingerprint), from
  * the same code, with the same epoch facts, before time alone may change an entry's plan
  * (StoredFolderCore.rests); otherwise it reads every entry, as before.
@@ -28,6 +30,8 @@ export interface Resting {
   warnWithinEpochs: number;
   /** The lengths the entries recorded (`epochMsSeen`), taught again as reading them would. */
   seen: number[];
+  /** What the diff says (an expiry near, as its files' epochs left are until `until`): said again. */
+  said: Notice[];
 }
 
 /** The serialized provider the SDK adds to the outputs it returns: not ours, and not in what a write returns. */
@@ -74,6 +78,8 @@ export function restingRecord(resting: Resting, outputs: Props, news: Props): st
 }
 
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const isNotice = (v: unknown): v is Notice =>
+  isPlainObject(v) && (v.severity === "info" || v.severity === "warning") && typeof v.text === "string" && v.once === undefined;
 
 /** The verdict recorded among `olds`, if made by this code for these olds and news; anything unreadable, none. */
 export function restingFor(olds: Props, news: Props): Resting | undefined {
@@ -86,10 +92,10 @@ export function restingFor(olds: Props, news: Props): Resting | undefined {
     return undefined;
   }
   if (!isPlainObject(read)) return undefined;
-  const { from, until, epochMs, epochKnown, warnWithinEpochs, seen } = read;
+  const { from, until, epochMs, epochKnown, warnWithinEpochs, seen, said } = read;
   if (!isCount(from) || !(until === null || isCount(until)) || !isCount(epochMs) || typeof epochKnown !== "boolean" || !isCount(warnWithinEpochs))
     return undefined;
-  if (!Array.isArray(seen) || !seen.every(isCount)) return undefined;
+  if (!Array.isArray(seen) || !seen.every(isCount) || !Array.isArray(said) || !said.every(isNotice)) return undefined;
   if (read.code !== codeFingerprint() || read.madeFor !== madeFor(olds, news)) return undefined;
-  return { from, until: until ?? Number.POSITIVE_INFINITY, epochMs, epochKnown, warnWithinEpochs, seen };
+  return { from, until: until ?? Number.POSITIVE_INFINITY, epochMs, epochKnown, warnWithinEpochs, seen, said };
 }

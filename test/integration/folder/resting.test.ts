@@ -72,6 +72,27 @@ it("once time may change an entry's plan, the diff reads the entries again and w
   expect(said.filter((line) => /expiring soon/.test(line))).toHaveLength(5);
 });
 
+it("a folder whose files expire soon: the verdict says what reading every entry says", async () => {
+  // Two epochs stored, three the warning window: every diff warns of each file.
+  const soon = { site: { ...declared, path: dir, retentionEpochs: 2 } };
+  await stack.up(soon);
+  const diffs = fullDiffs();
+  said = [];
+  await stack.up(soon);
+  expect(diffs).not.toHaveBeenCalled();
+  const fromVerdict = said;
+  expect(fromVerdict.filter((line) => /expiring soon/.test(line))).toHaveLength(5);
+
+  // The same state without its verdict: read whole, it says the same.
+  const recorded = stack.get("site")!;
+  const { [RESTING]: _, ...without } = recorded.state;
+  stack.record("site", { ...recorded, state: without });
+  said = [];
+  await stack.up(soon);
+  expect(diffs).toHaveBeenCalledTimes(1);
+  expect(said).toEqual(fromVerdict);
+});
+
 it("a refresh that finds nothing changed keeps the verdict; a state changed otherwise is read whole", async () => {
   await stack.up(program());
   const diffs = fullDiffs();

@@ -9,7 +9,15 @@ import { Struct } from "google-protobuf/google/protobuf/struct_pb";
  * no order), with the SDK's serialized provider added to the outputs.
  */
 
-const resting: Resting = { from: 1_000, until: 5_000, epochMs: 86_400_000, epochKnown: true, warnWithinEpochs: 3, seen: [86_400_000] };
+const resting: Resting = {
+  from: 1_000,
+  until: 5_000,
+  epochMs: 86_400_000,
+  epochKnown: true,
+  warnWithinEpochs: 3,
+  seen: [86_400_000],
+  said: [{ severity: "warning", text: 'StoredFile "a.txt": expiring soon: 2 epoch(s) left' }],
+};
 const outs = () => ({
   path: "/site",
   entries: ["gzip:AAAA", "BBBB"],
