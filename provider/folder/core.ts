@@ -385,7 +385,7 @@ export class StoredFolderCore {
     req: StoredFolderRequest,
     oldInputs: FolderInputs,
     effects: boolean,
-  ): { diff: StoredFileDiff; recorded: Map<string, StoredFileState>; dropped: number; said: Notice[] } {
+  ): { diff: StoredFileDiff; clock?: PlanClock; recorded: Map<string, StoredFileState>; dropped: number; said: Notice[] } {
     const said: Notice[] = [];
     const say: ProviderLog = effects ? this.log : (notice) => void said.push(notice);
     const news = req.inputs;
@@ -505,7 +505,7 @@ export class StoredFolderCore {
           : undefined,
       );
     }
-    return { diff: { changes, replaces: [], deleteBeforeReplace: false, detailedDiff }, recorded, dropped: dropped.length, said };
+    return { diff: { changes, replaces: [], deleteBeforeReplace: false, detailedDiff }, clock, recorded, dropped: dropped.length, said };
   }
 
   /**
@@ -515,15 +515,16 @@ export class StoredFolderCore {
    * (folder/resting.ts) so that an unchanged folder's diff need not read its entries.
    */
   restingAfter(state: StoredFolderState, req: StoredFolderRequest): Resting | undefined {
-    const clock = this.files.planClock();
     let found: ReturnType<StoredFolderCore["compare"]>;
     try {
       found = this.compare(state, req, {}, false);
     } catch {
       return undefined;
     }
+    // The moment its plans were made at: the verdict holds from then.
+    const clock = found.clock;
     const after = this.files.planClock();
-    if (found.diff.changes || found.dropped > 0 || after.epochMs !== clock.epochMs || after.epochKnown !== clock.epochKnown) return undefined;
+    if (!clock || found.diff.changes || found.dropped > 0 || after.epochMs !== clock.epochMs || after.epochKnown !== clock.epochKnown) return undefined;
     // A notice said once per process is not said again from a verdict.
     if (found.said.some((notice) => notice.once !== undefined)) return undefined;
     let until = Number.POSITIVE_INFINITY;
