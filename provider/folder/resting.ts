@@ -37,10 +37,10 @@ export interface Resting {
 /** The serialized provider the SDK adds to the outputs it returns: not ours, and not in what a write returns. */
 const PROVIDER_KEY = "__provider";
 
-/** What a verdict is made for: the outputs as recorded (without the verdict) and the inputs of the step. */
-function madeFor(outputs: Props, news: Props): string {
+/** What a verdict is made for: the outputs as recorded (without the verdict), the inputs of the step, and the verdict itself. */
+function madeFor(outputs: Props, news: Props, verdict: Props): string {
   const { [RESTING]: _resting, [PROVIDER_KEY]: _provider, ...recorded } = outputs;
-  return fingerprint([recorded, news]);
+  return fingerprint([recorded, news, verdict]);
 }
 
 let code: string | undefined;
@@ -74,7 +74,8 @@ function codeFingerprint(): string {
 /** The text a write records: the verdict, the code that made it and what it was made for. */
 export function restingRecord(resting: Resting, outputs: Props, news: Props): string {
   const { until, ...rest } = resting;
-  return JSON.stringify({ ...rest, until: Number.isFinite(until) ? until : null, code: codeFingerprint(), madeFor: madeFor(outputs, news) });
+  const verdict = { ...rest, until: Number.isFinite(until) ? until : null, code: codeFingerprint() };
+  return JSON.stringify({ ...verdict, madeFor: madeFor(outputs, news, verdict) });
 }
 
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
@@ -92,10 +93,12 @@ export function restingFor(olds: Props, news: Props): Resting | undefined {
     return undefined;
   }
   if (!isPlainObject(read)) return undefined;
-  const { from, until, epochMs, epochKnown, warnWithinEpochs, seen, said } = read;
+  const { madeFor: made, ...verdict } = read;
+  const { from, until, epochMs, epochKnown, warnWithinEpochs, seen, said } = verdict;
   if (!isCount(from) || !(until === null || isCount(until)) || !isCount(epochMs) || typeof epochKnown !== "boolean" || !isCount(warnWithinEpochs))
     return undefined;
   if (!Array.isArray(seen) || !seen.every(isCount) || !Array.isArray(said) || !said.every(isNotice)) return undefined;
-  if (read.code !== codeFingerprint() || read.madeFor !== madeFor(olds, news)) return undefined;
+  // Its own fields are in the fingerprint too: a verdict edited in the state is not taken.
+  if (verdict.code !== codeFingerprint() || made !== madeFor(olds, news, verdict)) return undefined;
   return { from, until: until ?? Number.POSITIVE_INFINITY, epochMs, epochKnown, warnWithinEpochs, seen, said };
 }

@@ -81,6 +81,16 @@ describe("restingFor", () => {
       news(),
     ],
     [
+      "a verdict's own end edited (never undone by time)",
+      (o: Record<string, unknown>) => ({ ...o, [RESTING]: JSON.stringify({ ...JSON.parse(String(o[RESTING])), until: null }) }),
+      news(),
+    ],
+    [
+      "a verdict's notices edited",
+      (o: Record<string, unknown>) => ({ ...o, [RESTING]: JSON.stringify({ ...JSON.parse(String(o[RESTING])), said: [] }) }),
+      news(),
+    ],
+    [
       "a verdict another code made",
       (o: Record<string, unknown>) => ({ ...o, [RESTING]: JSON.stringify({ ...JSON.parse(String(o[RESTING])), code: "0".repeat(64) }) }),
       news(),
