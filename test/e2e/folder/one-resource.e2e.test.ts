@@ -96,7 +96,10 @@ describe("StoredFolder { oneResource: true } (TypeScript, dynamic resource)", ()
       expect(String(resource.inputs?.__provider).length).toBeLessThan(4000);
       expect(exported).not.toContain("tsk_test_emulator_local_key");
       // The verdict its last write recorded (folder/resting.ts) fingerprints values that may be secret: encrypted.
-      expect(resource.outputs?.resting).toMatchObject({ "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: expect.any(String) });
+      expect(resource.outputs?.resting).toMatchObject({
+        "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+        ciphertext: expect.any(String),
+      });
 
       // The expiry alarm on this export: the resource's entries are secret (encrypted here), so
       // the folder is one row with its earliestExpiresAt, the soonest end of its files.
