@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { RESTING, type Resting, restingFor, restingRecord } from "../../../provider/folder/resting";
-// The message the engine and the SDK carry a dynamic resource's properties in.
-import { Struct } from "google-protobuf/google/protobuf/struct_pb";
+import { createRequire } from "node:module";
+
+/** The message the engine and the SDK carry a dynamic resource's properties in: the SDK's own copy of it. */
+interface StructMessage {
+  serializeBinary(): Uint8Array;
+  toJavaScript(): Record<string, unknown>;
+}
+const fromSdk = createRequire(createRequire(__filename).resolve("@pulumi/pulumi"));
+const { Struct } = fromSdk("google-protobuf/google/protobuf/struct_pb") as {
+  Struct: { fromJavaScript(value: unknown): StructMessage; deserializeBinary(bytes: Uint8Array): StructMessage };
+};
 
 /**
  * A folder's verdict of "nothing to do" is taken by the next diff only for the outputs and inputs
@@ -47,8 +56,8 @@ const viaEngine = (props: Record<string, unknown>): Record<string, unknown> => {
               .map(([k, x]) => [k, reversed(x)]),
           )
         : v;
-  const wire = Struct.fromJavaScript(reversed(props) as never).serializeBinary();
-  return Struct.deserializeBinary(wire).toJavaScript() as Record<string, unknown>;
+  const wire = Struct.fromJavaScript(reversed(props)).serializeBinary();
+  return Struct.deserializeBinary(wire).toJavaScript();
 };
 
 describe("restingFor", () => {
