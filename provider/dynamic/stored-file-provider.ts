@@ -3,6 +3,7 @@ import type { TuskrClientOptions } from "../client/client";
 import type { ConfigSource } from "../config/settings";
 import { StoredFileCore, type StoredFileDiff, type StoredFileRequest } from "../file/core";
 import { type ProviderLog, inertError, inertFailure } from "../engine/notice";
+import { PROVIDER_KEY } from "../engine/provider-key";
 import { hideBookkeeping, parseState } from "../file/state";
 import { declaredInputsOf, validateInputs } from "../file/validate";
 
@@ -17,7 +18,6 @@ type Props = Record<string, unknown>;
 /** Inputs the resource adds for its provider, and the one the engine adds (the serialized provider). */
 const URN_KEY = "__urn";
 const SECRETS_KEY = "__secretInputs";
-const PROVIDER_KEY = "__provider";
 
 /** The resource's own inputs, the URN and secret names split off (StoredFolder's front door too). */
 export function requestOf(news: Props): { inputs: Props; urn?: string; secretInputs: string[]; carried: Props } {

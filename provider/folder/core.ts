@@ -15,7 +15,7 @@ import { redactor } from "../file/messages";
 import { shows } from "../file/reason";
 import { parseState } from "../file/state";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
-import { createHash } from "node:crypto";
+import { fingerprint } from "../engine/fingerprint";
 import { reclaimAfter, reclaimWhileSending } from "./memory";
 import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsBefore, partsKey, recounted } from "./parts";
 import { Moves } from "./moves";
@@ -68,12 +68,7 @@ interface Settled {
  */
 export function stepDigest(olds: unknown, news: unknown): () => string {
   let digest: string | undefined;
-  return () =>
-    (digest ??= createHash("sha256")
-      .update(JSON.stringify(olds ?? null))
-      .update("\0")
-      .update(JSON.stringify(news ?? null))
-      .digest("hex"));
+  return () => (digest ??= fingerprint([olds ?? null, news ?? null]));
 }
 
 /** A folder operation's request, as a front door hands it over (folder/inputs.ts: `folderInputsOf`). */

@@ -4,6 +4,8 @@ import * as path from "node:path";
 import { isPlainObject } from "../../api";
 import { fingerprint } from "../engine/fingerprint";
 import type { Notice } from "../engine/notice";
+// The serialized provider the SDK adds to the outputs a write returns: not in what the write made.
+import { PROVIDER_KEY } from "../engine/provider-key";
 
 /**
  * The diff of an unchanged folder reads and plans every entry to find nothing to do: at 100,000
@@ -33,9 +35,6 @@ export interface Resting {
   /** What the diff says (an expiry near, as its files' epochs left are until `until`): said again. */
   said: Notice[];
 }
-
-/** The serialized provider the SDK adds to the outputs it returns: not ours, and not in what a write returns. */
-const PROVIDER_KEY = "__provider";
 
 /** What a verdict is made for: the outputs as recorded (without the verdict), the inputs of the step, and the verdict itself. */
 function madeFor(outputs: Props, news: Props, verdict: Props): string {
