@@ -251,6 +251,75 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     expect((await plugin.folder.diff(...at(0), outs[0], again.inputs, first.inputs)).changes).toBe(false);
   });
 
+  it("a raise cut short twice after the first part: the new parts upload what it dropped under the folder's keys, answered with the first uploads, nothing bought", async () => {
+    // A service that sells an upload of stored bytes again: what a second purchase would cost shows.
+    await emu.close();
+    emu = await startEmulator({ port: 0, duplicateUpload: "purchase" });
+    const { declare, recorded } = await fortyFilesInThreeParts();
+    const at = (part: number) => [dir, urnOf(`site${part}`)] as const;
+    const bought = () => emu.files().reduce((n, f) => n + f.uploadEpochs + f.epochsBought, 0);
+    const stored = bought();
+    const createdAt = new Map(emu.files().map((f) => [f.blobId, f.createdAt]));
+    // Two `up`s of the raise to 5, each cut short after the first part: the second forgets what the first handed over.
+    let olds = recorded[0];
+    for (const run of [1, 2]) {
+      const plugin = await newPlugin();
+      const checked = await plugin.folder.check(urnOf("site0"), olds.inputs, declare(5, 0));
+      await plugin.folder.diff(...at(0), olds.outs, checked.inputs, olds.inputs);
+      const outs = (await plugin.folder.update(...at(0), olds.outs, checked.inputs)).outs;
+      expect(outs.handedOver === undefined).toBe(run === 2);
+      olds = { inputs: checked.inputs, outs };
+    }
+    // The third `up` reaches every part: the new ones find the first part's contents on offer by no one.
+    const plugin = await newPlugin();
+    emu.clearRequests();
+    const all = [olds, recorded[1], recorded[2]];
+    const outs: Record<string, unknown>[] = [];
+    for (const part of [0, 1, 2, 3, 4]) {
+      const checked = await plugin.folder.check(urnOf(`site${part}`), all[part]?.inputs ?? {}, declare(5, part));
+      const old = all[part];
+      if (!old) {
+        outs.push((await plugin.folder.create(urnOf(`site${part}`), checked.inputs)).outs!);
+        continue;
+      }
+      await plugin.folder.diff(...at(part), old.outs, checked.inputs, old.inputs);
+      outs.push((await plugin.folder.update(...at(part), old.outs, checked.inputs)).outs);
+    }
+    // They are uploaded again (the scenario), each answered as its first upload: no entry bought twice, each kept as stored.
+    expect(writes().filter((r) => r === "upload").length).toBeGreaterThan(0);
+    expect(bought()).toBe(stored);
+    for (const part of [3, 4]) {
+      const state = outs[part];
+      const byPath = (field: string) => state[field] as Record<string, string>;
+      for (const entry of unpackEntries(state.entries, { manifest: recordedManifest(state), blobIds: byPath("blobIds"), urls: byPath("urls") }).values()) {
+        expect(entry.createdAt).toBe(createdAt.get(entry.blobId!));
+      }
+    }
+  });
+
+  it("lowering `parts`: the parts that take the removed part's contents upload them under the folder's keys, answered as stored, nothing bought", async () => {
+    await emu.close();
+    emu = await startEmulator({ port: 0, duplicateUpload: "purchase" });
+    const { plugin, declare, recorded } = await fortyFilesInThreeParts();
+    const bought = () => emu.files().reduce((n, f) => n + f.uploadEpochs + f.epochsBought, 0);
+    const stored = bought();
+    const createdAt = new Map(emu.files().map((f) => [f.blobId, f.createdAt]));
+    emu.clearRequests();
+    const outs: Record<string, unknown>[] = [];
+    for (const part of [0, 1]) {
+      const checked = await plugin.folder.check(urnOf(`site${part}`), recorded[part].inputs, declare(2, part));
+      await plugin.folder.diff(dir, urnOf(`site${part}`), recorded[part].outs, checked.inputs, recorded[part].inputs);
+      outs.push((await plugin.folder.update(dir, urnOf(`site${part}`), recorded[part].outs, checked.inputs)).outs);
+    }
+    expect(writes().filter((r) => r === "upload").length).toBe(Object.keys(recordedManifest(recorded[2].outs)).length);
+    expect(bought()).toBe(stored);
+    for (const state of outs) {
+      const byPath = (field: string) => state[field] as Record<string, string>;
+      const entries = unpackEntries(state.entries, { manifest: recordedManifest(state), blobIds: byPath("blobIds"), urls: byPath("urls") });
+      for (const entry of entries.values()) expect(entry.createdAt).toBe(createdAt.get(entry.blobId!));
+    }
+  });
+
   it("a new part stepped before the part that drops its contents uploads them: the order is the program's", async () => {
     const { plugin, declare, recorded } = await fortyFilesInThreeParts();
     emu.clearRequests();
