@@ -1,5 +1,5 @@
 import type { TuskrErrorCode } from "../client/errors";
-import { FILES_PER_PART } from "../folder/parts";
+import { ADVISE_PARTS_FROM } from "../folder/parts";
 
 /**
  * What each error the provider raises means and what to run, once: docs/troubleshooting.md's
@@ -110,7 +110,7 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
   },
   {
     situation: "``StoredFolder …: N files in one resource, so each change carries them all; `parts: K` …`` (a warning)",
-    means: `A folder of more than ${(2 * FILES_PER_PART).toLocaleString("en")} files is one resource: the engine carries, logs and rewrites all of its state for a one-file change, which then costs some 1.7 times an unchanged preview at 100,000 files.`,
+    means: `A folder of more than ${ADVISE_PARTS_FROM.toLocaleString("en")} files is one resource: the engine carries, logs and rewrites all of its state for a one-file change, which then costs some 1.7 times an unchanged preview at 100,000 files.`,
     run: 'Declare `parts: K` as said (TypeScript; another language declares each `part`). The contents that move to another part keep their entries: nothing is uploaded or bought again ([StoredFolder](stored-folder.md), "A large folder in parts").',
   },
   {

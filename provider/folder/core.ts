@@ -17,7 +17,7 @@ import { parseState } from "../file/state";
 import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolderState } from "./schema";
 import { fingerprint } from "../engine/fingerprint";
 import { reclaimAfter, reclaimWhileSending } from "./memory";
-import { FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsBefore, partsKey, recounted } from "./parts";
+import { ADVISE_PARTS_FROM, FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsBefore, partsKey, recounted } from "./parts";
 import { Moves } from "./moves";
 import type { Resting } from "./resting";
 import * as path from "node:path";
@@ -250,7 +250,7 @@ export class StoredFolderCore {
     const { groups } = walked;
     const paths = new Set([...groups.values()].flat());
     if (paths.size === 0) log(noFileWarning(label, dir, inputs.include, inputs.exclude), urn);
-    if (parts === 1 && paths.size > FILES_PER_PART * 2) log(warning(partsAdvice(label, paths.size)), urn);
+    if (parts === 1 && paths.size > ADVISE_PARTS_FROM) log(warning(partsAdvice(label, paths.size)), urn);
     for (const rel of Object.keys(inputs.files ?? {}).filter((r) => !paths.has(r))) {
       log(warning(`StoredFolder ${label}: files[${JSON.stringify(rel)}] names no file of ${dir} that the globs match; it is ignored`), urn);
     }

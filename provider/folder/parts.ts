@@ -7,10 +7,13 @@
 export const MAX_PARTS = 64;
 
 /**
- * About this many files to a part: a one-file change then costs about an unchanged preview (at
- * 100,000 files, BENCHMARKS.md). A lone resource of over twice as many is told so.
+ * About this many files to a part: a one-file change updates at most two parts, and then costs
+ * about an unchanged preview from 10,000 files up (BENCHMARKS.md; at 5,000, 1.35 times at 10,000).
  */
-export const FILES_PER_PART = 5_000;
+export const FILES_PER_PART = 2_000;
+
+/** A folder of more files than this kept as one resource is told the count of parts to declare. */
+export const ADVISE_PARTS_FROM = 10_000;
 
 /**
  * The part (0 to parts − 1) that keeps the content of `hash`, a sha256 in hex. A jump over the

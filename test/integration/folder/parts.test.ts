@@ -452,7 +452,7 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     await plugin.folder.check(urnOf("site"), {}, { path: dir });
     const advice = () => logged.filter((l) => l.includes("files in one resource"));
     expect(advice()).toHaveLength(1);
-    expect(advice()[0]).toContain('StoredFolder "site": 10001 files in one resource, so each change carries them all; `parts: 3` updates only the parts');
+    expect(advice()[0]).toContain('StoredFolder "site": 10001 files in one resource, so each change carries them all; `parts: 6` updates only the parts');
     logged = [];
     for (const part of [0, 1, 2]) await plugin.folder.check(urnOf(`site${part}`), {}, { path: dir, parts: 3, part });
     expect(advice()).toEqual([]);
