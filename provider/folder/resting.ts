@@ -10,8 +10,8 @@ import { PROVIDER_KEY } from "../engine/provider-key";
 /**
  * The diff of an unchanged folder reads and plans every entry to find nothing to do: at 100,000
  * files, most of a preview. A write after which the diff would find nothing to do records that
- * verdict, with what the diff says, (StoredFolderCore.restingAfter) as the dynamic resource's
- * secret output `resting`.
+ * verdict, with what the diff says, (StoredFolderCore.restingAfter) as the secret output
+ * `resting` of either front door.
  * The next diff takes it only for the state and inputs it was made for (their fingerprint), from
  * the same code, with the same epoch facts, before time alone may change an entry's plan
  * (StoredFolderCore.rests); otherwise it reads every entry, as before.

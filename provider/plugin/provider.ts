@@ -12,6 +12,7 @@ import { StoredFolderCore, type StoredFolderRequest, stepDigest } from "../folde
 import { reclaimAfter } from "../folder/memory";
 import { folderInputsOf, validatedInputs } from "../folder/inputs";
 import { type StoredFolderState, folderStateOf as parsedFolderState } from "../folder/schema";
+import { RESTING, restingFor, restingRecord } from "../folder/resting";
 import type { TuskrClientOptions } from "../client/client";
 
 /**
@@ -215,6 +216,15 @@ function folderOutputs(state: StoredFolderState): Props {
   return conceal(state as Props, [...(secrets.length > 0 ? [...secrets, "entries"] : []), "handedOver"]);
 }
 
+/**
+ * The inputs a verdict is made for, as values and secret names: the engine may mark a value secret
+ * that the plugin did not, and a value marked secret anew is a change (its name is recorded).
+ */
+const restedOn = (news: Props): Props => {
+  const { plain, secrets } = revealAll(news);
+  return { inputs: plain, secrets };
+};
+
 /** The plugin's front door for `tuskr:index:StoredFolder`: the same shape as StoredFile's, over the folder core. */
 export class StoredFolderPlugin {
   constructor(private readonly core: StoredFolderCore) {}
@@ -236,6 +246,9 @@ export class StoredFolderPlugin {
     news: Props,
     oldInputs: Props = {},
   ): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
+    // What the last write found still holds: its entries are not read (folder/resting.ts).
+    const resting = restingFor(revealAll(olds).plain, restedOn(news));
+    if (resting && this.core.rests(resting, urn)) return { changes: false, replaces: [], detailedDiff: {} };
     const { changes, replaces, detailedDiff } = this.core.diff(
       id,
       folderStateOf(olds),
@@ -246,20 +259,33 @@ export class StoredFolderPlugin {
   }
 
   async create(urn: string, news: Props): Promise<{ id: string; outs: Props }> {
-    const { id, state } = await this.core.create(folderRequestOf(urn, news)).catch(rethrowFolderPartial);
-    return { id, outs: folderOutputs(state) };
+    const req = folderRequestOf(urn, news);
+    const { id, state } = await this.core.create(req).catch(rethrowFolderPartial);
+    return { id, outs: this.written(state, req, news) };
   }
 
   async read(id: string, urn: string, props: Props): Promise<{ id?: string; props?: Props; inputs?: Props }> {
     const before = folderStateOf(props);
     const { id: found, state, inputs } = await this.core.read(id, before, urn);
     if (found === undefined || state === undefined) return {};
-    return { id: found, props: folderOutputs(state), inputs: conceal({ ...inputs }, state.secretInputs ?? []) };
+    // The verdict of the last write is kept: the next diff takes it only if the refresh changed nothing.
+    const outs = folderOutputs(state);
+    if (props[RESTING] !== undefined) outs[RESTING] = props[RESTING];
+    return { id: found, props: outs, inputs: conceal({ ...inputs }, state.secretInputs ?? []) };
   }
 
   async update(id: string, urn: string, olds: Props, news: Props): Promise<{ outs: Props }> {
-    const state = await this.core.update(id, () => folderStateOf(olds), folderRequestOf(urn, news, olds)).catch(rethrowFolderPartial);
-    return { outs: folderOutputs(state) };
+    const req = folderRequestOf(urn, news, olds);
+    const state = await this.core.update(id, () => folderStateOf(olds), req).catch(rethrowFolderPartial);
+    return { outs: this.written(state, req, news) };
+  }
+
+  /** The outputs a write records, with the verdict the next diff would reach when that is nothing to do (secret: it says what the diff says). */
+  private written(state: StoredFolderState, req: StoredFolderRequest, news: Props): Props {
+    const resting = this.core.restingAfter(state, req);
+    const outs = folderOutputs(state);
+    if (resting) outs[RESTING] = secret(restingRecord(resting, revealAll(outs).plain, restedOn(news)));
+    return outs;
   }
 }
 

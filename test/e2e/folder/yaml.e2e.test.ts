@@ -44,6 +44,11 @@ describe("examples/yaml: StoredFolder through the tuskr provider plugin", () => 
           (r: { type: string }) => r.type === STORED_FOLDER_TYPES.plugin,
         );
         expect(folder.outputs.urls["style.css"]).toMatch(new RegExp(`/cdn/${blobIds["style.css"]}$`));
+        // The verdict the next diff takes instead of reading every entry (folder/resting.ts): encrypted, as it says what the diff says.
+        expect(folder.outputs.resting).toMatchObject({
+          "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+          ciphertext: expect.any(String),
+        });
 
         // Nothing changed: nothing sent at preview or up.
         emu.clearRequests();

@@ -6,6 +6,8 @@ import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../..
 import { StoredFolderCore } from "../../../provider/folder/core";
 import { RESTING } from "../../../provider/folder/resting";
 import { EngineStack } from "../../helpers/provider-driver";
+import { SECRET_SIG, SIG_KEY } from "../../../provider/engine/markers";
+import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
 
 /**
  * A write after which nothing is left to do records that verdict (folder/resting.ts): the next
@@ -15,6 +17,7 @@ import { EngineStack } from "../../helpers/provider-driver";
 
 const URN = "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/tuskr:StoredFolder::site";
 const DAY = 86_400_000;
+const secret = (value: unknown) => ({ [SIG_KEY]: SECRET_SIG, value });
 let emu: Emulator;
 let dir: string;
 let stack: EngineStack;
@@ -119,4 +122,27 @@ it("a verdict holds only with the epoch facts it was made with, and from the mom
   expect(core.rests({ ...resting, warnWithinEpochs: resting.warnWithinEpochs + 1 }, URN)).toBe(false);
   expect(core.rests({ ...resting, from: Date.now() + 60_000 }, URN)).toBe(false);
   expect(core.rests({ ...resting, until: Date.now() - 1 }, URN)).toBe(false);
+});
+
+it("the plugin's tuskr:index:StoredFolder records its verdict, secret, and takes it; a value marked secret anew is read and recorded", async () => {
+  const { StoredFilePlugin } = await import("../../../provider/plugin/provider");
+  const plugin = new StoredFilePlugin((notice) => void said.push(notice.text), { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+  await plugin.configure({ apiKey: secret(EMULATOR_DEFAULT_API_KEY), baseUrl: emu.url });
+  const folder = new EngineStack({ plugin: plugin.folder, urn: `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::site` });
+  const declare = (tag: unknown) => ({ site: { path: dir, retentionEpochs: 6, tag } });
+  await folder.up(declare("docs"));
+  expect(folder.get("site")?.state[RESTING]).toEqual(secret(expect.any(String)));
+  const diffs = fullDiffs();
+  emu.clearRequests();
+  expect((await folder.up(declare("docs"))).steps.map((s) => s.op)).toEqual(["same"]);
+  expect(diffs).not.toHaveBeenCalled();
+  expect((await folder.up(declare("docs"), { refresh: true })).steps.map((s) => s.op)).toEqual(["read", "same"]);
+  expect(diffs).not.toHaveBeenCalled();
+
+  // The same tag, now secret: the full diff finds the secret name to record.
+  expect((await folder.up(declare(secret("docs")))).steps.map((s) => s.op)).toEqual(["update"]);
+  expect(diffs).toHaveBeenCalledTimes(1);
+  expect(emu.requests().filter((r) => r.method !== "GET")).toEqual([]);
+  expect((await folder.up(declare(secret("docs")))).steps.map((s) => s.op)).toEqual(["same"]);
+  expect(diffs).toHaveBeenCalledTimes(1);
 });
