@@ -48,15 +48,6 @@ export const STORED_FOLDER_TYPES = {
  */
 export const folderEntryUrn = (folderUrn: string, hash: string): string => `${folderUrn}/sha256:${hash}`;
 
-/**
- * Whose uploads a folder's entry shares keys with: the folder, by its stack, project and path, so
- * every part of it (any front door) answers to the uploads of the others.
- */
-export function folderKeyOwner(urn: string | undefined, path: unknown): string | undefined {
-  const parsed = urn === undefined ? undefined : parseUrn(resourceUrnOf(urn));
-  return parsed && typeof path === "string" ? `${parsed.stack}::${parsed.project}::StoredFolder::${path}` : urn;
-}
-
 /** The URN the engine knows: a folder entry's folder, any other URN as it is. */
 export const resourceUrnOf = (urn: string): string => urn.replace(/\/sha256:[0-9a-f]{64}$/, "");
 

@@ -38,11 +38,6 @@ export interface StoredFileRequest {
    * folder's entries, where it could turn into another entry's bytes and be bought twice).
    */
   onlyPreviewedContent?: boolean;
-  /**
-   * Whose earlier uploads an upload's key answers to (default: `urn`). A folder's parts give the
-   * folder's, so a content one part stored and another uploads again is answered as stored.
-   */
-  keyOwner?: string;
 }
 
 /** What a refresh (or an import, with no state) found: nothing when the file is gone. */
@@ -366,7 +361,7 @@ export class StoredFileCore {
     let start: Start;
     try {
       start = asset
-        ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent, owner: req.keyOwner ?? req.urn }, facts, log)
+        ? await uploadSource(client, asset, inputs, { onlyPreviewedContent: req.onlyPreviewedContent, owner: req.urn }, facts, log)
         : await adopt(client, String(inputs.blobId), this.clock());
     } catch (e) {
       // An upload has no blobId yet: it is named by its resource (a folder's entry by its path, which the folder says).

@@ -4,7 +4,7 @@ import { declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from 
 import { earliestOf, firstPaths, handedOverEntries, packEntries, packHandedOver, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { entriesByHash, entryInputs, entrySecrets, entryUrn } from "./entry";
-import { folderEntryUrn, folderKeyOwner, urnName } from "../engine/urns";
+import { folderEntryUrn, urnName } from "../engine/urns";
 import { type StoredFileCore, type StoredFileDiff, secretsMoved } from "../file/core";
 import { type Notice, type ProviderLog, info, mapText, warning } from "../engine/notice";
 import { type PlanClock, type PropertyDiff, planHoldsUntil, putChange } from "../file/plan";
@@ -661,8 +661,6 @@ export class StoredFolderCore {
       keep(entry, old);
       return false;
     });
-    // One owner for every part's upload keys: a content another part stored is answered as stored, not bought again.
-    const owner = folderKeyOwner(req.urn, news.path);
     const { failed, untried } = await eachLimited(sending, this.refusedFromNow(), async (entry) => {
       reclaimWhileSending();
       const entryReq = {
@@ -670,7 +668,6 @@ export class StoredFolderCore {
         urn: entryUrn(req.urn, entry),
         secretInputs: entrySecrets(req.secretInputs, news, entry),
         onlyPreviewedContent: true,
-        keyOwner: owner,
       };
       const old = recorded.get(entry.hash);
       try {

@@ -8,8 +8,7 @@ import type { StoredFileState } from "../file/schema";
  * program's to say: TypeScript's parts each depend on the one before once the count has changed
  * (`partsBefore`, parts.ts; other languages declare it), since the engine steps resources that do
  * not depend on each other in no fixed order and only a few at once. A content taken before it
- * is offered is sent again, under the folder's upload key (urns.ts `folderKeyOwner`): a service
- * that honours the key answers with the first upload.
+ * is offered is uploaded again.
  * When `parts` changes, a part keeps what it drops in its state (`handedOver`) and offers it again
  * at its next diff, for a taker an `up` cut short never reached; the update after that forgets it.
  * One pool per folder core (one service and one API key), which lives as long as its process: one

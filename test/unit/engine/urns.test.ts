@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { folderEntryUrn, folderKeyOwner, parseUrn, resourceUrnOf, urnName } from "../../../provider/engine/urns";
+import { folderEntryUrn, parseUrn, resourceUrnOf, urnName } from "../../../provider/engine/urns";
 
 describe("URNs are taken apart in one place", () => {
   it("a URN's stack, project, own type and name; a parent's type is not the resource's", () => {
@@ -26,19 +26,5 @@ describe("URNs are taken apart in one place", () => {
     const entry = folderEntryUrn(folder, "0".repeat(64));
     expect(resourceUrnOf(entry)).toBe(folder);
     expect(parseUrn(resourceUrnOf(entry))?.type).toBe("tuskr:index:StoredFolder");
-  });
-
-  it("a folder's upload keys belong to its stack, project and path: the same for every part and front door, another for another stack or path", () => {
-    const hash = "0".repeat(64);
-    const owners = [
-      folderEntryUrn("urn:pulumi:dev::p::tuskr:index:StoredFolder::site", hash),
-      folderEntryUrn("urn:pulumi:dev::p::tuskr:index:StoredFolder::site-part3", hash),
-      folderEntryUrn("urn:pulumi:dev::p::tuskr:index:StoredFolder$pulumi-nodejs:dynamic/tuskr:StoredFolder::site-part1", hash),
-    ].map((urn) => folderKeyOwner(urn, "public"));
-    expect(new Set(owners).size).toBe(1);
-    expect(folderKeyOwner(folderEntryUrn("urn:pulumi:prod::p::tuskr:index:StoredFolder::site", hash), "public")).not.toBe(owners[0]);
-    expect(folderKeyOwner(folderEntryUrn("urn:pulumi:dev::p::tuskr:index:StoredFolder::site", hash), "docs")).not.toBe(owners[0]);
-    // Without a URN (a front door that knows none), as before: no owner.
-    expect(folderKeyOwner(undefined, "public")).toBeUndefined();
   });
 });
