@@ -23,7 +23,8 @@ export interface StoredFolderArgs extends Omit<FileValues, "name"> {
   /**
    * Keep the folder as this many resources (1 to 64; implies `oneResource`), each holding the
    * contents whose sha256 falls in it: a one-file change updates one or two parts, not the whole
-   * folder. About one part per 5,000 files; changing it uploads the contents that move part again.
+   * folder. About one part per 2,000 files. Raising it hands each moved content's entry to its new
+   * part; lowering it uploads the removed parts' contents again (docs/stored-folder.md).
    */
   parts?: number;
 }

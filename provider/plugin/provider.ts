@@ -217,12 +217,13 @@ function folderOutputs(state: StoredFolderState): Props {
 }
 
 /**
- * The inputs a verdict is made for, as values and secret names: the engine may mark a value secret
- * that the plugin did not, and a value marked secret anew is a change (its name is recorded).
+ * What a verdict is made for besides the outputs: the inputs as values and secret names (the engine
+ * may mark a value secret that the plugin did not, and a value marked secret anew is a change), and
+ * the URN, whose name the verdict's notices say.
  */
-const restedOn = (news: Props): Props => {
+const restedOn = (urn: string, news: Props): Props => {
   const { plain, secrets } = revealAll(news);
-  return { inputs: plain, secrets };
+  return { inputs: plain, secrets, urn };
 };
 
 /** The plugin's front door for `tuskr:index:StoredFolder`: the same shape as StoredFile's, over the folder core. */
@@ -247,7 +248,7 @@ export class StoredFolderPlugin {
     oldInputs: Props = {},
   ): Promise<{ changes: boolean; replaces: string[]; detailedDiff: Record<string, PropertyDiff> }> {
     // What the last write found still holds: its entries are not read (folder/resting.ts).
-    const resting = restingFor(revealAll(olds).plain, restedOn(news));
+    const resting = restingFor(revealAll(olds).plain, restedOn(urn, news));
     if (resting && this.core.rests(resting, urn)) return { changes: false, replaces: [], detailedDiff: {} };
     const { changes, replaces, detailedDiff } = this.core.diff(
       id,
@@ -284,7 +285,7 @@ export class StoredFolderPlugin {
   private written(state: StoredFolderState, req: StoredFolderRequest, news: Props): Props {
     const resting = this.core.restingAfter(state, req);
     const outs = folderOutputs(state);
-    if (resting) outs[RESTING] = secret(restingRecord(resting, revealAll(outs).plain, restedOn(news)));
+    if (resting) outs[RESTING] = secret(restingRecord(resting, revealAll(outs).plain, restedOn(req.urn ?? "", news)));
     return outs;
   }
 }

@@ -146,3 +146,19 @@ it("the plugin's tuskr:index:StoredFolder records its verdict, secret, and takes
   expect((await folder.up(declare(secret("docs")))).steps.map((s) => s.op)).toEqual(["same"]);
   expect(diffs).toHaveBeenCalledTimes(1);
 });
+
+it("the plugin's verdict is its URN's: under another name (an alias) its notices, which name the folder, are said anew", async () => {
+  const { StoredFilePlugin } = await import("../../../provider/plugin/provider");
+  const plugin = new StoredFilePlugin((notice) => void said.push(notice.text), { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+  await plugin.configure({ apiKey: secret(EMULATOR_DEFAULT_API_KEY), baseUrl: emu.url });
+  const urnOf = (name: string) => `urn:pulumi:dev::proj::${STORED_FOLDER_TYPES.plugin}::${name}`;
+  const declared = { path: dir, retentionEpochs: 6 };
+  const checked = await plugin.folder.check(urnOf("site"), {}, declared);
+  const { outs } = await plugin.folder.create(urnOf("site"), checked.inputs);
+  const diffs = fullDiffs();
+  await plugin.folder.diff(dir, urnOf("site"), outs, checked.inputs, checked.inputs);
+  expect(diffs).not.toHaveBeenCalled();
+  const renamed = await plugin.folder.check(urnOf("renamed"), checked.inputs, declared);
+  await plugin.folder.diff(dir, urnOf("renamed"), outs, renamed.inputs, checked.inputs);
+  expect(diffs).toHaveBeenCalledTimes(1);
+});
