@@ -27,6 +27,12 @@ export function purchaseKey(parts: ReadonlyArray<string | number | null | undefi
   return `pulumi-tuskr-${sha256hex(parts.map((p) => String(p ?? "")).join("\n")).slice(0, 40)}`;
 }
 
+/**
+ * How many expired uploads of one content (each replayed under its key, then stored again under the
+ * next) an upload walks past before it gives up: two requests each.
+ */
+const UPLOAD_GENERATIONS = 32;
+
 /** How far the service's clock may be from this machine's. */
 const CLOCK_SKEW_MS = 60_000;
 
@@ -167,22 +173,33 @@ export async function upload(
       { idempotencyKey: key, epochMs: LONGEST_EPOCH_MS, contentSha256: hash },
     );
   const firstKey = purchaseKey(["upload", hash, epochs, filename, tag, contentType, ...(upload.owner ? [upload.owner] : [])]);
-  let result: UploadResult;
-  try {
-    result = await send(firstKey);
-  } catch (e) {
-    if (!isTuskrApiError(e)) throw e;
-    if (e.code === "IDEMPOTENCY_KEY_REUSED") {
-      // The key was used for another request: not this upload's, so not a reason to stop.
-      result = await send(purchaseKey([firstKey, "refused"]));
-    } else if (e.isGone) {
-      // The client reads every answer back: an earlier upload of this content, replayed or named
-      // as already stored, has expired since. This content is stored again.
-      log(
-        warning(`StoredFile ${JSON.stringify(filename)}: the service answered with an earlier upload of this content, which has expired since: uploaded anew.`),
-      );
-      result = await send(purchaseKey([firstKey, "after", e.goneBlobId]));
-    } else throw e;
+  let result: UploadResult | undefined;
+  let key = firstKey;
+  let refused = false;
+  for (let generation = 0; result === undefined; ) {
+    try {
+      result = await send(key);
+    } catch (e) {
+      if (!isTuskrApiError(e)) throw e;
+      if (e.code === "IDEMPOTENCY_KEY_REUSED" && !refused) {
+        // The key was used for another request: not this upload's, so not a reason to stop.
+        refused = true;
+        key = purchaseKey([firstKey, "refused"]);
+      } else if (e.isGone && generation < UPLOAD_GENERATIONS) {
+        // The client reads every answer back: an earlier upload of this content, replayed or named
+        // as already stored, has expired since. Stored again under the next key of the chain: the
+        // upload made after each expiry has a key of its own, so a later expiry leads to the next.
+        if (generation === 0) {
+          log(
+            warning(
+              `StoredFile ${JSON.stringify(filename)}: the service answered with an earlier upload of this content, which has expired since: uploaded anew.`,
+            ),
+          );
+        }
+        generation++;
+        key = purchaseKey([key, "after", e.goneBlobId]);
+      } else throw e;
+    }
   }
   const common = { sourceHash: hash, source: upload.source };
   // The service's record, read back by the client's gate.

@@ -304,6 +304,19 @@ describe("an upload (source), against every kind of service", () => {
       expect(file.expired).toBe(false);
       expect(file.endEpoch).toBe(emu.currentEpoch() + 1);
     });
+
+    it(`a file that expired again and again is uploaded anew each time (keys ${idempotency === "honour" ? "honoured" : "ignored"})`, async () => {
+      const emu = await start({ idempotency });
+      const inputs = { source: textAsset(`expiring ${Math.random()}`), name: "x.txt", retentionEpochs: 1, __urn: URN };
+      for (let round = 0; round < 4; round++) {
+        const { outs } = await (await newRun(emu)).create(inputs);
+        const file = entryNamed(emu, "x.txt");
+        expect(file.expired).toBe(false);
+        expect(file.endEpoch).toBe(emu.currentEpoch() + 1);
+        await emu.advanceEpochs(2);
+        expect(await (await newRun(emu)).read(String(outs.blobId), outs)).toEqual({});
+      }
+    });
   }
 
   it("an upload whose answer is lost (applied, connection dropped): not sent again in that run; the next run finds it, the declared end", async () => {
