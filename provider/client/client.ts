@@ -226,7 +226,7 @@ export class TuskrClient {
     });
     const sent = { size, filename: source.filename, sentAt, sha256: options.contentSha256 };
     try {
-      return { ...answered, answeredExpiresAt: answered.file.expiresAt ?? undefined, ...(await this.confirmedUpload(answered, sent, deadline)) };
+      return { ...answered, ...(await this.confirmedUpload(answered, sent, deadline)) };
     } catch (e) {
       // Bought perhaps, but not shown to be these bytes: the entry it names is recorded as
       // unconfirmed, checked again by the next `up` before anything is sent on it, never uploaded again.

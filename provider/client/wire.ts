@@ -121,8 +121,6 @@ export interface UploadResult {
   /** 201: a new file, the epochs bought; 200: the same content was already stored (nothing bought, nothing set). */
   created: boolean;
   confirmedBy: "response" | "replay";
-  /** The expiry the answer said (a replay's is its first answer's: what was bought since moved `file`'s). */
-  answeredExpiresAt?: string;
   keyHonoured: boolean;
   resent: boolean;
 }

@@ -247,10 +247,5 @@ export async function upload(
   // escape differs from the declared one, and the same `up` PATCHes it. Its start is the start of
   // this epoch, the epochs it was uploaded for before its expiry.
   const fresh = { ...file, metadata: file.metadata ?? {}, mimeType: file.mimeType ?? contentType };
-  // A replay's answer is its first one: epochs bought on the entry since moved its expiry, not its start.
-  // Counted in a guess while the length is not known, as `observe` counts a move: then again from the creation, once known.
-  const now = learner.clock();
-  const since = ownReplay ? epochsBetween({ expiresAt: result.answeredExpiresAt, createdAt: file.createdAt }, file, now) : 0;
-  const moment = movedStart({ createdAt: file.createdAt ?? undefined } as StoredFileState, since, now);
-  return { blobId: result.file.blobId, file: fresh, state: { ...common, ...moment, retentionStartEpochs: k + since } };
+  return { blobId: result.file.blobId, file: fresh, state: { ...common, retentionStartEpochs: k } };
 }

@@ -253,28 +253,6 @@ describe("an upload (source), against every kind of service", () => {
     });
   }
 
-  it("a create killed after its upload, the entry renewed elsewhere before the rerun: the rerun counts from its upload, and a raise buys only the gap", async () => {
-    const emu = await start({ idempotency: "honour" });
-    const first = emu.currentEpoch();
-    const inputs = { source: textAsset(`renewed ${Math.random()}`), name: "r.txt", retentionEpochs: 3, __urn: URN };
-    await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
-    const blobId = entryNamed(emu, "r.txt").blobId;
-    // Another stack declares 5 epochs of the same entry.
-    const renewed = await fetch(`${emu.url}/v1/files/${blobId}/renew`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ epochs: 2 }),
-    });
-    expect(renewed.ok).toBe(true);
-    const { outs } = await (await newRun(emu)).create(inputs);
-    expect(entryNamed(emu, "r.txt").endEpoch).toBe(first + 5);
-    // Raised to 5 from its upload's epoch: the entry reaches it already.
-    emu.clearRequests();
-    await (await newRun(emu)).update(blobId, outs, { ...inputs, retentionEpochs: 5 });
-    expect(emu.requests().filter((r) => r.route === "renew")).toEqual([]);
-    expect(entryNamed(emu, "r.txt").endEpoch).toBe(first + 5);
-  });
-
   it("the same content uploaded earlier by someone else: one entry, shared; only what it lacks of the declared end is bought, and said", async () => {
     const emu = await start({ idempotency: "ignore" });
     const text = `shared ${Math.random()}`;
