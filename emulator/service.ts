@@ -16,7 +16,7 @@ import {
   type UploadRecord,
 } from "../api";
 import { ERRORS, emulatorError, jsonKind } from "./errors";
-import type { FileEntry, FileStore } from "./store";
+import type { FileEntry, FileStore, IdempotencyRecord } from "./store";
 
 /**
  * The service's rules: what an upload, a read, an update and a renew do, and which requests
@@ -150,7 +150,7 @@ export class FileService {
     const idempotencyKey = this.idempotency === "honour" ? headerKey : undefined;
     if (idempotencyKey !== undefined) {
       const replay = await this.replay(idempotencyKey, "upload", blobId, epochs);
-      if (replay) return { status: replay.status ?? 200, body: replay.response as unknown as UploadRecord, replayed: true, key: idempotencyKey };
+      if (replay) return { status: replay.status ?? 200, body: this.replayed(replay) as unknown as UploadRecord, replayed: true, key: idempotencyKey };
     }
     const { created, file } = await this.store_(input, blobId, name, epochs);
     const body = this.uploadView(file);
@@ -164,6 +164,7 @@ export class FileService {
         status,
         response: structuredClone(body) as unknown as JsonObject,
         createdAt: new Date().toISOString(),
+        advancedEpochs: this.clock.advancedEpochs,
       });
       await this.store.persist();
     }
@@ -230,6 +231,20 @@ export class FileService {
     return prior;
   }
 
+  /**
+   * A remembered answer as it is replayed now: its instants are on the timeline the clock reports,
+   * moved back by the epochs advanced since (as every record's are), so it names the same moments.
+   */
+  private replayed(prior: IdempotencyRecord): JsonObject {
+    const response = structuredClone(prior.response);
+    const shiftMs = (this.clock.advancedEpochs - (prior.advancedEpochs ?? this.clock.advancedEpochs)) * this.clock.epochMs;
+    for (const field of ["createdAt", "expiresAt", "created_at", "expires_at"]) {
+      const at = response[field];
+      if (shiftMs !== 0 && typeof at === "string" && !Number.isNaN(Date.parse(at))) response[field] = new Date(Date.parse(at) - shiftMs).toISOString();
+    }
+    return response;
+  }
+
   /** The file if it exists and is alive; 404 or 410 otherwise. */
   liveFile(blobId: string): FileEntry {
     if (textLength(blobId) > LIMITS.blobIdMaxLength) throw emulatorError(ERRORS.blobIdTooLong, textLength(blobId));
@@ -285,7 +300,7 @@ export class FileService {
     const idempotencyKey = this.idempotency === "honour" ? headerKey : undefined;
     if (idempotencyKey !== undefined) {
       const prior = await this.replay(idempotencyKey, "renew", blobId, epochs);
-      if (prior) return { body: structuredClone(prior.response) as unknown as RenewAnswer, replayed: true, key: idempotencyKey };
+      if (prior) return { body: this.replayed(prior) as unknown as RenewAnswer, replayed: true, key: idempotencyKey };
     }
 
     const file = this.liveFile(blobId);
@@ -311,6 +326,7 @@ export class FileService {
         epochs,
         response: structuredClone(response) as unknown as JsonObject,
         createdAt: new Date().toISOString(),
+        advancedEpochs: this.clock.advancedEpochs,
       });
     }
     await this.store.persist();

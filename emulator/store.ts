@@ -41,6 +41,8 @@ export interface IdempotencyRecord {
   status?: number;
   response: JsonObject;
   createdAt: string;
+  /** The clock's advanced epochs when it was answered: a replay reports the answer's instants moved back by those advanced since. */
+  advancedEpochs?: number;
 }
 
 export interface FileStore {

@@ -376,6 +376,22 @@ describe("Idempotency-Key on upload", () => {
     expect(emulator().files()).toMatchObject([{ blobId: first.blob_id, uploadEpochs: 3 }]);
   });
 
+  it("replays, after the clock advanced, the instants the record reports now: the answer names the same moments", async () => {
+    const first = await upload("keyed then advanced", { epochs: 3, idempotencyKey: "up-adv" });
+    await emulator().advanceEpochs(2);
+    const again = await uploadFile(emulator(), {
+      content: "keyed then advanced",
+      filename: "notes.txt",
+      type: "text/plain",
+      epochs: 3,
+      idempotencyKey: "up-adv",
+    });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    const record = (await getFile(emulator(), first.blob_id)).body;
+    expect({ created: again.body.created_at, expires: again.body.expires_at }).toEqual({ created: record.createdAt, expires: record.expiresAt });
+    expect(Date.parse(again.body.created_at)).toBe(Date.parse(first.created_at) - 2 * emulator().epochSeconds * 1000);
+  });
+
   it("echoes the key on a first upload, and refuses it for another upload (other content or epochs) with 422", async () => {
     const response = await uploadFile(emulator(), { content: "echoed", filename: "e.txt", epochs: 2, idempotencyKey: "up-2" });
     expect(response.status).toBe(201);
@@ -460,7 +476,9 @@ describe("POST /v1/files/:blobId/renew", () => {
     const again = await renewFile(emulator(), file.blob_id, { epochs: 4 }, { idempotencyKey: "renew-1" });
     expect(again.status).toBe(200);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
-    expect(again.body).toEqual(first.body);
+    // Its instants moved back with the clock, as every record's: the same moments.
+    const back = (at: string) => new Date(Date.parse(at) - emulator().epochSeconds * 1000).toISOString();
+    expect(again.body).toEqual({ ...first.body, createdAt: back(first.body.createdAt), expiresAt: back(first.body.expiresAt) });
     expect(emulator().files()[0]).toMatchObject({ epochsBought: 4, renewCount: 1, endEpoch: 5 });
   });
 
