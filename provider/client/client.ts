@@ -226,7 +226,8 @@ export class TuskrClient {
     });
     const sent = { size, filename: source.filename, sentAt, sha256: options.contentSha256 };
     try {
-      return { ...answered, ...(await this.confirmedUpload(answered, sent, deadline)) };
+      const answer = { createdAt: answered.file.createdAt, expiresAt: answered.file.expiresAt };
+      return { ...answered, answer, ...(await this.confirmedUpload(answered, sent, deadline)) };
     } catch (e) {
       // Bought perhaps, but not shown to be these bytes: the entry it names is recorded as
       // unconfirmed, checked again by the next `up` before anything is sent on it, never uploaded again.

@@ -121,6 +121,8 @@ export interface UploadResult {
   /** 201: a new file, the epochs bought; 200: the same content was already stored (nothing bought, nothing set). */
   created: boolean;
   confirmedBy: "response" | "replay";
+  /** The entry's creation and expiry as the answer said them: a replay's are its first answer's, before anything bought since. */
+  answer?: { createdAt?: string | null; expiresAt?: string | null };
   keyHonoured: boolean;
   resent: boolean;
 }

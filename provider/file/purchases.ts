@@ -202,13 +202,14 @@ export async function upload(
     }
   }
   const common = { sourceHash: hash, source: upload.source };
+  const k = epochs ?? 1;
   // The service's record, read back by the client's gate.
   const file: Partial<ReceivedFile> = result.file;
-  const k = epochs ?? 1;
   // An entry this upload created starts in its creation's epoch: made now, or answered as a replay
   // of this resource's own key (an earlier run killed after the service applied it). Another entry
   // is taken as any stored content is, from the moment it is taken.
-  const ownReplay = result.confirmedBy === "replay" && upload.owner !== undefined && result.created;
+  const replayed = result.confirmedBy === "replay" && upload.owner !== undefined && result.created ? replayedStart(result, k, learner.clock()) : undefined;
+  const ownReplay = replayed !== undefined;
   const createdNow = ownReplay || (result.created && result.confirmedBy !== "replay" && !(Date.parse(file.createdAt ?? "") < clock.nowMs - CLOCK_SKEW_MS));
   const span = Date.parse(file.expiresAt ?? "") - Date.parse(file.createdAt ?? "");
   // A new entry, answered now, ends k epochs after its creation epoch's start: its span bounds the epoch's length.
@@ -247,5 +248,22 @@ export async function upload(
   // escape differs from the declared one, and the same `up` PATCHes it. Its start is the start of
   // this epoch, the epochs it was uploaded for before its expiry.
   const fresh = { ...file, metadata: file.metadata ?? {}, mimeType: file.mimeType ?? contentType };
-  return { blobId: result.file.blobId, file: fresh, state: { ...common, retentionStartEpochs: k } };
+  return { blobId: result.file.blobId, file: fresh, state: { ...common, ...(replayed ?? { retentionStartEpochs: k }) } };
+}
+
+/**
+ * The start of an entry a replay of this resource's key names, if its earlier upload made it: the
+ * record read back is created when the answer said (not stored again since an expiry), and the
+ * answer spans one upload's epochs (a service selling a second upload of stored bytes answers an
+ * older entry, whose span is longer). It starts `k` epochs before the answer's expiry: what was
+ * bought since moved the expiry, not the start, and counts as `observe` counts any move.
+ */
+function replayedStart(result: UploadResult, k: number, clock: PlanClock): Partial<StoredFileState> | undefined {
+  const created = Date.parse(result.answer?.createdAt ?? "");
+  const expires = Date.parse(result.answer?.expiresAt ?? "");
+  if (Number.isNaN(created) || Number.isNaN(expires) || Date.parse(result.file.createdAt ?? "") !== created) return undefined;
+  if (expires - created > k * clock.epochMs + CLOCK_SKEW_MS) return undefined;
+  const answered = { expiresAt: result.answer?.expiresAt ?? undefined, createdAt: result.file.createdAt ?? undefined };
+  const since = epochsBetween(answered, result.file, clock);
+  return { ...movedStart(answered, since, clock), retentionStartEpochs: k + since };
 }

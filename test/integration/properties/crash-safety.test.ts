@@ -11,6 +11,7 @@ import {
 import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
 import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
 import { configuredProvider } from "../../helpers/provider-fixture";
+import { renewFile } from "../../helpers/emulator";
 
 /**
  * Purchases converge on the declared end, whatever dies when. A run "dies" here with its
@@ -318,6 +319,65 @@ describe("an upload (source), against every kind of service", () => {
       }
     });
   }
+
+  it("a killed create's own upload, replayed after epochs were bought on it elsewhere: a raise to what it holds buys nothing", async () => {
+    const emu = await start({ idempotency: "honour" });
+    const first = emu.currentEpoch();
+    const inputs = { source: textAsset(`renewed since ${Math.random()}`), name: "r.txt", retentionEpochs: 3, __urn: URN };
+    await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
+    const { blobId } = entryNamed(emu, "r.txt");
+    await emu.advanceEpochs(1);
+    expect((await renewFile(emu, blobId, { epochs: 2 })).status).toBe(200);
+    const { outs } = await (await newRun(emu)).create(inputs);
+    emu.clearRequests();
+    await (await newRun(emu)).update(blobId, outs, { ...inputs, retentionEpochs: 5 });
+    expect(emu.requests().filter((r) => r.route === "renew")).toEqual([]);
+    expect(entryNamed(emu, "r.txt").endEpoch).toBe(first + 5);
+  });
+
+  it("a killed create whose keep-alive renew was applied: the rerun's replayed upload counts both, a raise to them buys nothing", async () => {
+    const emu = await start({ idempotency: "honour" });
+    const first = emu.currentEpoch();
+    const inputs = {
+      source: textAsset(`kept alive ${Math.random()}`),
+      name: "k.txt",
+      retentionEpochs: 3,
+      keepAlive: { minRemainingEpochs: 5, renewEpochs: 3 },
+      __urn: URN,
+    };
+    await dieDuring(emu, "renew", async () => (await newRun(emu)).create(inputs));
+    const { outs } = await (await newRun(emu)).create(inputs);
+    await (await newRun(emu)).update(String(outs.blobId), outs, { ...inputs, retentionEpochs: 6 });
+    expect(entryNamed(emu, "k.txt").endEpoch).toBe(first + 6);
+  });
+
+  it("a killed create's entry expired and the same bytes were stored again by someone else: the rerun counts from now", async () => {
+    const emu = await start({ idempotency: "honour" });
+    const text = `stored again ${Math.random()}`;
+    const inputs = { source: textAsset(text), name: "s.txt", retentionEpochs: 3, __urn: URN };
+    await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
+    await emu.advanceEpochs(5);
+    const now = emu.currentEpoch();
+    const theirs = await emu.uploadFile({ content: text, filename: "theirs.txt", epochs: 2 });
+    await (await newRun(emu)).create(inputs);
+    expect(entry(emu, theirs.blobId).endEpoch).toBe(now + 3);
+  });
+
+  it("a killed create's upload a service sold on an older entry (duplicate upload: purchase): not taken as its own entry", async () => {
+    const emu = await start({ idempotency: "honour", duplicateUpload: "purchase" });
+    const text = `sold again ${Math.random()}`;
+    const theirs = await emu.uploadFile({ content: text, filename: "theirs.txt", epochs: 5 });
+    await emu.advanceEpochs(1);
+    const inputs = { source: textAsset(text), name: "p.txt", retentionEpochs: 3, __urn: URN };
+    await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
+    const held = entry(emu, theirs.blobId).endEpoch;
+    const { outs } = await (await newRun(emu)).create(inputs);
+    emu.clearRequests();
+    // Taken as stored content is, now: the entry holds 7 epochs from now, so 5 buys nothing.
+    await (await newRun(emu)).update(theirs.blobId, outs, { ...inputs, retentionEpochs: 5 });
+    expect(emu.requests().filter((r) => r.route === "renew")).toEqual([]);
+    expect(entry(emu, theirs.blobId).endEpoch).toBe(held);
+  });
 
   it("an upload whose answer is lost (applied, connection dropped): not sent again in that run; the next run finds it, the declared end", async () => {
     const emu = await start({ idempotency: "honour" });
