@@ -12,6 +12,7 @@ import { STORED_FILE_TYPES } from "../../../provider/engine/urns";
 import type { StoredFileProvider } from "../../../provider/dynamic/stored-file-provider";
 import { configuredProvider } from "../../helpers/provider-fixture";
 import { renewFile } from "../../helpers/emulator";
+import { rewritingProxy } from "../../helpers/hostile-service";
 
 /**
  * Purchases converge on the declared end, whatever dies when. A run "dies" here with its
@@ -36,7 +37,7 @@ const SERVICES = (["honour", "ignore"] as IdempotencyMode[]).flatMap((idempotenc
 const named = (s: { idempotency: IdempotencyMode; duplicateUpload: DuplicateUploadMode }) =>
   `keys ${s.idempotency === "honour" ? "honoured" : "ignored"}, duplicate upload: ${s.duplicateUpload}`;
 
-async function start(service: { idempotency: IdempotencyMode; duplicateUpload?: DuplicateUploadMode }): Promise<Emulator> {
+async function start(service: { idempotency: IdempotencyMode; duplicateUpload?: DuplicateUploadMode; epochSeconds?: number }): Promise<Emulator> {
   emu = await startEmulator({ port: 0, ...service });
   return emu;
 }
@@ -333,6 +334,41 @@ describe("an upload (source), against every kind of service", () => {
     await (await newRun(emu)).update(blobId, outs, { ...inputs, retentionEpochs: 5 });
     expect(emu.requests().filter((r) => r.route === "renew")).toEqual([]);
     expect(entryNamed(emu, "r.txt").endEpoch).toBe(first + 5);
+  });
+
+  it("a killed create's own upload, replayed an epoch later, with epochs of 2 days the stack does not know: a raise buys what it lacks", async () => {
+    const emu = await start({ idempotency: "honour", epochSeconds: 2 * 86_400 });
+    const first = emu.currentEpoch();
+    const unknownLength = () => configuredProvider(emu!, {}, { retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    const inputs = { source: textAsset(`long epochs ${Math.random()}`), name: "l.txt", retentionEpochs: 3, __urn: URN };
+    await dieDuring(emu, "upload", async () => (await unknownLength()).create(inputs));
+    await emu.advanceEpochs(1);
+    const { outs } = await (await unknownLength()).create(inputs);
+    await (await unknownLength()).update(String(outs.blobId), outs, { ...inputs, retentionEpochs: 5 });
+    expect(entryNamed(emu, "l.txt").endEpoch).toBe(first + 5);
+  });
+
+  it("a killed create's own upload, replayed an epoch later without its creation (a gateway drops created_at): taken as its own", async () => {
+    const emu = await start({ idempotency: "honour" });
+    const first = emu.currentEpoch();
+    const inputs = { source: textAsset(`no creation ${Math.random()}`), name: "n.txt", retentionEpochs: 3, __urn: URN };
+    await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
+    await emu.advanceEpochs(1);
+    const gateway = await rewritingProxy(emu.url, {
+      json: (method, path, _status, body) => {
+        if (method !== "POST" || path !== "/v1/files") return body;
+        const { created_at, ...rest } = body as Record<string, unknown>;
+        return rest;
+      },
+    });
+    try {
+      const behind = { url: gateway.url, epochSeconds: emu.epochSeconds } as Emulator;
+      const { outs } = await (await newRun(behind)).create(inputs);
+      await (await newRun(behind)).update(String(outs.blobId), outs, { ...inputs, retentionEpochs: 5 });
+    } finally {
+      await gateway.close();
+    }
+    expect(entryNamed(emu, "n.txt").endEpoch).toBe(first + 5);
   });
 
   it("a killed create whose keep-alive renew was applied: the rerun's replayed upload counts both, a raise to them buys nothing", async () => {
