@@ -21,6 +21,8 @@
 //   --scenarios 10000x1024,1000x1048576 --compare 1000   (--compare 0: no per-content comparison)
 //   --preview-reps 3                               # the unchanged preview and the empty folder's, each
 //                                                  # run this many times: the median is reported, with each sample
+//   --change-reps 3                                # the edit and the add, each this many times, a file of
+//                                                  # its own each time (default: as --preview-reps)
 //   --profile DIR                                  # CPU profiles of the program and provider per step
 //                                                  # (summarize: node bench/profile.mjs DIR/<step>), and
 //                                                  # the engine's (DIR/<step>/engine.*: go tool pprof)
@@ -47,6 +49,7 @@ const { values: cli } = parseArgs({
     out: { type: "string" },
     profile: { type: "string" },
     "preview-reps": { type: "string" },
+    "change-reps": { type: "string" },
     "files-per-part": { type: "string" },
     "skip-install": { type: "boolean", default: false },
   },
@@ -65,6 +68,9 @@ if (filesPerPartSaid !== undefined && !(Number.isInteger(filesPerPartSaid) && fi
 /** Previews are short and the machine's noise is not: each of the two compared is run this many times, and the median taken. */
 const previewReps = Number(cli["preview-reps"] ?? (ci ? 1 : 3));
 if (!Number.isInteger(previewReps) || previewReps < 1) throw new Error(`--preview-reps: ${cli["preview-reps"]} is not a count`);
+/** An edit or an add is as noisy as a preview, and its ratio is taken against the preview's median: each is the median of this many, a file of its own each time. */
+const changeReps = Number(cli["change-reps"] ?? previewReps);
+if (!Number.isInteger(changeReps) || changeReps < 1) throw new Error(`--change-reps: ${cli["change-reps"]} is not a count`);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 /** The provider client's default bound on requests in flight: the plain script uses the same. */
 const CONCURRENCY = 8;
@@ -213,20 +219,22 @@ async function openStack(emu, variant, dir, parts = 1) {
 
 const STEPS = [
   { key: "create", label: "`up` from empty (every file uploaded)", op: "up", min: (n) => ({ upload: n, get: n }) }, // each upload read back
-  { key: "preview", label: "`preview`, nothing changed", op: "preview", min: () => ({}) },
+  { key: "preview", label: "`preview`, nothing changed", op: "preview", min: () => ({}), reps: () => previewReps },
   {
     key: "edit",
     label: "`up`, one file edited",
     op: "up",
     min: () => ({ upload: 1, get: 1 }),
-    before: (dir) => fs.appendFileSync(path.join(dir, fileName(0)), "edited\n"),
+    reps: () => changeReps,
+    before: (dir, rep) => fs.appendFileSync(path.join(dir, fileName(rep)), "edited\n"),
   },
   {
     key: "add",
     label: "`up`, one file added",
     op: "up",
     min: () => ({ upload: 1, get: 1 }),
-    before: (dir) => fs.writeFileSync(path.join(dir, "added.bin"), "added\n"),
+    reps: () => changeReps,
+    before: (dir, rep) => fs.writeFileSync(path.join(dir, rep === 0 ? "added.bin" : `added-${rep}.bin`), "added\n"),
   },
   { key: "destroy", label: "`destroy`", op: "destroy", min: () => ({}) },
 ];
@@ -237,14 +245,15 @@ async function runSteps(emu, variant, dir, n, parts = 1) {
   const steps = [];
   try {
     for (const step of STEPS) {
-      step.before?.(dir);
       if (cli.profile) stack.workspace.envVars.BENCH_CPU_PROF_DIR = path.join(cli.profile, `${variant}-${n}`, step.key);
       emu.clearRequests();
-      // The unchanged preview sends nothing and changes nothing: repeated, its requests counted over every run.
+      // A repeated step's requests are counted over every run: the minimum is one run's times the runs.
       const samplesMs = [];
       const opSamplesMs = [];
       let peakMiB = 0;
-      for (let rep = 0; rep < (step.op === "preview" ? previewReps : 1); rep++) {
+      const reps = step.reps?.() ?? 1;
+      for (let rep = 0; rep < reps; rep++) {
+        step.before?.(dir, rep);
         timed.lastOpMs = NaN;
         const t0 = performance.now();
         const run = await withProviderPeak(() => (step.op === "up" ? stack.up() : step.op === "preview" ? stack.preview() : stack.destroy()));
@@ -265,7 +274,7 @@ async function runSteps(emu, variant, dir, n, parts = 1) {
           else other += count;
         }
       }
-      const min = step.min(n);
+      const min = Object.fromEntries(Object.entries(step.min(n)).map(([k, count]) => [k, count * reps]));
       const exact = other === 0 && KINDS.every((k) => requests[k] === (min[k] ?? 0));
       steps.push({
         step: step.key,
