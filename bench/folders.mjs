@@ -234,7 +234,8 @@ const STEPS = [
     op: "up",
     min: () => ({ upload: 1, get: 1 }),
     reps: () => changeReps,
-    before: (dir, rep) => fs.writeFileSync(path.join(dir, rep === 0 ? "added.bin" : `added-${rep}.bin`), "added\n"),
+    // Each a content of its own: a second path to stored bytes would be no upload, a rename of the entry.
+    before: (dir, rep) => fs.writeFileSync(path.join(dir, rep === 0 ? "added.bin" : `added-${rep}.bin`), rep === 0 ? "added\n" : `added ${rep}\n`),
   },
   { key: "destroy", label: "`destroy`", op: "destroy", min: () => ({}) },
 ];
