@@ -253,18 +253,19 @@ export async function upload(
 
 /**
  * The start of an entry a replay of this resource's key names, if its earlier upload made it: the
- * record read back is that entry (created when the answer said; without that, its answered expiry
- * is still ahead, and a live entry is never made again), and the answer spans one upload's epochs
- * (a service selling a second upload of stored bytes answers an older entry, whose span is longer;
- * with the length not known, in the longest epoch). It starts `k` epochs before the answer's
- * expiry: what was bought since moved the expiry, not the start, and counts as `observe` counts it.
+ * record read back is that entry (created when the answer said; an answer without a creation,
+ * created before the answer's expiry, since one stored again after an expiry is created later:
+ * both times the service's), and it spans one upload's epochs (a service selling a second upload
+ * of stored bytes answers an older entry, whose span is longer; with the length not known, in the
+ * longest epoch). It starts `k` epochs before the answer's expiry: what was bought since moved the
+ * expiry, not the start, and counts as `observe` counts it.
  */
 function replayedStart(result: UploadResult, k: number, clock: PlanClock): Partial<StoredFileState> | undefined {
   const expires = Date.parse(result.answer?.expiresAt ?? "");
-  const created = Date.parse(result.answer?.createdAt ?? "");
-  const recordCreated = Date.parse(result.file.createdAt ?? "");
-  if (Number.isNaN(expires)) return undefined;
-  const same = Number.isNaN(created) || Number.isNaN(recordCreated) ? expires > clock.nowMs + CLOCK_SKEW_MS : created === recordCreated;
+  const created = Date.parse(result.file.createdAt ?? "");
+  const answeredCreated = Date.parse(result.answer?.createdAt ?? "");
+  if (Number.isNaN(expires) || Number.isNaN(created)) return undefined;
+  const same = Number.isNaN(answeredCreated) ? created < expires : answeredCreated === created;
   if (!same || expires - created > k * horizonClock(clock).epochMs + CLOCK_SKEW_MS) return undefined;
   const answered = { expiresAt: result.answer?.expiresAt ?? undefined, createdAt: result.file.createdAt ?? undefined };
   const since = epochsBetween(answered, result.file, clock);

@@ -348,27 +348,71 @@ describe("an upload (source), against every kind of service", () => {
     expect(entryNamed(emu, "l.txt").endEpoch).toBe(first + 5);
   });
 
+  /**
+   * Runs `runs` behind a gateway that drops created_at from upload answers and reports every
+   * instant `aheadMs` later (the service's clock ahead of this machine's).
+   */
+  async function withoutCreation(emu: Emulator, aheadMs: number, runs: (behind: Emulator) => Promise<void>): Promise<void> {
+    const later = (at: unknown) => (typeof at === "string" && !Number.isNaN(Date.parse(at)) ? new Date(Date.parse(at) + aheadMs).toISOString() : at);
+    const gateway = await rewritingProxy(emu.url, {
+      json: (method, path, _status, body) => {
+        if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
+        const shifted: Record<string, unknown> = { ...body };
+        for (const field of ["createdAt", "expiresAt", "created_at", "expires_at"]) if (field in shifted) shifted[field] = later(shifted[field]);
+        if (method === "POST" && path === "/v1/files") delete shifted.created_at;
+        return shifted;
+      },
+    });
+    try {
+      await runs({ url: gateway.url, epochSeconds: emu.epochSeconds } as Emulator);
+    } finally {
+      await gateway.close();
+    }
+  }
+
   it("a killed create's own upload, replayed an epoch later without its creation (a gateway drops created_at): taken as its own", async () => {
     const emu = await start({ idempotency: "honour" });
     const first = emu.currentEpoch();
     const inputs = { source: textAsset(`no creation ${Math.random()}`), name: "n.txt", retentionEpochs: 3, __urn: URN };
     await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
     await emu.advanceEpochs(1);
-    const gateway = await rewritingProxy(emu.url, {
-      json: (method, path, _status, body) => {
-        if (method !== "POST" || path !== "/v1/files") return body;
-        const { created_at, ...rest } = body as Record<string, unknown>;
-        return rest;
-      },
-    });
-    try {
-      const behind = { url: gateway.url, epochSeconds: emu.epochSeconds } as Emulator;
+    await withoutCreation(emu, 0, async (behind) => {
       const { outs } = await (await newRun(behind)).create(inputs);
       await (await newRun(behind)).update(String(outs.blobId), outs, { ...inputs, retentionEpochs: 5 });
-    } finally {
-      await gateway.close();
-    }
+    });
     expect(entryNamed(emu, "n.txt").endEpoch).toBe(first + 5);
+  });
+
+  it("without its creation, a killed create's entry expired and stored again by someone else is not its own, whatever the service's clock", async () => {
+    const emu = await start({ idempotency: "honour", epochSeconds: 3600 });
+    const text = `again, no creation ${Math.random()}`;
+    const inputs = { source: textAsset(text), name: "a.txt", retentionEpochs: 3, __urn: URN };
+    await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
+    await emu.advanceEpochs(3);
+    const theirs = await emu.uploadFile({ content: text, filename: "theirs.txt", epochs: 1 });
+    const now = emu.currentEpoch();
+    // The service's clock 5 minutes ahead: the killed upload's expiry, just passed, still looks ahead
+    // here. Taken as its own, the entry ended 2 epochs early. 5 minutes is past the 60 s a count from
+    // now allows for (CLOCK_SKEW_MS), so counted from now it may still end 1 early.
+    await withoutCreation(emu, 5 * 60_000, async (behind) => void (await (await newRun(behind)).create(inputs)));
+    expect(entry(emu, theirs.blobId).endEpoch).toBeGreaterThanOrEqual(now + 2);
+  });
+
+  it("without its creation, an upload a service sold on an older entry (duplicate upload: purchase) is not its own", async () => {
+    const emu = await start({ idempotency: "honour", duplicateUpload: "purchase", epochSeconds: 3600 });
+    const text = `sold again, no creation ${Math.random()}`;
+    const theirs = await emu.uploadFile({ content: text, filename: "theirs.txt", epochs: 5 });
+    await emu.advanceEpochs(1);
+    const inputs = { source: textAsset(text), name: "q.txt", retentionEpochs: 3, __urn: URN };
+    await dieDuring(emu, "upload", async () => (await newRun(emu)).create(inputs));
+    const held = entry(emu, theirs.blobId).endEpoch;
+    await withoutCreation(emu, 0, async (behind) => {
+      const { outs } = await (await newRun(behind)).create(inputs);
+      emu.clearRequests();
+      await (await newRun(behind)).update(theirs.blobId, outs, { ...inputs, retentionEpochs: 5 });
+    });
+    expect(emu.requests().filter((r) => r.route === "renew")).toEqual([]);
+    expect(entry(emu, theirs.blobId).endEpoch).toBe(held);
   });
 
   it("a killed create whose keep-alive renew was applied: the rerun's replayed upload counts both, a raise to them buys nothing", async () => {
