@@ -5,8 +5,9 @@
 //     from empty, `preview` with nothing changed, one file edited, one file added, `destroy` —
 //     every request counted (the emulator's counts, not its bounded log) against the minimum; the
 //     provider's peak RSS in each step; the checkpoint's bytes after each step that writes it;
-//   - the same uploads sent by a plain script (fetch + FormData, the same concurrency, the same
-//     emulator): the physical limit of the first `up`;
+//   - the same uploads sent by a plain script (bench/plain-upload.mjs: fetch + FormData, the same
+//     concurrency, the same emulator, a process of its own): the physical limit of the first `up`;
+//     and by the same script reading each upload back (a GET), as the provider's gate does;
 //   - the preview of the same program over an empty folder: the floor of an unchanged preview;
 //     and how long hashing the folder takes (the part of that preview that grows with the files);
 //   - today's default StoredFolder (one StoredFile per content) at 1,000 × 1 KiB, step by step,
@@ -28,14 +29,14 @@
 //                                                  # the engine's (DIR/<step>/engine.*: go tool pprof)
 //   --files-per-part F                             # the folder declared with parts = ceil(N / F), at
 //                                                  # most 64 (default: what docs/stored-folder.md advises)
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { parseArgs, promisify } from "node:util";
 import { cpuRecordingEnv, installBenchProject, isPublishedRun, offlineEngineEnv } from "../scripts/offline-engine.mjs";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -123,24 +124,21 @@ function writeFolder(dir, n, bytes) {
   for (let i = 0; i < n; i++) fs.writeFileSync(path.join(dir, fileName(i)), Buffer.alloc(bytes, `bench folder ${n}x${bytes} file ${i}\n`));
 }
 
-/** The physical limit: the same files uploaded by a plain script, CONCURRENCY at a time. */
-async function plainUpload(emu, dir) {
-  const files = fs.readdirSync(dir).sort();
-  let next = 0;
+/**
+ * The physical limit: the same files uploaded by a plain script (bench/plain-upload.mjs),
+ * CONCURRENCY at a time, in a process of its own as the provider is, timed as the `pulumi` process
+ * is: start to exit. With `readBack`, each upload is followed by a GET, as the provider's gate does.
+ */
+async function plainUpload(emu, dir, readBack = false) {
+  const script = path.join(repoRoot, "bench", "plain-upload.mjs");
+  const args = [script, emu.url, EMULATOR_DEFAULT_API_KEY, dir, String(CONCURRENCY), ...(readBack ? ["--read-back"] : [])];
   const t0 = performance.now();
-  const worker = async () => {
-    for (let i = next++; i < files.length; i = next++) {
-      const form = new FormData();
-      form.append("file", await fs.openAsBlob(path.join(dir, files[i]), { type: "application/octet-stream" }), files[i]);
-      form.append("tag", "v1");
-      form.append("epochs", "1");
-      const res = await fetch(`${emu.url}/v1/files`, { method: "POST", body: form, headers: { Authorization: `Bearer ${EMULATOR_DEFAULT_API_KEY}` } });
-      if (res.status !== 201) throw new Error(`plain upload of ${files[i]}: ${res.status}`);
-      await res.arrayBuffer();
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  return performance.now() - t0;
+  // Not execFileSync: the emulator answering it runs in this process.
+  const { stdout } = await promisify(execFile)(process.execPath, args, { encoding: "utf8" });
+  const ms = performance.now() - t0;
+  const sent = Number(stdout.trim());
+  if (sent !== fs.readdirSync(dir).length) throw new Error(`plain script: ${stdout.trim()} uploads, not one per file`);
+  return ms;
 }
 
 /**
@@ -382,6 +380,9 @@ try {
     const plainMs = ci ? undefined : Math.round(await plainUpload(emu, dir));
     if (plainMs !== undefined) log(`plain script: ${n} uploads in ${plainMs} ms`);
     await emu.reset();
+    const plainReadBackMs = ci ? undefined : Math.round(await plainUpload(emu, dir, true));
+    if (plainReadBackMs !== undefined) log(`plain script, each upload read back: ${n} uploads in ${plainReadBackMs} ms`);
+    await emu.reset();
     const t0 = performance.now();
     byContent(dir, folderFiles("bench", dir));
     const hashMs = Math.round(performance.now() - t0);
@@ -393,6 +394,7 @@ try {
       bytes,
       parts,
       plainMs,
+      plainReadBackMs,
       emptyPreviewMs: emptyMs,
       // What each file adds to the checkpoint: the first up's, less the empty folder's, per file.
       ...(created !== undefined && empty.checkpointBytes !== undefined ? { checkpointBytesPerFile: Math.round((created - empty.checkpointBytes) / n) } : {}),
