@@ -7,7 +7,8 @@
 //     provider's peak RSS in each step; the checkpoint's bytes after each step that writes it;
 //   - the same uploads sent by a plain script (bench/plain-upload.mjs: fetch + FormData, the same
 //     concurrency, the same emulator, a process of its own): the physical limit of the first `up`;
-//     and by the same script reading each upload back (a GET), as the provider's gate does;
+//     and by the same script reading each upload back (a GET), as the provider's gate does, by
+//     fetch and by Node's bare HTTP client (the least CPU those requests cost);
 //   - the preview of the same program over an empty folder: the floor of an unchanged preview;
 //     and how long hashing the folder takes (the part of that preview that grows with the files);
 //   - today's default StoredFolder (one StoredFile per content) at 1,000 × 1 KiB, step by step,
@@ -127,11 +128,12 @@ function writeFolder(dir, n, bytes) {
 /**
  * The physical limit: the same files uploaded by a plain script (bench/plain-upload.mjs),
  * CONCURRENCY at a time, in a process of its own as the provider is, timed as the `pulumi` process
- * is: start to exit. With `readBack`, each upload is followed by a GET, as the provider's gate does.
+ * is: start to exit. `--read-back`: each upload followed by a GET, as the provider's gate does;
+ * `--bare`: by Node's own HTTP client, nothing checked (the least CPU the two requests cost).
  */
-async function plainUpload(emu, dir, readBack = false) {
+async function plainUpload(emu, dir, flags = []) {
   const script = path.join(repoRoot, "bench", "plain-upload.mjs");
-  const args = [script, emu.url, EMULATOR_DEFAULT_API_KEY, dir, String(CONCURRENCY), ...(readBack ? ["--read-back"] : [])];
+  const args = [script, emu.url, EMULATOR_DEFAULT_API_KEY, dir, String(CONCURRENCY), ...flags];
   const t0 = performance.now();
   // Not execFileSync: the emulator answering it runs in this process.
   const { stdout } = await promisify(execFile)(process.execPath, args, { encoding: "utf8" });
@@ -380,8 +382,11 @@ try {
     const plainMs = ci ? undefined : Math.round(await plainUpload(emu, dir));
     if (plainMs !== undefined) log(`plain script: ${n} uploads in ${plainMs} ms`);
     await emu.reset();
-    const plainReadBackMs = ci ? undefined : Math.round(await plainUpload(emu, dir, true));
+    const plainReadBackMs = ci ? undefined : Math.round(await plainUpload(emu, dir, ["--read-back"]));
     if (plainReadBackMs !== undefined) log(`plain script, each upload read back: ${n} uploads in ${plainReadBackMs} ms`);
+    await emu.reset();
+    const bareReadBackMs = ci ? undefined : Math.round(await plainUpload(emu, dir, ["--read-back", "--bare"]));
+    if (bareReadBackMs !== undefined) log(`bare Node client, each upload read back: ${n} uploads in ${bareReadBackMs} ms`);
     await emu.reset();
     const t0 = performance.now();
     byContent(dir, folderFiles("bench", dir));
@@ -395,6 +400,7 @@ try {
       parts,
       plainMs,
       plainReadBackMs,
+      bareReadBackMs,
       emptyPreviewMs: emptyMs,
       // What each file adds to the checkpoint: the first up's, less the empty folder's, per file.
       ...(created !== undefined && empty.checkpointBytes !== undefined ? { checkpointBytesPerFile: Math.round((created - empty.checkpointBytes) / n) } : {}),
