@@ -6,9 +6,9 @@
 //     every request counted (the emulator's counts, not its bounded log) against the minimum; the
 //     provider's peak RSS in each step; the checkpoint's bytes after each step that writes it;
 //   - the same uploads sent by a plain script (bench/plain-upload.mjs: fetch + FormData, the same
-//     concurrency, the same emulator, a process of its own): the physical limit of the first `up`;
+//     concurrency, the same emulator, a process of its own): what the first `up` is judged against;
 //     and by the same script reading each upload back (a GET), as the provider's gate does, by
-//     fetch and by Node's bare HTTP client (the least CPU those requests cost);
+//     fetch and by Node's bare HTTP client (a floor of what those requests cost);
 //   - the preview of the same program over an empty folder: the floor of an unchanged preview;
 //     and how long hashing the folder takes (the part of that preview that grows with the files);
 //   - today's default StoredFolder (one StoredFile per content) at 1,000 × 1 KiB, step by step,
@@ -74,8 +74,6 @@ if (!Number.isInteger(previewReps) || previewReps < 1) throw new Error(`--previe
 const changeReps = Number(cli["change-reps"] ?? previewReps);
 if (!Number.isInteger(changeReps) || changeReps < 1) throw new Error(`--change-reps: ${cli["change-reps"]} is not a count`);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
-/** The provider client's default bound on requests in flight: the plain script uses the same. */
-const CONCURRENCY = 8;
 
 const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], ...opts }).trim();
 log("npm run build");
@@ -87,6 +85,8 @@ const { LocalWorkspace, PulumiCommand } = requireFromProject("@pulumi/pulumi/aut
 const { startEmulator, EMULATOR_DEFAULT_API_KEY } = await import(path.join(repoRoot, "dist", "emulator", "index.js"));
 const { byContent, folderFiles } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "folder", "walk.js"));
 const { FILES_PER_PART, MAX_PARTS } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "folder", "parts.js"));
+/** The provider client's default bound on requests in flight: the plain script uses the same. */
+const { DEFAULT_MAX_CONCURRENCY: CONCURRENCY } = createRequire(import.meta.url)(path.join(repoRoot, "dist", "provider", "client", "client.js"));
 /** The parts a folder of n files is declared with: as docs/stored-folder.md advises, unless --files-per-part says. */
 const partsFor = (n) => Math.min(MAX_PARTS, Math.max(1, Math.ceil(n / (filesPerPartSaid ?? FILES_PER_PART))));
 const tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), "tuskr-bench-folders-"));
@@ -126,20 +126,31 @@ function writeFolder(dir, n, bytes) {
 }
 
 /**
- * The physical limit: the same files uploaded by a plain script (bench/plain-upload.mjs),
- * CONCURRENCY at a time, in a process of its own as the provider is, timed as the `pulumi` process
- * is: start to exit. `--read-back`: each upload followed by a GET, as the provider's gate does;
- * `--bare`: by Node's own HTTP client, nothing checked (the least CPU the two requests cost).
+ * The same files uploaded by a plain script (bench/plain-upload.mjs), CONCURRENCY at a time, in a
+ * process of its own as the provider is, timed as the `pulumi` process is: start to exit.
+ * `--read-back`: each upload followed by a GET, as the provider's gate does; `--bare`: by Node's
+ * own HTTP client, each answer checked by its status (a floor of what the requests cost here). The
+ * emulator starts empty and must then hold what the script says it sent.
  */
 async function plainUpload(emu, dir, flags = []) {
+  await emu.reset();
+  const n = fs.readdirSync(dir).length;
   const script = path.join(repoRoot, "bench", "plain-upload.mjs");
   const args = [script, emu.url, EMULATOR_DEFAULT_API_KEY, dir, String(CONCURRENCY), ...flags];
   const t0 = performance.now();
   // Not execFileSync: the emulator answering it runs in this process.
   const { stdout } = await promisify(execFile)(process.execPath, args, { encoding: "utf8" });
   const ms = performance.now() - t0;
-  const sent = Number(stdout.trim());
-  if (sent !== fs.readdirSync(dir).length) throw new Error(`plain script: ${stdout.trim()} uploads, not one per file`);
+  const reads = flags.includes("--read-back") ? n : 0;
+  const counted = emu.requestCounts();
+  const all = Object.values(counted).reduce((sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
+  const exact = counted.upload?.[201] === n && (counted.get?.[200] ?? 0) === reads && all === n + reads;
+  if (stdout.trim() !== `${n} ${reads}` || !exact) {
+    throw new Error(
+      `plain script ${flags.join(" ")}: said ${JSON.stringify(stdout.trim())} and the emulator counted ${JSON.stringify(counted)}, not ${n} uploads and ${reads} GETs`,
+    );
+  }
+  await emu.reset();
   return ms;
 }
 
@@ -378,13 +389,10 @@ try {
     const emptyMs = empty.ms;
     const dir = path.join(tmpRoot, `folder-${n}x${bytes}`);
     writeFolder(dir, n, bytes);
-    await emu.reset();
     const plainMs = ci ? undefined : Math.round(await plainUpload(emu, dir));
     if (plainMs !== undefined) log(`plain script: ${n} uploads in ${plainMs} ms`);
-    await emu.reset();
     const plainReadBackMs = ci ? undefined : Math.round(await plainUpload(emu, dir, ["--read-back"]));
     if (plainReadBackMs !== undefined) log(`plain script, each upload read back: ${n} uploads in ${plainReadBackMs} ms`);
-    await emu.reset();
     const bareReadBackMs = ci ? undefined : Math.round(await plainUpload(emu, dir, ["--read-back", "--bare"]));
     if (bareReadBackMs !== undefined) log(`bare Node client, each upload read back: ${n} uploads in ${bareReadBackMs} ms`);
     await emu.reset();

@@ -7,14 +7,18 @@
 //
 // --read-back: each upload followed by a GET of the blobId it names, as the provider's gate reads
 // every upload back. --bare: sent by Node's own HTTP client with the body written by hand, as the
-// provider sends them, with nothing checked: the least CPU a request can cost here. Prints the
-// number of uploads.
+// provider sends them, each answer checked by its status alone (and the upload's for its blobId): a
+// floor of what the requests cost here. Prints the uploads answered 201 and the GETs answered 200.
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as http from "node:http";
 import * as path from "node:path";
 
-const [url, apiKey, dir, concurrency, ...flags] = process.argv.slice(2);
+const [url, apiKey, dir, concurrencyText, ...flags] = process.argv.slice(2);
+const concurrency = Number(concurrencyText);
+if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`plain-upload: CONCURRENCY must be a whole number from 1, got ${concurrencyText}`);
+const unknown = flags.filter((flag) => flag !== "--read-back" && flag !== "--bare");
+if (unknown.length > 0) throw new Error(`plain-upload: unknown flags ${unknown.join(" ")}`);
 const readBack = flags.includes("--read-back");
 const bare = flags.includes("--bare");
 const authorization = `Bearer ${apiKey}`;
@@ -64,16 +68,20 @@ async function getStatus(blobId) {
 }
 
 let next = 0;
+let uploaded = 0;
+let read = 0;
 const worker = async () => {
   for (let i = next++; i < files.length; i = next++) {
     const res = await (bare ? uploadBare : uploadFetch)(files[i]);
     if (res.status !== 201) throw new Error(`plain upload of ${files[i]}: ${res.status}`);
+    uploaded++;
     if (!readBack) continue;
     // The emulator answers in snake_case or camelCase, as a profile says.
     const answer = res.answer();
     const status = await getStatus(answer.blobId ?? answer.blob_id);
     if (status !== 200) throw new Error(`plain read-back of ${files[i]}: ${status}`);
+    read++;
   }
 };
-await Promise.all(Array.from({ length: Number(concurrency) }, worker));
-process.stdout.write(`${files.length}\n`);
+await Promise.all(Array.from({ length: concurrency }, worker));
+process.stdout.write(`${uploaded} ${read}\n`);
