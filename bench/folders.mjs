@@ -125,6 +125,20 @@ function writeFolder(dir, n, bytes) {
   for (let i = 0; i < n; i++) fs.writeFileSync(path.join(dir, fileName(i)), Buffer.alloc(bytes, `bench folder ${n}x${bytes} file ${i}\n`));
 }
 
+const KINDS = ["get", "patch", "renew", "upload"];
+/** What the emulator answered since its counts were cleared, every request (its log keeps the latest 10,000): a 2xx of a known route, or other. */
+function answered(emu) {
+  const requests = Object.fromEntries(KINDS.map((k) => [k, 0]));
+  let other = 0;
+  for (const [route, byStatus] of Object.entries(emu.requestCounts())) {
+    for (const [status, count] of Object.entries(byStatus)) {
+      if (route in requests && Number(status) >= 200 && Number(status) < 300) requests[route] += count;
+      else other += count;
+    }
+  }
+  return { requests, other };
+}
+
 /**
  * The same files uploaded by a plain script (bench/plain-upload.mjs), CONCURRENCY at a time, in a
  * process of its own as the provider is, timed as the `pulumi` process is: start to exit.
@@ -142,12 +156,11 @@ async function plainUpload(emu, dir, flags = []) {
   const { stdout } = await promisify(execFile)(process.execPath, args, { encoding: "utf8" });
   const ms = performance.now() - t0;
   const reads = flags.includes("--read-back") ? n : 0;
-  const counted = emu.requestCounts();
-  const all = Object.values(counted).reduce((sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0), 0);
-  const exact = counted.upload?.[201] === n && (counted.get?.[200] ?? 0) === reads && all === n + reads;
+  const { requests, other } = answered(emu);
+  const exact = other === 0 && KINDS.every((k) => requests[k] === (k === "upload" ? n : k === "get" ? reads : 0));
   if (stdout.trim() !== `${n} ${reads}` || !exact) {
     throw new Error(
-      `plain script ${flags.join(" ")}: said ${JSON.stringify(stdout.trim())} and the emulator counted ${JSON.stringify(counted)}, not ${n} uploads and ${reads} GETs`,
+      `plain script ${flags.join(" ")}: said ${JSON.stringify(stdout.trim())} and the emulator counted ${JSON.stringify(emu.requestCounts())}, not ${n} uploads and ${reads} GETs`,
     );
   }
   await emu.reset();
@@ -250,7 +263,6 @@ const STEPS = [
   },
   { key: "destroy", label: "`destroy`", op: "destroy", min: () => ({}) },
 ];
-const KINDS = ["get", "patch", "renew", "upload"];
 
 async function runSteps(emu, variant, dir, n, parts = 1) {
   const { stack, timed, checkpointBytes, close } = await openStack(emu, variant, dir, parts);
@@ -277,15 +289,7 @@ async function runSteps(emu, variant, dir, n, parts = 1) {
       const opMs = median(opSamplesMs);
       // And from the command line (none of it profiled: the profiles are of the API's runs).
       const cliSamplesMs = step.op === "preview" && !ci && !cli.profile ? cliPreviewSamples(stack, previewReps) : [];
-      // Counted by the emulator, every one (its log keeps the latest 10,000): a 2xx of a known route, or other.
-      const requests = Object.fromEntries(KINDS.map((k) => [k, 0]));
-      let other = 0;
-      for (const [route, byStatus] of Object.entries(emu.requestCounts())) {
-        for (const [status, count] of Object.entries(byStatus)) {
-          if (route in requests && Number(status) >= 200 && Number(status) < 300) requests[route] += count;
-          else other += count;
-        }
-      }
+      const { requests, other } = answered(emu);
       const min = Object.fromEntries(Object.entries(step.min(n)).map(([k, count]) => [k, count * reps]));
       const exact = other === 0 && KINDS.every((k) => requests[k] === (min[k] ?? 0));
       steps.push({
