@@ -27,6 +27,19 @@ export interface MultipartBody {
 }
 
 const CRLF = "\r\n";
+
+/** Random bytes drawn in blocks: one call per boundary cost more than the rest of writing the body. */
+let pool = Buffer.alloc(0);
+let drawn = 0;
+/** 16 random bytes as hex, unpredictable as one call each would be. */
+function randomHex(): string {
+  if (drawn + 16 > pool.length) {
+    pool = randomBytes(4096);
+    drawn = 0;
+  }
+  drawn += 16;
+  return pool.toString("hex", drawn - 16, drawn);
+}
 /** A name or filename inside a quoted header parameter. */
 const escapeName = (name: string) => name.replace(/[\r\n"]/g, (c) => (c === "\r" ? "%0D" : c === "\n" ? "%0A" : "%22"));
 /** A text field's value, its line breaks written as CRLF. */
@@ -41,7 +54,7 @@ export const carriedAsIs = (text: string, as: "filename" | "field"): boolean => 
 export function multipartBody(file: MultipartFile, fields: ReadonlyArray<readonly [string, string]>): MultipartBody {
   // A header value is one line of visible ASCII: anything else would end the part's header early.
   if (!/^[\t\x20-\x7e]*$/.test(file.type)) throw new Error(`the content type ${JSON.stringify(file.type.slice(0, 64))} is not one line of visible ASCII`);
-  const boundary = `tuskr-${randomBytes(16).toString("hex")}`;
+  const boundary = `tuskr-${randomHex()}`;
   const head = Buffer.from(
     `--${boundary}${CRLF}Content-Disposition: form-data; name="file"; filename="${escapeName(file.filename)}"${CRLF}` +
       `Content-Type: ${file.type || "application/octet-stream"}${CRLF}${CRLF}`,
