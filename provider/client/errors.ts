@@ -156,8 +156,11 @@ const fold = (code: number): number => (code >= 65 && code <= 90 ? code + 32 : c
 const BASE = 0x01000193;
 const LEAVING = Array.from({ length: RUN - 1 }).reduce<number>((p) => Math.imul(p, BASE), 1);
 
-/** Where each run of the secrets' forms begins, by the run's rolling hash. */
-type FormRuns = Map<number, Array<{ form: string; at: number }>>;
+/**
+ * Where each run of the secrets' forms begins, by the run's rolling hash, and a bit per hash's low
+ * 16 bits: most runs of a text are no secret's, and the bit tells so without a map lookup.
+ */
+type FormRuns = Map<number, Array<{ form: string; at: number }>> & { bits?: Uint32Array };
 
 /** Calls `visit` with each run of `RUN` characters of `text`: its rolling hash (of the folded characters) and where it starts. */
 function eachRun(text: string, visit: (hash: number, start: number) => void): void {
@@ -174,8 +177,11 @@ function eachRun(text: string, visit: (hash: number, start: number) => void): vo
 /** Indexes every run of `RUN` characters of `forms`, folded, by its hash: once per redactor. */
 function indexRuns(forms: readonly string[]): FormRuns {
   const runs: FormRuns = new Map();
+  const bits = new Uint32Array(2048);
+  runs.bits = bits;
   for (const form of forms) {
     eachRun(form, (h, at) => {
+      bits[(h & 0xffff) >>> 5] |= 1 << (h & 31);
       const starts = runs.get(h);
       if (starts) starts.push({ form, at });
       else runs.set(h, [{ form, at }]);
@@ -196,7 +202,9 @@ function sameRun(text: string, i: number, form: string, at: number): boolean {
  * alone; each hash hit is compared in full.
  */
 function markRuns(text: string, runs: FormRuns, hide: (from: number, to: number) => void): void {
+  const bits = runs.bits;
   eachRun(text, (h, start) => {
+    if (bits && (bits[(h & 0xffff) >>> 5] & (1 << (h & 31))) === 0) return;
     if (runs.get(h)?.some(({ form, at }) => sameRun(text, start, form, at))) hide(start, start + RUN);
   });
 }
@@ -243,13 +251,37 @@ export function redactString(text: string, secrets: readonly string[]): string {
   return secretMask(secrets)(text);
 }
 
-/** Every string in a JSON-like value (keys too) passed through `redact`. */
+/**
+ * Every string in a JSON-like value (keys too) passed through `redact`: the value itself where
+ * nothing in it changes (every answer passes here; copying each cost more than reading it).
+ */
 export function redactStrings(value: unknown, redact: (text: string) => string): unknown {
   if (typeof value === "string") return redact(value);
-  if (Array.isArray(value)) return value.map((v) => redactStrings(v, redact));
-  // Own entries made by fromEntries: a key named `__proto__` (a service's metadata may hold one)
-  // stays a key rather than setting the copy's prototype.
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), redactStrings(v, redact)]));
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v = redactStrings(value[i], redact);
+      if (!out && v !== value[i]) out = value.slice(0, i);
+      out?.push(v);
+    }
+    return out ?? value;
+  }
+  if (value && typeof value === "object") {
+    const source = value as Record<string, unknown>;
+    const keys = Object.keys(source);
+    let pairs: Array<[string, unknown]> | undefined;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      const v = source[k];
+      const rk = redact(k);
+      const rv = redactStrings(v, redact);
+      if (!pairs && (rk !== k || rv !== v)) pairs = keys.slice(0, i).map((key) => [key, source[key]]);
+      pairs?.push([rk, rv]);
+    }
+    // Own entries made by fromEntries: a key named `__proto__` (a service's metadata may hold one)
+    // stays a key rather than setting the copy's prototype.
+    return pairs ? Object.fromEntries(pairs) : value;
+  }
   return value;
 }
 

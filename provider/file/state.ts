@@ -120,7 +120,14 @@ export const declaredFields = (props: DeclaredInputs | StoredFileState): Set<Pat
 
 /** Drops nulls/undefined so the state holds only fields that have a value. */
 export function compact<T extends object>(state: T): T {
-  return Object.fromEntries(Object.entries(state).filter(([, v]) => v !== undefined && v !== null)) as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(state)) {
+    if (v === undefined || v === null) continue;
+    // A key named `__proto__` stays a key, as fromEntries keeps it, rather than setting the prototype.
+    if (k === "__proto__") Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return out as T;
 }
 
 /** How earlier releases recorded the retention start or the epoch's bounds: read, counted once the length is known, never written again. */
@@ -136,11 +143,12 @@ export function recorded(state: StoredFileState, clock: PlanClock, learntMs?: nu
   if (clock.epochKnown && startMoment(state) !== undefined) {
     out.retentionStartEpochs = retentionStartEpochs(state, clock);
     out.retentionStartMomentMs = undefined;
-    for (const field of EARLIER_FIELDS) delete out[field];
+    // Undefined rather than deleted, as below: compact drops them, and a delete per file slowed every later step.
+    for (const field of EARLIER_FIELDS) out[field] = undefined;
   }
   // A count written, the expiry an earlier release's last purchase reached says nothing more.
-  if (typeof out.retentionStartEpochs === "number") delete out.purchasedExpiresAt;
-  delete out.epochMsAtLeast;
-  delete out.epochMsBelow;
+  if (typeof out.retentionStartEpochs === "number") out.purchasedExpiresAt = undefined;
+  out.epochMsAtLeast = undefined;
+  out.epochMsBelow = undefined;
   return compact(out);
 }

@@ -60,4 +60,15 @@ describe("redactString", () => {
     expect(Object.hasOwn(out, "__proto__")).toBe(true);
     expect(JSON.stringify(out)).toBe('{"__proto__":{"k":"[REDACTED]"}}');
   });
+
+  it("masks a secret in nested arrays and keys, keeping order, and leaves the value given as it was", () => {
+    const secret = "tsk-secret-key-123";
+    const given = { a: "x", list: ["ok", { [`k ${secret}`]: ["a", `pre ${secret}`] }, 2], n: 1, z: null };
+    const copy = JSON.parse(JSON.stringify(given));
+    const out = redactValue(given, [secret]);
+    expect(JSON.stringify(out)).toBe('{"a":"x","list":["ok",{"k [REDACTED]":["a","pre [REDACTED]"]},2],"n":1,"z":null}');
+    expect(given).toEqual(copy);
+    const clean = { a: "x", list: ["ok", { k: ["a"] }] };
+    expect(redactValue(clean, [secret])).toBe(clean);
+  });
 });

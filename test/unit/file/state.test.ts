@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseState, stateReader } from "../../../provider/file/state";
+import { compact, parseState, stateReader } from "../../../provider/file/state";
 
 /**
  * A folder reads its 100,000 entries with one reader that judges a value once for the entries
@@ -50,5 +50,15 @@ describe("reading many recorded states with one reader", () => {
     expect(read({ blobId: "b1", size: "big" })).toEqual({});
     expect(read({ blobId: "b2", size: "big" })).toEqual({});
     expect(read({ blobId: "b3", size: 5 })).toEqual({ blobId: "b3", size: 5 });
+  });
+});
+
+describe("compact", () => {
+  it("drops null and undefined, keeps the rest in order, a key named __proto__ as a key", () => {
+    const out = compact(JSON.parse('{"b":1,"a":null,"__proto__":{"x":1},"c":false,"d":0}') as Record<string, unknown>);
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(JSON.stringify(out)).toBe('{"b":1,"__proto__":{"x":1},"c":false,"d":0}');
+    expect(compact({ a: undefined, b: "x" })).toEqual({ b: "x" });
   });
 });
