@@ -25,6 +25,8 @@
 //                                                  # run this many times: the median is reported, with each sample
 //   --change-reps 3                                # the edit and the add, each this many times, a file of
 //                                                  # its own each time (default: as --preview-reps)
+//   --first-up-reps 3                              # the first `up` and the plain script, run in turn this many
+//                                                  # times (each `up` on a fresh stack): the medians are reported
 //   --profile DIR                                  # CPU profiles of the program and provider per step
 //                                                  # (summarize: node bench/profile.mjs DIR/<step>), and
 //                                                  # the engine's (DIR/<step>/engine.*: go tool pprof)
@@ -52,6 +54,7 @@ const { values: cli } = parseArgs({
     profile: { type: "string" },
     "preview-reps": { type: "string" },
     "change-reps": { type: "string" },
+    "first-up-reps": { type: "string" },
     "files-per-part": { type: "string" },
     "skip-install": { type: "boolean", default: false },
   },
@@ -73,6 +76,12 @@ if (!Number.isInteger(previewReps) || previewReps < 1) throw new Error(`--previe
 /** An edit or an add is as noisy as a preview, and its ratio is taken against the preview's median: each is the median of this many, a file of its own each time. */
 const changeReps = Number(cli["change-reps"] ?? previewReps);
 if (!Number.isInteger(changeReps) || changeReps < 1) throw new Error(`--change-reps: ${cli["change-reps"]} is not a count`);
+/**
+ * The first `up` against the plain script, as noisy as any step on a shared machine: the two run in
+ * turn this many times, each `up` on a stack of its own, so each pair meets the same machine.
+ */
+const firstUpReps = Number(cli["first-up-reps"] ?? (ci ? 1 : 3));
+if (!Number.isInteger(firstUpReps) || firstUpReps < 1) throw new Error(`--first-up-reps: ${cli["first-up-reps"]} is not a count`);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 
 const sh = (cmd, args, opts = {}) => execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], ...opts }).trim();
@@ -316,6 +325,34 @@ async function runSteps(emu, variant, dir, n, parts = 1) {
   return steps;
 }
 
+/**
+ * One more first `up` of the folder on a stack of its own, destroyed after: the `pulumi up`
+ * process's time, and a problem if its requests were not exactly one upload and one GET a file.
+ */
+async function firstUpSample(emu, dir, n, parts) {
+  await emu.reset();
+  const { stack, timed, close } = await openStack(emu, "onefolder", dir, parts);
+  try {
+    timed.lastOpMs = NaN;
+    const t0 = performance.now();
+    const { peakMiB } = await withProviderPeak(() => stack.up());
+    const wallMs = Math.round(performance.now() - t0);
+    const ms = timed.lastOpMs;
+    const { requests, other } = answered(emu);
+    const exact = other === 0 && KINDS.every((k) => requests[k] === (k === "upload" || k === "get" ? n : 0));
+    await stack.destroy();
+    return {
+      ms,
+      wallMs,
+      peakMiB,
+      problem: exact && Number.isFinite(ms) ? undefined : `first up sample: requests ${JSON.stringify(requests)} (other ${other}), time ${ms}`,
+    };
+  } finally {
+    await close();
+    await emu.reset();
+  }
+}
+
 async function emptyPreviewMs(emu, parts) {
   const dir = path.join(tmpRoot, "empty");
   fs.mkdirSync(dir, { recursive: true });
@@ -393,17 +430,45 @@ try {
     const emptyMs = empty.ms;
     const dir = path.join(tmpRoot, `folder-${n}x${bytes}`);
     writeFolder(dir, n, bytes);
-    const plainMs = ci ? undefined : Math.round(await plainUpload(emu, dir));
-    if (plainMs !== undefined) log(`plain script: ${n} uploads in ${plainMs} ms`);
     const plainReadBackMs = ci ? undefined : Math.round(await plainUpload(emu, dir, ["--read-back"]));
     if (plainReadBackMs !== undefined) log(`plain script, each upload read back: ${n} uploads in ${plainReadBackMs} ms`);
     const bareReadBackMs = ci ? undefined : Math.round(await plainUpload(emu, dir, ["--read-back", "--bare"]));
     if (bareReadBackMs !== undefined) log(`bare Node client, each upload read back: ${n} uploads in ${bareReadBackMs} ms`);
+    // The plain script and the first `up` in turn: the earlier pairs here, the last one the steps' create.
+    const plainSamplesMs = [];
+    const firstUpSamplesMs = [];
+    const firstUpWallMs = [];
+    let firstUpPeakMiB = 0;
+    for (let rep = 0; !ci && rep < firstUpReps; rep++) {
+      plainSamplesMs.push(Math.round(await plainUpload(emu, dir)));
+      if (rep === firstUpReps - 1) break;
+      const sample = await firstUpSample(emu, dir, n, parts);
+      if (sample.problem) problems.push(`${n}x${bytes} ${sample.problem}`);
+      firstUpSamplesMs.push(sample.ms);
+      firstUpWallMs.push(sample.wallMs);
+      firstUpPeakMiB = Math.max(firstUpPeakMiB, sample.peakMiB);
+      log(`plain script: ${n} uploads in ${plainSamplesMs.at(-1)} ms; first up on a stack of its own: ${sample.ms} ms`);
+    }
+    const plainMs = ci ? undefined : median(plainSamplesMs);
+    if (plainMs !== undefined)
+      log(
+        `plain script: ${n} uploads in ${plainSamplesMs.at(-1)} ms${plainSamplesMs.length > 1 ? ` (median ${plainMs} of ${plainSamplesMs.join(", ")})` : ""}`,
+      );
     await emu.reset();
     const t0 = performance.now();
     byContent(dir, folderFiles("bench", dir));
     const hashMs = Math.round(performance.now() - t0);
     const steps = await runSteps(emu, "onefolder", dir, n, parts);
+    // The create step's time is the median of every first `up`, its own last.
+    const create = steps.find((s) => s.step === "create");
+    if (create && firstUpSamplesMs.length > 0) {
+      create.opSamplesMs = [...firstUpSamplesMs, create.opMs];
+      create.opMs = median(create.opSamplesMs);
+      create.samplesMs = [...firstUpWallMs, create.ms];
+      create.ms = median(create.samplesMs);
+      create.providerPeakMiB = Math.max(create.providerPeakMiB, Math.round(firstUpPeakMiB));
+      log(`${n} files: first up ${create.opMs} ms (median of ${create.opSamplesMs.join(", ")})`);
+    }
     for (const s of steps) checkStep(`${n}x${bytes}`, s);
     const created = steps.find((s) => s.step === "create")?.checkpointBytes;
     results.scenarios.push({
@@ -411,6 +476,7 @@ try {
       bytes,
       parts,
       plainMs,
+      ...(plainSamplesMs.length > 1 ? { plainSamplesMs } : {}),
       plainReadBackMs,
       bareReadBackMs,
       emptyPreviewMs: emptyMs,
