@@ -389,9 +389,11 @@ export class Transport {
     own: Record<string, string> | undefined,
     expiry: Expiry,
   ): Promise<Answer> {
-    const url = `${this.baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
     this.origin ??= plainOrigin(this.baseUrl);
-    const target = this.origin && SIMPLE_PATH.test(path) ? { ...this.origin, path: `${this.origin.path}/${path.replace(/^\/+/, "")}` } : undefined;
+    // A URL parsed per request cost as much as its headers: the base's parts, parsed once, where they say it all.
+    const target = this.origin && SIMPLE_PATH.test(path) ? { ...this.origin, path: `${this.origin.path}${path}` } : undefined;
+    const url = target ? undefined : `${this.baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
+    const client = (target?.protocol ?? url?.slice(0, 6)) === "https:" ? https : http;
     const headers: Record<string, string> = { ...this.common, ...own };
     if (body !== undefined && !(body instanceof Readable)) {
       headers["Content-Type"] ??= "application/json";
@@ -400,9 +402,7 @@ export class Transport {
     return new Promise<Answer>((resolve, reject) => {
       let req: http.ClientRequest;
       try {
-        // A URL parsed per request cost as much as its headers: the base's parts, parsed once, where they say it all.
-        const client = url.startsWith("https:") ? https : http;
-        req = target ? client.request({ ...target, method, headers }) : client.request(url, { method, headers });
+        req = target ? client.request({ ...target, method, headers }) : client.request(url as string, { method, headers });
       } catch (e) {
         // Node refused to build the request (a header it cannot carry): nothing was sent.
         const why = e instanceof Error ? e.message : String(e);

@@ -33,6 +33,7 @@ export function asReceived<T extends z.ZodType>(schema: T) {
 
 /** The upload's documented snake_case names, and the GET's camelCase for each. */
 const SNAKE_CASE = { blob_id: "blobId", mime_type: "mimeType", created_at: "createdAt", expires_at: "expiresAt" } as const;
+const SNAKE_PAIRS = Object.entries(SNAKE_CASE);
 
 /**
  * A record in either of the service's documented spellings (GET's camelCase, the upload's
@@ -40,12 +41,15 @@ const SNAKE_CASE = { blob_id: "blobId", mime_type: "mimeType", created_at: "crea
  */
 function camelRecord(value: unknown): unknown {
   if (!isPlainObject(value)) return value;
-  const out: Record<string, unknown> = { ...value };
-  for (const [snake, camel] of Object.entries(SNAKE_CASE)) {
+  // A record already in camelCase (every GET's) is read as it is: no copy.
+  let out: Record<string, unknown> | undefined;
+  for (const [snake, camel] of SNAKE_PAIRS) {
+    if (!Object.hasOwn(value, snake)) continue;
+    out ??= { ...value };
     if (out[camel] === undefined && out[snake] !== undefined) out[camel] = out[snake];
     delete out[snake];
   }
-  return out;
+  return out ?? value;
 }
 
 /**
