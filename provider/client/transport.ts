@@ -4,6 +4,7 @@ import * as https from "node:https";
 import { Readable } from "node:stream";
 import * as zlib from "node:zlib";
 import type { AxiosInstance, AxiosResponse, AxiosStatic } from "axios";
+import type { Dispatcher, Pool } from "undici";
 import type { z } from "zod";
 import { ErrorEnvelopeSchema, LIMITS, errorCodeForStatus } from "../../api";
 import { TuskrApiError, redactString, redactStrings, redactValue, secretMask } from "./errors";
@@ -106,14 +107,26 @@ function bodyText(raw: Buffer, encoding: string | undefined, limit: number): str
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/** An answer's raw headers as Node's client gives them: names in lower case, a repeated one's values joined. */
+function headerObject(raw: Buffer[] | string[] | null): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (!raw) return out;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toString("latin1").toLowerCase();
+    const value = raw[i + 1].toString("latin1");
+    out[name] = Object.hasOwn(out, name) ? `${out[name]}, ${value}` : value;
+  }
+  return out;
+}
+
 /** A request's time limit: whether it ran out, and how to stop the request under way when it does. */
 interface Expiry {
   expired: boolean;
   cancel?: () => void;
 }
 
-/** Where Node's client sends a request: what it would take from the URL, without parsing one per request. */
-type RequestTarget = { protocol: string; hostname: string; port: string; path: string };
+/** The base URL as its origin and the path the routes follow, parsed once. */
+type RequestTarget = { origin: string; path: string };
 
 /** A path URL parsing leaves as it is: segments of unreserved characters, none a dot segment. */
 const SIMPLE_PATH = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/;
@@ -128,7 +141,7 @@ function plainOrigin(baseUrl: string): RequestTarget | null {
   }
   if (url.username || url.password || url.search || url.hash || baseUrl.includes("?") || baseUrl.includes("#")) return null;
   if (!SIMPLE_PATH.test(url.pathname) && url.pathname !== "/") return null;
-  return { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ""), port: url.port, path: url.pathname.replace(/\/+$/, "") };
+  return { origin: url.origin, path: url.pathname.replace(/\/+$/, "") };
 }
 
 export interface Sent<T> {
@@ -165,8 +178,10 @@ export class Transport {
   private succeeded = 0;
   /** What masks the key in answers: its forms worked out once, not once per answer. */
   private answerMask?: (text: string) => string;
-  /** The base URL's parts for Node's client, when it is a plain origin and path (null: it is not). */
+  /** The base URL's origin and path, when it is no more than those (null: it is more, or not a URL). */
   private origin?: RequestTarget | null;
+  /** undici's connections to that origin, opened at the first request sent through them. */
+  private pool?: Pool;
   /**
    * Whether requests go through axios, which honours HTTP(S)_PROXY and NO_PROXY: only when the
    * environment names a proxy. Otherwise Node's own client sends them, at a third of axios' CPU a
@@ -381,7 +396,12 @@ export class Transport {
     }
   }
 
-  /** One request by Node's own client: the body sent as given, the answer read up to RESPONSE_MAX_BYTES. */
+  /**
+   * One request without a proxy: through undici's connection pool, which took half the CPU of Node's
+   * own client per request here (20,000 requests: 2.0 s against 3.7 s), what bounds a large folder's
+   * first `up`. A streamed body (a file too large to hold) or a base URL with more than an origin and
+   * a path goes through Node's client, which tells an answer that came before the body's end.
+   */
   private direct(
     method: string,
     path: string,
@@ -389,20 +409,19 @@ export class Transport {
     own: Record<string, string> | undefined,
     expiry: Expiry,
   ): Promise<Answer> {
-    this.origin ??= plainOrigin(this.baseUrl);
-    // A URL parsed per request cost as much as its headers: the base's parts, parsed once, where they say it all.
-    const target = this.origin && SIMPLE_PATH.test(path) ? { ...this.origin, path: `${this.origin.path}${path}` } : undefined;
-    const url = target ? undefined : `${this.baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
-    const client = (target?.protocol ?? url?.slice(0, 6)) === "https:" ? https : http;
     const headers: Record<string, string> = { ...this.common, ...own };
     if (body !== undefined && !(body instanceof Readable)) {
       headers["Content-Type"] ??= "application/json";
       headers["Content-Length"] = String(Buffer.byteLength(body));
     }
+    this.origin ??= plainOrigin(this.baseUrl);
+    if (this.origin && SIMPLE_PATH.test(path) && !(body instanceof Readable))
+      return this.pooled(method, this.origin, `${this.origin.path}${path}`, body, headers, expiry);
+    const url = `${this.baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
     return new Promise<Answer>((resolve, reject) => {
       let req: http.ClientRequest;
       try {
-        req = target ? client.request({ ...target, method, headers }) : client.request(url as string, { method, headers });
+        req = (url.startsWith("https:") ? https : http).request(url, { method, headers });
       } catch (e) {
         // Node refused to build the request (a header it cannot carry): nothing was sent.
         const why = e instanceof Error ? e.message : String(e);
@@ -469,6 +488,89 @@ export class Transport {
         req.on("close", () => body.destroy());
         body.pipe(req);
       } else req.end(body);
+    });
+  }
+
+  /** One request through undici's pool to `target`: the answer read up to RESPONSE_MAX_BYTES, its headers as Node's client gives them. */
+  private pooled(
+    method: string,
+    target: RequestTarget,
+    path: string,
+    body: string | Buffer | undefined,
+    headers: Record<string, string>,
+    expiry: Expiry,
+  ): Promise<Answer> {
+    if (!this.pool) {
+      let undici: typeof import("undici");
+      try {
+        undici = require("undici");
+      } catch (e) {
+        const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
+        const message = `${method} ${path}: the HTTP client (undici) could not be loaded (${why}); nothing sent. Reinstall pulumi-tuskr's dependencies`;
+        return Promise.reject(new TuskrApiError({ code: "CONFIG_ERROR", message: this.redact(message), method, path, retryable: false, notSent: true }));
+      }
+      // No timeouts of its own: the request's timer (tuskr:timeoutMs, the operation's budget) ends it.
+      this.pool = new undici.Pool(target.origin, { headersTimeout: 0, bodyTimeout: 0 });
+    }
+    const pool = this.pool;
+    return new Promise<Answer>((resolve, reject) => {
+      // Until the request is written (a connection may be slow to open), the timer ends the wait itself.
+      expiry.cancel = () => reject(Object.assign(new Error("the request's time ran out"), { code: "ABORT_ERR" }));
+      let status = 0;
+      let answerHeaders: Record<string, string> = {};
+      const chunks: Buffer[] = [];
+      let read = 0;
+      let stop: ((reason: Error) => void) | undefined;
+      const handler: Dispatcher.DispatchHandlers = {
+        onConnect: (abort) => {
+          stop = abort;
+          expiry.cancel = () => abort(Object.assign(new Error("the request's time ran out"), { code: "ABORT_ERR" }));
+          if (expiry.expired) expiry.cancel();
+        },
+        onHeaders: (statusCode, raw) => {
+          status = statusCode;
+          answerHeaders = headerObject(raw);
+          return true;
+        },
+        onData: (chunk) => {
+          read += chunk.length;
+          if (read > RESPONSE_MAX_BYTES) {
+            stop?.(this.tooLarge(method, path, status, RESPONSE_MAX_BYTES));
+            return false;
+          }
+          chunks.push(chunk);
+          return true;
+        },
+        onComplete: () => {
+          const ok = status >= 200 && status < 300;
+          try {
+            resolve({ status, headers: answerHeaders, data: bodyText(Buffer.concat(chunks), answerHeaders["content-encoding"], RESPONSE_MAX_BYTES) });
+          } catch (e) {
+            if (e instanceof RangeError) return reject(this.tooLarge(method, path, status, RESPONSE_MAX_BYTES));
+            // A refusal's status says what failed even when its body cannot be read.
+            if (!ok) return resolve({ status, headers: answerHeaders, data: "" });
+            reject(this.invalidResponse(method, path, status, e instanceof Error ? e.message : String(e), undefined));
+          }
+        },
+        // A connection closed before the answer's end is a reset, as Node's client calls it.
+        onError: (e) => reject((e as { code?: string }).code === "UND_ERR_SOCKET" ? Object.assign(new Error(e.message), { code: "ECONNRESET" }) : e),
+      };
+      try {
+        pool.dispatch({ path, method: method as Dispatcher.HttpMethod, headers, body }, handler);
+      } catch (e) {
+        // undici refused to build the request (a header it cannot carry): nothing was sent.
+        const why = e instanceof Error ? e.message : String(e);
+        reject(
+          new TuskrApiError({
+            code: "BAD_REQUEST",
+            message: this.redact(`${method} ${path}: ${why}; nothing sent`),
+            method,
+            path,
+            retryable: false,
+            notSent: true,
+          }),
+        );
+      }
     });
   }
 
