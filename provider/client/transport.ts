@@ -119,6 +119,9 @@ function headerObject(raw: Buffer[] | string[] | null): Record<string, string> {
   return out;
 }
 
+/** What ends a request whose time ran out (the caller tells it by the expiry, not by this error). */
+const timeRanOut = () => Object.assign(new Error("the request's time ran out"), { code: "ABORT_ERR" });
+
 /** A request's time limit: whether it ran out, and how to stop the request under way when it does. */
 interface Expiry {
   expired: boolean;
@@ -423,21 +426,10 @@ export class Transport {
       try {
         req = (url.startsWith("https:") ? https : http).request(url, { method, headers });
       } catch (e) {
-        // Node refused to build the request (a header it cannot carry): nothing was sent.
-        const why = e instanceof Error ? e.message : String(e);
-        reject(
-          new TuskrApiError({
-            code: "BAD_REQUEST",
-            message: this.redact(`${method} ${path}: ${why}; nothing sent`),
-            method,
-            path,
-            retryable: false,
-            notSent: true,
-          }),
-        );
+        reject(this.unbuilt(method, path, e));
         return;
       }
-      expiry.cancel = () => req.destroy(Object.assign(new Error("the request's time ran out"), { code: "ABORT_ERR" }));
+      expiry.cancel = () => req.destroy(timeRanOut());
       if (expiry.expired) expiry.cancel();
       let responded = false;
       req.on("response", (res) => {
@@ -463,12 +455,9 @@ export class Transport {
             if (ok) return reject(this.invalidResponse(method, path, status, "answered before the upload's body was sent whole", undefined));
           }
           try {
-            resolve({ status, headers: res.headers, data: bodyText(Buffer.concat(chunks), res.headers["content-encoding"], RESPONSE_MAX_BYTES) });
+            resolve(this.readWhole(method, path, status, res.headers, Buffer.concat(chunks)));
           } catch (e) {
-            if (e instanceof RangeError) return reject(this.tooLarge(method, path, status, RESPONSE_MAX_BYTES));
-            // A refusal's status says what failed even when its body cannot be read.
-            if (!ok) return resolve({ status, headers: res.headers, data: "" });
-            reject(this.invalidResponse(method, path, status, e instanceof Error ? e.message : String(e), undefined));
+            reject(e);
           }
         });
         res.on("error", reject);
@@ -515,7 +504,7 @@ export class Transport {
     const pool = this.pool;
     return new Promise<Answer>((resolve, reject) => {
       // Until the request is written (a connection may be slow to open), the timer ends the wait itself.
-      expiry.cancel = () => reject(Object.assign(new Error("the request's time ran out"), { code: "ABORT_ERR" }));
+      expiry.cancel = () => reject(timeRanOut());
       let status = 0;
       let answerHeaders: Record<string, string> = {};
       const chunks: Buffer[] = [];
@@ -524,7 +513,7 @@ export class Transport {
       const handler: Dispatcher.DispatchHandlers = {
         onConnect: (abort) => {
           stop = abort;
-          expiry.cancel = () => abort(Object.assign(new Error("the request's time ran out"), { code: "ABORT_ERR" }));
+          expiry.cancel = () => abort(timeRanOut());
           if (expiry.expired) expiry.cancel();
         },
         onHeaders: (statusCode, raw) => {
@@ -542,14 +531,10 @@ export class Transport {
           return true;
         },
         onComplete: () => {
-          const ok = status >= 200 && status < 300;
           try {
-            resolve({ status, headers: answerHeaders, data: bodyText(Buffer.concat(chunks), answerHeaders["content-encoding"], RESPONSE_MAX_BYTES) });
+            resolve(this.readWhole(method, path, status, answerHeaders, Buffer.concat(chunks)));
           } catch (e) {
-            if (e instanceof RangeError) return reject(this.tooLarge(method, path, status, RESPONSE_MAX_BYTES));
-            // A refusal's status says what failed even when its body cannot be read.
-            if (!ok) return resolve({ status, headers: answerHeaders, data: "" });
-            reject(this.invalidResponse(method, path, status, e instanceof Error ? e.message : String(e), undefined));
+            reject(e);
           }
         },
         // A connection closed before the answer's end is a reset, as Node's client calls it.
@@ -558,18 +543,7 @@ export class Transport {
       try {
         pool.dispatch({ path, method: method as Dispatcher.HttpMethod, headers, body }, handler);
       } catch (e) {
-        // undici refused to build the request (a header it cannot carry): nothing was sent.
-        const why = e instanceof Error ? e.message : String(e);
-        reject(
-          new TuskrApiError({
-            code: "BAD_REQUEST",
-            message: this.redact(`${method} ${path}: ${why}; nothing sent`),
-            method,
-            path,
-            retryable: false,
-            notSent: true,
-          }),
-        );
+        reject(this.unbuilt(method, path, e));
       }
     });
   }
@@ -647,6 +621,31 @@ export class Transport {
       );
     }
     return parsed.data;
+  }
+
+  /** An answer read to its end: its body decoded, or the failure that is (too large, undecodable). */
+  private readWhole(method: string, path: string, status: number, headers: Record<string, unknown>, raw: Buffer): Answer {
+    try {
+      return { status, headers, data: bodyText(raw, headers["content-encoding"] as string | undefined, RESPONSE_MAX_BYTES) };
+    } catch (e) {
+      if (e instanceof RangeError) throw this.tooLarge(method, path, status, RESPONSE_MAX_BYTES);
+      // A refusal's status says what failed even when its body cannot be read.
+      if (status < 200 || status >= 300) return { status, headers, data: "" };
+      throw this.invalidResponse(method, path, status, e instanceof Error ? e.message : String(e), undefined);
+    }
+  }
+
+  /** A request the HTTP client refused to build (a header it cannot carry): nothing was sent. */
+  private unbuilt(method: string, path: string, e: unknown): TuskrApiError {
+    const why = e instanceof Error ? e.message : String(e);
+    return new TuskrApiError({
+      code: "BAD_REQUEST",
+      message: this.redact(`${method} ${path}: ${why}; nothing sent`),
+      method,
+      path,
+      retryable: false,
+      notSent: true,
+    });
   }
 
   /** A 2xx answer that cannot be trusted: never retried, nothing from it is recorded. */
