@@ -252,8 +252,9 @@ export function redactString(text: string, secrets: readonly string[]): string {
 }
 
 /**
- * Every string in a JSON-like value (keys too) passed through `redact`: the value itself where
- * nothing in it changes (every answer passes here; copying each cost more than reading it).
+ * Every string in a JSON value (keys too) passed through `redact`: the value itself where nothing
+ * in it changes (every answer passes here; copying each cost more than reading it). Other objects
+ * (a Map, a Date) are not JSON, and are not walked.
  */
 export function redactStrings(value: unknown, redact: (text: string) => string): unknown {
   if (typeof value === "string") return redact(value);

@@ -107,17 +107,43 @@ function bodyText(raw: Buffer, encoding: string | undefined, limit: number): str
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/** An answer's raw headers as Node's client gives them: names in lower case, a repeated one's values joined. */
+/** Headers of one value, whose repeats Node's client drops: a second Retry-After is not joined into a date. */
+const SINGLE_VALUED = new Set([
+  "age",
+  "authorization",
+  "content-length",
+  "content-type",
+  "etag",
+  "expires",
+  "from",
+  "host",
+  "if-modified-since",
+  "if-unmodified-since",
+  "last-modified",
+  "location",
+  "max-forwards",
+  "proxy-authorization",
+  "referer",
+  "retry-after",
+  "server",
+  "user-agent",
+]);
+
+/** An answer's raw headers as Node's client gives them: names in lower case, a repeat dropped or joined. */
 function headerObject(raw: Buffer[] | string[] | null): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
   if (!raw) return out;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toString("latin1").toLowerCase();
     const value = raw[i + 1].toString("latin1");
-    out[name] = Object.hasOwn(out, name) ? `${out[name]}, ${value}` : value;
+    if (!Object.hasOwn(out, name)) out[name] = value;
+    else if (!SINGLE_VALUED.has(name)) out[name] = `${out[name]}, ${value}`;
   }
   return out;
 }
+
+/** undici's code for a connection not opened in time: the request was not written. */
+const CONNECT_TIMEOUT = "UND_ERR_CONNECT_TIMEOUT";
 
 /** What ends a request whose time ran out (the caller tells it by the expiry, not by this error). */
 const timeRanOut = () => Object.assign(new Error("the request's time ran out"), { code: "ABORT_ERR" });
@@ -391,6 +417,8 @@ export class Transport {
           limit < own
             ? `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`
             : `no complete answer within ${own} ms (tuskr:timeoutMs${opts.extraMs ? `, plus ${opts.extraMs} ms for the upload's size` : ""})`;
+        // No connection opened in time: nothing of the request was written, so it was not applied.
+        if ((e as { code?: string }).code === CONNECT_TIMEOUT) throw this.timeoutError(method, path, `${why}; no connection opened, nothing sent`, false, true);
         throw this.timeoutError(method, path, why, true);
       }
       throw e;
@@ -424,7 +452,7 @@ export class Transport {
     return new Promise<Answer>((resolve, reject) => {
       let req: http.ClientRequest;
       try {
-        req = (url.startsWith("https:") ? https : http).request(url, { method, headers });
+        req = (/^https:/i.test(url) ? https : http).request(url, { method, headers });
       } catch (e) {
         reject(this.unbuilt(method, path, e));
         return;
@@ -498,13 +526,16 @@ export class Transport {
         const message = `${method} ${path}: the HTTP client (undici) could not be loaded (${why}); nothing sent. Reinstall pulumi-tuskr's dependencies`;
         return Promise.reject(new TuskrApiError({ code: "CONFIG_ERROR", message: this.redact(message), method, path, retryable: false, notSent: true }));
       }
-      // No timeouts of its own: the request's timer (tuskr:timeoutMs, the operation's budget) ends it.
-      this.pool = new undici.Pool(target.origin, { headersTimeout: 0, bodyTimeout: 0 });
+      // No timeouts of its own but the connection's, at tuskr:timeoutMs: the request's timer ends
+      // the rest (tuskr:timeoutMs, the upload's extra time, the operation's budget).
+      this.pool = new undici.Pool(target.origin, { headersTimeout: 0, bodyTimeout: 0, connect: { timeout: this.timeoutMs } });
     }
     const pool = this.pool;
     return new Promise<Answer>((resolve, reject) => {
-      // Until the request is written (a connection may be slow to open), the timer ends the wait itself.
-      expiry.cancel = () => reject(timeRanOut());
+      // Until the request is written (a connection may be slow to open), the timer ends the wait
+      // itself: undici lets the connection try on, to its own timeout.
+      expiry.cancel = () => reject(Object.assign(timeRanOut(), { code: CONNECT_TIMEOUT }));
+      let connected = false;
       let status = 0;
       let answerHeaders: Record<string, string> = {};
       const chunks: Buffer[] = [];
@@ -512,6 +543,7 @@ export class Transport {
       let stop: ((reason: Error) => void) | undefined;
       const handler: Dispatcher.DispatchHandlers = {
         onConnect: (abort) => {
+          connected = true;
           stop = abort;
           expiry.cancel = () => abort(timeRanOut());
           if (expiry.expired) expiry.cancel();
@@ -537,8 +569,13 @@ export class Transport {
             reject(e);
           }
         },
-        // A connection closed before the answer's end is a reset, as Node's client calls it.
-        onError: (e) => reject((e as { code?: string }).code === "UND_ERR_SOCKET" ? Object.assign(new Error(e.message), { code: "ECONNRESET" }) : e),
+        onError: (e) => {
+          const code = (e as { code?: string }).code;
+          // A header undici refuses fails the request before it is written, as Node's client throws.
+          if (!connected && code === "UND_ERR_INVALID_ARG") return reject(this.unbuilt(method, path, e));
+          // A connection closed before the answer's end is a reset, as Node's client calls it.
+          reject(code === "UND_ERR_SOCKET" ? Object.assign(new Error(e.message), { code: "ECONNRESET" }) : e);
+        },
       };
       try {
         pool.dispatch({ path, method: method as Dispatcher.HttpMethod, headers, body }, handler);
@@ -688,13 +725,13 @@ export class Transport {
     });
   }
 
-  private timeoutError(method: string, path: string, why: string, sent: boolean): TuskrApiError {
+  private timeoutError(method: string, path: string, why: string, sent: boolean, retryable = sent): TuskrApiError {
     return new TuskrApiError({
       code: "TIMEOUT",
       message: this.redact(`${method} ${this.baseUrl}${path} timed out: ${why}`),
       method,
       path,
-      retryable: sent,
+      retryable,
       mayHaveBeenApplied: sent,
     });
   }
@@ -747,14 +784,16 @@ export class Transport {
     if (err.code === "ERR_BAD_RESPONSE" && /maxContentLength/.test(err.message ?? "")) {
       return this.tooLarge(method, path, 200, bodyLimit);
     }
-    const timeout = err.code === "ECONNABORTED" || err.code === "ETIMEDOUT";
-    // Refused or unresolvable: the request never reached the server, so it was not applied.
-    const neverSent = err.code === "ECONNREFUSED" || err.code === "ENOTFOUND" || err.code === "EAI_AGAIN";
+    const timeout = err.code === "ECONNABORTED" || err.code === "ETIMEDOUT" || err.code === CONNECT_TIMEOUT;
+    // Refused, unresolvable or not connected in time: the request never reached the server, so it was not applied.
+    const neverSent = err.code === "ECONNREFUSED" || err.code === "ENOTFOUND" || err.code === "EAI_AGAIN" || err.code === CONNECT_TIMEOUT;
     const code = timeout ? "TIMEOUT" : "NETWORK_ERROR";
     const why = neverSent ? `${err.code}: nothing answers at ${this.baseUrl}: check tuskr:baseUrl` : (err.code ?? err.message ?? "network error");
     return new TuskrApiError({
       code,
-      message: this.redact(`${method} ${this.baseUrl}${path} ${timeout ? `timed out (${code})` : `failed (${code}): ${why}`}`),
+      message: this.redact(
+        `${method} ${this.baseUrl}${path} ${timeout ? `timed out (${code})${neverSent ? ": no connection opened, nothing sent" : ""}` : `failed (${code}): ${why}`}`,
+      ),
       method,
       path,
       retryable: true,
