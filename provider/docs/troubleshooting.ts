@@ -44,7 +44,8 @@ export const TROUBLESHOOTING = {
   SERVICE_UNAVAILABLE: { means: "The service is down or overloaded (503) after the retries.", run: "Run `pulumi up` again later." },
   HTTP_ERROR: { means: "An HTTP status the service does not document.", run: "Check `tuskr:baseUrl` and any proxy in between." },
   NETWORK_ERROR: {
-    means: "The service could not be reached (refused, DNS, reset), or a server in between answered `100 Continue` unasked, which the HTTP client (undici) takes as a broken connection.",
+    means:
+      "The service could not be reached (refused, DNS, reset), or a server in between answered `100 Continue` unasked, which the HTTP client (undici) takes as a broken connection.",
     run: "Check the network and `tuskr:baseUrl`, then `pulumi up`. For `100 Continue`, send through a proxy (`HTTPS_PROXY`): that client reads it.",
   },
   TIMEOUT: {
