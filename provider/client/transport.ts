@@ -129,13 +129,17 @@ const SINGLE_VALUED = new Set([
   "user-agent",
 ]);
 
-/** An answer's raw headers as Node's client gives them: names in lower case, a repeat dropped or joined. */
+/**
+ * An answer's raw headers as Node's client gives those this client reads: names in lower case, a
+ * repeat dropped or joined (set-cookie and cookie, which it never reads, are joined too).
+ */
 function headerObject(raw: Buffer[] | string[] | null): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
   if (!raw) return out;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toString("latin1").toLowerCase();
-    const value = raw[i + 1].toString("latin1");
+    // Spaces and tabs after a value are not part of it, as Node's client reads it.
+    const value = raw[i + 1].toString("latin1").replace(/[ \t]+$/, "");
     if (!Object.hasOwn(out, name)) out[name] = value;
     else if (!SINGLE_VALUED.has(name)) out[name] = `${out[name]}, ${value}`;
   }
@@ -392,6 +396,15 @@ export class Transport {
       const why = e instanceof Error ? e.message : String(e);
       throw new TuskrApiError({ code: "BAD_REQUEST", message: this.redact(`${method} ${path}: ${why}; nothing sent`), method, path, retryable: false });
     }
+    const ranOut = () =>
+      limit < own
+        ? `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`
+        : `no complete answer within ${own} ms (tuskr:timeoutMs${opts.extraMs ? `, plus ${opts.extraMs} ms for the upload's size` : ""})`;
+    // The time ran out while the body was made (a slow disk): nothing was sent, so it may be sent again.
+    if (expiry.expired) {
+      if (form?.body instanceof Readable) form.body.destroy();
+      throw this.timeoutError(method, path, `${ranOut()}; nothing sent`, false, true);
+    }
     const data = form ? form.body : opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const headers = form ? { ...opts.headers, "Content-Type": form.contentType, "Content-Length": String(form.length) } : opts.headers;
     try {
@@ -413,10 +426,7 @@ export class Transport {
           retryable: false,
         });
       if (expiry.expired) {
-        const why =
-          limit < own
-            ? `the operation's time budget of ${this.policy.maxTotalMs} ms ran out`
-            : `no complete answer within ${own} ms (tuskr:timeoutMs${opts.extraMs ? `, plus ${opts.extraMs} ms for the upload's size` : ""})`;
+        const why = ranOut();
         // No connection opened in time: nothing of the request was written, so it was not applied.
         if ((e as { code?: string }).code === CONNECT_TIMEOUT) throw this.timeoutError(method, path, `${why}; no connection opened, nothing sent`, false, true);
         throw this.timeoutError(method, path, why, true);
@@ -792,7 +802,7 @@ export class Transport {
     return new TuskrApiError({
       code,
       message: this.redact(
-        `${method} ${this.baseUrl}${path} ${timeout ? `timed out (${code})${neverSent ? ": no connection opened, nothing sent" : ""}` : `failed (${code}): ${why}`}`,
+        `${method} ${this.baseUrl}${path} ${timeout ? `timed out (${code})${neverSent ? `: no connection opened within ${this.timeoutMs} ms (tuskr:timeoutMs), nothing sent` : ""}` : `failed (${code}): ${why}`}`,
       ),
       method,
       path,
