@@ -135,8 +135,11 @@ function writeFolder(dir, n, bytes) {
 }
 
 const KINDS = ["get", "patch", "renew", "upload"];
-/** What the emulator answered since its counts were cleared, every request (its log keeps the latest 10,000): a 2xx of a known route, or other. */
-function answered(emu) {
+/**
+ * What the emulator answered since its counts were cleared, every request (its log keeps the latest
+ * 10,000): a 2xx of a known route, or other; exact when that is `min` and nothing else.
+ */
+function answered(emu, min = {}) {
   const requests = Object.fromEntries(KINDS.map((k) => [k, 0]));
   let other = 0;
   for (const [route, byStatus] of Object.entries(emu.requestCounts())) {
@@ -145,7 +148,7 @@ function answered(emu) {
       else other += count;
     }
   }
-  return { requests, other };
+  return { requests, other, exact: other === 0 && KINDS.every((k) => requests[k] === (min[k] ?? 0)) };
 }
 
 /**
@@ -165,8 +168,7 @@ async function plainUpload(emu, dir, flags = []) {
   const { stdout } = await promisify(execFile)(process.execPath, args, { encoding: "utf8" });
   const ms = performance.now() - t0;
   const reads = flags.includes("--read-back") ? n : 0;
-  const { requests, other } = answered(emu);
-  const exact = other === 0 && KINDS.every((k) => requests[k] === (k === "upload" ? n : k === "get" ? reads : 0));
+  const { exact } = answered(emu, { upload: n, get: reads });
   if (stdout.trim() !== `${n} ${reads}` || !exact) {
     throw new Error(
       `plain script ${flags.join(" ")}: said ${JSON.stringify(stdout.trim())} and the emulator counted ${JSON.stringify(emu.requestCounts())}, not ${n} uploads and ${reads} GETs`,
@@ -298,9 +300,8 @@ async function runSteps(emu, variant, dir, n, parts = 1) {
       const opMs = median(opSamplesMs);
       // And from the command line (none of it profiled: the profiles are of the API's runs).
       const cliSamplesMs = step.op === "preview" && !ci && !cli.profile ? cliPreviewSamples(stack, previewReps) : [];
-      const { requests, other } = answered(emu);
       const min = Object.fromEntries(Object.entries(step.min(n)).map(([k, count]) => [k, count * reps]));
-      const exact = other === 0 && KINDS.every((k) => requests[k] === (min[k] ?? 0));
+      const { requests, other, exact } = answered(emu, min);
       steps.push({
         step: step.key,
         ms,
@@ -338,8 +339,7 @@ async function firstUpSample(emu, dir, n, parts) {
     const { peakMiB } = await withProviderPeak(() => stack.up());
     const wallMs = Math.round(performance.now() - t0);
     const ms = timed.lastOpMs;
-    const { requests, other } = answered(emu);
-    const exact = other === 0 && KINDS.every((k) => requests[k] === (k === "upload" || k === "get" ? n : 0));
+    const { requests, other, exact } = answered(emu, { upload: n, get: n });
     await stack.destroy();
     return {
       ms,

@@ -272,14 +272,7 @@ export class Transport {
         maxBodyLength: LIMITS.uploadMaxBytes + 64 * 1024,
       });
     } catch (e) {
-      const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
-      throw new TuskrApiError({
-        code: "CONFIG_ERROR",
-        message: this.redact(`${method} ${path}: the HTTP client (axios) could not be loaded (${why}); nothing sent. Reinstall pulumi-tuskr's dependencies`),
-        method,
-        path,
-        retryable: false,
-      });
+      throw this.notLoaded("axios", method, path, e);
     }
     return this.axiosInstance;
   }
@@ -532,9 +525,7 @@ export class Transport {
       try {
         undici = require("undici");
       } catch (e) {
-        const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
-        const message = `${method} ${path}: the HTTP client (undici) could not be loaded (${why}); nothing sent. Reinstall pulumi-tuskr's dependencies`;
-        return Promise.reject(new TuskrApiError({ code: "CONFIG_ERROR", message: this.redact(message), method, path, retryable: false, notSent: true }));
+        return Promise.reject(this.notLoaded("undici", method, path, e));
       }
       // No timeouts of its own but the connection's, at tuskr:timeoutMs: the request's timer ends
       // the rest (tuskr:timeoutMs, the upload's extra time, the operation's budget).
@@ -680,6 +671,18 @@ export class Transport {
       if (status < 200 || status >= 300) return { status, headers, data: "" };
       throw this.invalidResponse(method, path, status, e instanceof Error ? e.message : String(e), undefined);
     }
+  }
+
+  /** An HTTP client that could not be loaded: a configuration error, nothing sent, not retried. */
+  private notLoaded(client: string, method: string, path: string, e: unknown): TuskrApiError {
+    const why = e instanceof Error ? e.message.split("\n")[0] : String(e);
+    return new TuskrApiError({
+      code: "CONFIG_ERROR",
+      message: this.redact(`${method} ${path}: the HTTP client (${client}) could not be loaded (${why}); nothing sent. Reinstall pulumi-tuskr's dependencies`),
+      method,
+      path,
+      retryable: false,
+    });
   }
 
   /** A request the HTTP client refused to build (a header it cannot carry): nothing was sent. */
