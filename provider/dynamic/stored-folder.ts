@@ -86,27 +86,37 @@ export class StoredFolder extends pulumi.ComponentResource {
     // A count the check refuses is sent as it is, to one resource, for the check to say so.
     const parsed = StoredFolderInputsSchema.shape.parts.safeParse(declared.parts);
     const count = parsed.success && parsed.data !== undefined ? parsed.data : 1;
-    const part = (i: number, dependsOn?: StoredFolderResource[]) =>
+    const part = (i: number, dependsOn?: Promise<StoredFolderResource[]>) =>
       this.part(i === 0 ? name : `${name}-part${i}`, count > 1 ? { ...declared, part: i } : declared, dependsOn);
     const first = part(0);
-    const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, k) => from + k);
-    if (count === 1 || pulumi.runtime.isDryRun()) return merged([first, ...range(1, count).map((i) => part(i))]);
-    // In an `up` of a folder whose count ever changed (its first part's `partsBefore`), each part
-    // steps after the one before, so that one taking contents records their entries instead of
-    // uploading them (folder/moves.ts): contents move only to higher parts, and any part may still
-    // hold some, if an earlier change was cut short. Otherwise nothing moves: the others step
-    // together. A preview moves nothing.
-    const all = first.partsBefore.apply((before) => {
-      const parts = [first];
-      const chained = typeof before === "number";
-      for (const i of range(1, count)) parts.push(part(i, chained ? [parts[i - 1]] : undefined));
-      return mergedParts(parts);
-    });
-    return outputsOf(all);
+    const parts = [first];
+    if (count === 1 || pulumi.runtime.isDryRun()) {
+      for (let i = 1; i < count; i++) parts.push(part(i));
+      return merged(parts);
+    }
+    // In an `up`, the others are sent once the first is stepped. If the folder's count ever changed
+    // (the first part's `partsBefore`), each part also steps after the one before, so that one
+    // taking contents records their entries instead of uploading them (folder/moves.ts): contents
+    // move only to higher parts, and any part may still hold some, if an earlier change was cut
+    // short. Otherwise nothing moves: the others step together. A preview moves nothing. They are
+    // declared now, while the first part's check walks the folder: each costs the program some 8 ms.
+    const stepped = settled(first.partsBefore);
+    // A first part that failed fails them as it would fail a part depending on it.
+    const after = (before: StoredFolderResource) =>
+      stepped.then(
+        (partsBefore) => (typeof partsBefore === "number" ? [before] : []),
+        () => [first],
+      );
+    for (let i = 1; i < count; i++) parts.push(part(i, after(parts[i - 1])));
+    return merged(parts);
   }
 
   /** One resource of the folder (all of it, or one of its parts). */
-  private part(name: string, declared: Omit<StoredFolderArgs, "oneResource"> & { part?: number }, dependsOn?: StoredFolderResource[]): StoredFolderResource {
+  private part(
+    name: string,
+    declared: Omit<StoredFolderArgs, "oneResource"> & { part?: number },
+    dependsOn?: Promise<StoredFolderResource[]>,
+  ): StoredFolderResource {
     return new StoredFolderResource(
       storedFolderProviderStub,
       name,
@@ -215,6 +225,14 @@ function mergedParts(parts: StoredFolderResource[]): pulumi.Output<FolderValues>
     // A part that keeps no file has no end: the folder's is the soonest of the others'.
     earliestExpiresAt: earliestOf(each.filter(([m]) => Object.keys(m.blobIds).length > 0).map(([, end]) => end)),
   }));
+}
+
+/**
+ * An output's value once its resource is stepped, or its failure. (The SDK's own `promise()`, which
+ * it awaits for an output given as `dependsOn`: `apply` never runs on a failure.)
+ */
+function settled<T>(output: pulumi.Output<T>): Promise<T> {
+  return (output as unknown as { promise(): Promise<T> }).promise();
 }
 
 /** The same, as the outputs a StoredFolder gives. */
