@@ -100,11 +100,12 @@ export class StoredFolder extends pulumi.ComponentResource {
     // move only to higher parts, and any part may still hold some, if an earlier change was cut
     // short. Otherwise nothing moves: the others step together. A preview moves nothing. They are
     // declared now, while the first part's check walks the folder: each costs the program some 8 ms.
-    const stepped = settled(first.partsBefore);
-    // A first part that failed fails them as it would fail a part depending on it.
+    const stepped = steppedValue(first.partsBefore);
+    // A first part that failed (or, with --continue-on-error, was left unknown) holds them back as
+    // it would hold back a part depending on it.
     const after = (before: StoredFolderResource) =>
       stepped.then(
-        (partsBefore) => (typeof partsBefore === "number" ? [before] : []),
+        (value) => (value === undefined ? [first] : typeof value.partsBefore === "number" ? [before] : []),
         () => [first],
       );
     for (let i = 1; i < count; i++) parts.push(part(i, after(parts[i - 1])));
@@ -228,11 +229,13 @@ function mergedParts(parts: StoredFolderResource[]): pulumi.Output<FolderValues>
 }
 
 /**
- * An output's value once its resource is stepped, or its failure. (The SDK's own `promise()`, which
- * it awaits for an output given as `dependsOn`: `apply` never runs on a failure.)
+ * The first part's `partsBefore` once it is stepped; undefined if its step left it unknown (a
+ * failure under --continue-on-error), and rejected if its step failed. (The SDK's own `isKnown` and
+ * `promise()`, which it awaits for an output given as `dependsOn`: `apply` never runs on either.)
  */
-function settled<T>(output: pulumi.Output<T>): Promise<T> {
-  return (output as unknown as { promise(): Promise<T> }).promise();
+async function steppedValue(output: pulumi.Output<number | undefined>): Promise<{ partsBefore: number | undefined } | undefined> {
+  const inside = output as unknown as { isKnown: Promise<boolean>; promise(): Promise<number | undefined> };
+  return (await inside.isKnown) ? { partsBefore: await inside.promise() } : undefined;
 }
 
 /** The same, as the outputs a StoredFolder gives. */

@@ -182,6 +182,38 @@ describe("StoredFolder { parts } (TypeScript, dynamic resources)", () => {
       { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
     );
   });
+  it("a first part whose create fails under --continue-on-error holds the other parts back: they send nothing", async () => {
+    const emu = await sharedEmulator();
+    await withStack(
+      FIXTURE,
+      async ({ stack, workDir, cli }) => {
+        const site = path.join(workDir, "site");
+        // One file for each part; the first part's only file fails its read-back, so its create records nothing.
+        const candidates = Array.from({ length: 1000 }, (_, i) => `<p>held back ${i}</p>\n`);
+        const forPart = (n: number) => candidates.find((t) => partOf(sha256(t), 3) === n)!;
+        const [failing, second, third] = [forPart(0), forPart(1), forPart(2)];
+        write(site, "a.html", failing);
+        write(site, "b.html", second);
+        write(site, "c.html", third);
+        await stack.setConfig("folders", { value: JSON.stringify({ site: { path: "site", retentionEpochs: 2, parts: 3 } }) });
+        emu.setFaults({ script: [{ route: "get", blobId: blobIdOf(failing), fault: "5xx", times: 1000 }] });
+        emu.clearRequests();
+        await expect(stack.up({ continueOnError: true })).rejects.toThrow(/a\.html/);
+        emu.setFaults({});
+        const sent = new Set(emu.requests().map((r) => r.blobId));
+        expect([second, third].filter((t) => sent.has(blobIdOf(t)))).toEqual([]);
+        // The next `up` creates the three parts, none depending on another.
+        await stack.up();
+        const parts = (await exportedResources(cli)).filter((r) => r.type === STORED_FOLDER_TYPES.dynamic);
+        expect(parts.map((r) => [r.urn.split("::").pop(), r.dependencies ?? []]).sort()).toEqual([
+          ["site", []],
+          ["site-part1", []],
+          ["site-part2", []],
+        ]);
+      },
+      { emu, config: { "tuskr:epochSeconds": String(emu.epochSeconds) } },
+    );
+  });
   it("a raise cut short, then another: nothing stored is sent again, from the parts it never reached or from what those it reached handed over", async () => {
     const emu = await sharedEmulator();
     await withStack(
