@@ -45,9 +45,28 @@ export interface PartMoves {
   hidden: boolean;
 }
 
-export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, before: string) => boolean): Map<string, PartMoves> {
+/** A part the preview leaves as it is, still keeping what it handed over when `parts` changed (for a day): its diff offers that. */
+export interface Keeper {
+  urn: string;
+  inputs: Record<string, unknown>;
+  outputs: Record<string, unknown>;
+}
+
+export function partMoves(
+  steps: ReadonlyArray<RowStep>,
+  after: (urn: string, before: string) => boolean,
+  keepers: ReadonlyArray<Keeper> = [],
+): Map<string, PartMoves> {
   const moves = new Map<string, PartMoves>();
   const from = new Map<string, { urn: string; part: number }>();
+  const offerHandedOver = (key: string, at: { urn: string; part: number }, outputs: Record<string, unknown> | undefined, now: ReadonlySet<string>) => {
+    if (holds(outputs?.handedOver, SHOWN_SECRET)) moves.get(key)!.hidden = true;
+    for (const [hash, entry] of handedOverEntries(fromOutputTexts(outputs ?? {}))) {
+      if (now.has(hash) || from.has(hash)) continue;
+      moves.get(key)!.offered.set(hash, entry);
+      from.set(hash, at);
+    }
+  };
   const taking: Array<[string, { urn: string; part: number; dynamic: boolean }, string[]]> = [];
   for (const step of steps) {
     if (step.kind !== "folder" || (step.action !== "create" && step.action !== "update")) continue;
@@ -69,12 +88,13 @@ export function partMoves(steps: ReadonlyArray<RowStep>, after: (urn: string, be
       from.set(hash, { urn, part });
     }
     // What it handed over when `parts` last changed, offered again (where the preview shows it).
-    if (holds(step.oldState.outputs?.handedOver, SHOWN_SECRET)) moves.get(key)!.hidden = true;
-    for (const [hash, entry] of handedOverEntries(fromOutputTexts(step.oldState.outputs ?? {}))) {
-      if (now.has(hash) || from.has(hash)) continue;
-      moves.get(key)!.offered.set(hash, entry);
-      from.set(hash, { urn, part });
-    }
+    offerHandedOver(key, { urn, part }, step.oldState.outputs, now);
+  }
+  for (const keeper of keepers) {
+    if (partOfInputs(keeper.inputs).parts <= 1) continue;
+    const key = partsKey(keeper.inputs);
+    if (!moves.has(key)) moves.set(key, { offered: new Map(), taken: new Set(), hidden: false });
+    offerHandedOver(key, { urn: keeper.urn, part: partOfInputs(keeper.inputs).part }, keeper.outputs, new Set(Object.values(pathMap(keeper.inputs.manifest))));
   }
   for (const [key, taker, hashes] of taking) {
     const pool = moves.get(key)!;
@@ -156,7 +176,7 @@ const MARK = { add: "+", update: "~", delete: "-" } as const;
 function valuesChange(olds: Record<string, unknown> | undefined, news: Record<string, unknown>, outputs: Record<string, unknown> | undefined): Phrase {
   const changedValues = olds ? FOLDER_INPUT_FIELDS.filter((f) => !jsonEqual(olds[f] ?? undefined, news[f] ?? undefined)) : [];
   if (!olds || changedValues.length > 0) return say`values changed${changedValues.length > 0 ? say`: ${values(changedValues)}` : ""}`;
-  if (outputs?.handedOver !== undefined) return ["the entries it handed to other parts when `parts` changed, offered once more, then forgotten"];
+  if (outputs?.handedOver !== undefined) return ["the entries it handed to other parts when `parts` changed, kept a day, now forgotten"];
   return ["entries brought to what is declared (a keep-alive renewal, or what an earlier `up` did not finish)"];
 }
 

@@ -7,6 +7,7 @@ import type { Phrase } from "./summary-phrase";
 import type { Row } from "./summary-row";
 import { say } from "./summary-phrase";
 import { LEARNS_LENGTH } from "../file/plan";
+import { isStoredFolderType } from "../engine/urns";
 
 export { previewErrors };
 
@@ -42,9 +43,20 @@ export function summarizePreview(json: unknown, options: SummaryOptions = {}): s
   const steps = changeSteps(preview);
   // What each resource is stepped after, directly or not: same steps too (a chain of parts runs through them).
   const dependencies = new Map((preview.steps ?? []).map((s) => [s.urn, s.newState?.dependencies ?? []]));
+  // A part left as it is may still offer what it handed over when `parts` changed (kept a day).
+  const keepers = (preview.steps ?? []).flatMap((s) =>
+    s.op === "same" &&
+    isStoredFolderType(s.newState?.type) &&
+    s.newState?.custom !== false &&
+    s.newState?.inputs &&
+    s.oldState?.outputs?.handedOver !== undefined
+      ? [{ urn: s.urn, inputs: s.newState.inputs, outputs: s.oldState.outputs }]
+      : [],
+  );
   const moves = partMoves(
     steps.filter((s) => s.action !== "read"),
     (urn, before) => steppedAfter(dependencies, urn, before),
+    keepers,
   );
   for (const step of steps) {
     // A `--refresh` preview reads every file: counted, not a row each.

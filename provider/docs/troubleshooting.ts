@@ -119,9 +119,9 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
   },
   {
     situation:
-      "``StoredFolder …: N entries handed to other parts when `parts` changed, offered once more, then forgotten (no request)`` (the `up` after a change of `parts`)",
+      "``StoredFolder …: N entries handed to other parts when `parts` changed, kept a day, now forgotten (no request)`` (the first `up` a day after a change of `parts`)",
     means:
-      "The part kept what it handed over until its next `up`, so that a part an `up` cut short never reached still takes those entries instead of uploading them. This update only forgets them.",
+      "The part kept what it handed over for a day, offering it at each `up`, so that a part that `up`s cut short or failing never reached still takes those entries instead of uploading them. This update only forgets them.",
     run: "Nothing: `pulumi up` sends no request for it.",
   },
   {

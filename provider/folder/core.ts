@@ -18,7 +18,7 @@ import { FOLDER_INPUT_FIELDS, type FolderInputs, type Manifest, type StoredFolde
 import { fingerprint } from "../engine/fingerprint";
 import { reclaimAfter, reclaimWhileSending } from "./memory";
 import { ADVISE_PARTS_FROM, FILES_PER_PART, MAX_PARTS, partOf, partOfInputs, partsBefore, partsKey, recounted } from "./parts";
-import { Moves } from "./moves";
+import { Moves, handedOverKept } from "./moves";
 import type { Resting } from "./resting";
 import * as path from "node:path";
 
@@ -57,8 +57,9 @@ interface Settled {
   partsBefore: number | undefined;
   /** Whether the update changes the count of parts: what it drops it then keeps as handed over. */
   recounted: boolean;
-  /** What it handed over when the count last changed (`handedOver`). */
+  /** What it handed over when the count last changed (`handedOver`), and when (`handedOverAt`). */
   handedOver: Map<string, StoredFileState>;
+  handedOverAt: string | undefined;
 }
 
 /**
@@ -420,7 +421,7 @@ export class StoredFolderCore {
     const dropped: Array<[string, StoredFileState]> = [];
     for (const [hash, entry] of recorded) if (!firstPath.has(hash)) dropped.push([hash, entry]);
     if (effects) this.moves.offer(dropped);
-    // What it dropped when `parts` last changed, again: an `up` cut short may not have reached the part that takes it.
+    // What it dropped when `parts` last changed, again: `up`s cut short or failing may not have reached the part that takes it.
     const handedOver = handedOverEntries(state);
     if (effects) this.moves.offer(handedOver, true);
     // The walk is kept for an update that hands over only.
@@ -478,11 +479,11 @@ export class StoredFolderCore {
     if (lines.length > LISTED_FILES) say(info(`StoredFolder ${label}: … and ${lines.length - LISTED_FILES} more file(s)`), req.urn);
     for (const notice of notices.slice(0, NOTICES)) say(notice, req.urn);
     if (notices.length > NOTICES) say(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
-    // What it handed over is forgotten by the update after the one that kept it: an update that sends nothing.
-    if (handedOver.size > 0) {
+    // What it handed over is kept for a day, then forgotten by an update that sends nothing.
+    if (handedOver.size > 0 && !handedOverKept(state.handedOverAt, clock.nowMs)) {
       putChange(detailedDiff, { field: "handedOver", kind: "delete", inputDiff: false });
       say(
-        info(`StoredFolder ${label}: ${handedOver.size} entries handed to other parts when \`parts\` changed, offered once more, then forgotten (no request)`),
+        info(`StoredFolder ${label}: ${handedOver.size} entries handed to other parts when \`parts\` changed, kept a day, now forgotten (no request)`),
         req.urn,
       );
     }
@@ -496,7 +497,18 @@ export class StoredFolderCore {
       this.keepSettled(
         req.urn,
         key !== undefined
-          ? { key, at: Date.now(), clock, recorded, unchanged, movedIn, partsBefore: partsBefore(state, news), recounted: recounted(state, news), handedOver }
+          ? {
+              key,
+              at: Date.now(),
+              clock,
+              recorded,
+              unchanged,
+              movedIn,
+              partsBefore: partsBefore(state, news),
+              recounted: recounted(state, news),
+              handedOver,
+              handedOverAt: state.handedOverAt ?? undefined,
+            }
           : undefined,
       );
     }
@@ -510,6 +522,8 @@ export class StoredFolderCore {
    * (folder/resting.ts) so that an unchanged folder's diff need not read its entries.
    */
   restingAfter(state: StoredFolderState, req: StoredFolderRequest): Resting | undefined {
+    // A part keeping what it handed over offers it at each diff: no verdict may skip that diff.
+    if (typeof state.handedOver === "string") return undefined;
     let found: ReturnType<StoredFolderCore["compare"]>;
     try {
       found = this.compare(state, req, {}, false);
@@ -602,6 +616,7 @@ export class StoredFolderCore {
     if (typeof before.partsBefore === "number") state.partsBefore = before.partsBefore;
     // What it handed over is not its own to read: kept as it was, for the next diff to offer.
     if (typeof before.handedOver === "string") state.handedOver = before.handedOver;
+    if (typeof before.handedOverAt === "string") state.handedOverAt = before.handedOverAt;
     const declared = FOLDER_INPUT_FIELDS.filter((field) => before[field] !== undefined && before[field] !== null).map((field) => [field, before[field]]);
     const inputs = { manifest, ...Object.fromEntries(declared) } as FolderInputs;
     const drifted = this.drifted(fresh, manifest, before);
@@ -643,6 +658,7 @@ export class StoredFolderCore {
     const handsOver = settled ? settled.recounted : recounted(old ?? {}, news);
     const inFolder = this.folderContents(req.urn, news);
     const handedBefore = settled ? settled.handedOver : handedOverEntries(old ?? {});
+    const handedAt = settled ? settled.handedOverAt : (old?.handedOverAt ?? undefined);
     const holds = settled ? this.files.planStillHolds(settled.clock) : () => false;
     const entries = manifestEntries(news);
     this.takeMoved(recorded, entries, settled?.movedIn);
@@ -694,15 +710,20 @@ export class StoredFolderCore {
     const state = this.assemble(news, req.secretInputs, manifest, done);
     if (countBefore !== undefined) state.partsBefore = countBefore;
     const failing = failed.length > 0 || untried > 0;
-    if (handsOver || failing) {
-      // What it drops as the count changes is kept until its next update (folder/moves.ts), with what
-      // it handed over before; an update that fails forgets nothing (its takers may not have run).
+    if (handsOver || failing || handedOverKept(handedAt, Date.now())) {
+      // What it drops as the count changes is kept for a day (folder/moves.ts), with what it handed
+      // over before; an update that fails forgets nothing (its takers may not have run).
       // Only contents still in the folder: a removed file's entry is not kept for its return.
       const declaredHashes = new Set(entries.map((entry) => entry.hash));
       const handed = new Map<string, StoredFileState>();
       for (const from of handsOver ? [handedBefore, recorded] : [handedBefore])
         for (const [hash, entry] of from) if (!declaredHashes.has(hash) && inFolder(hash)) handed.set(hash, entry);
-      if (handed.size > 0) state.handedOver = packHandedOver(handed);
+      if (handed.size > 0) {
+        state.handedOver = packHandedOver(handed);
+        // A count changed again starts the day again; otherwise it counts from when it first dropped them.
+        const at = handsOver ? new Date(Date.now()).toISOString() : handedAt;
+        if (at !== undefined) state.handedOverAt = at;
+      }
     }
     reclaimAfter(done.size);
     if (failing) {

@@ -9,11 +9,25 @@ import type { StoredFileState } from "../file/schema";
  * (`partsBefore`, parts.ts; other languages declare it), since the engine steps resources that do
  * not depend on each other in no fixed order and only a few at once. A content taken before it
  * is offered is uploaded again.
- * When `parts` changes, a part keeps what it drops in its state (`handedOver`) and offers it again
- * at its next diff, for a taker an `up` cut short never reached; the update after that forgets it.
+ * When `parts` changes, a part keeps what it drops in its state (`handedOver`, stamped
+ * `handedOverAt`) for a day and offers it again at each diff, for a taker that `up`s cut short or
+ * failing never reached; the first update after that day forgets it.
  * One pool per folder core (one service and one API key), which lives as long as its process: one
  * deployment.
  */
+
+/** How long a part keeps what it handed over: `up`s cut short or failing within it still hand it over. */
+export const HANDED_OVER_KEPT_MS = 24 * 60 * 60_000;
+
+/**
+ * Whether what a part handed over at `at` (its recorded `handedOverAt`) is kept at `now`. Not
+ * when no time was recorded (an earlier release kept it for one update) nor one more than an hour
+ * ahead of this clock (another machine's clock, not believed): those are forgotten, as before.
+ */
+export function handedOverKept(at: unknown, now: number): boolean {
+  const ms = typeof at === "string" ? Date.parse(at) : Number.NaN;
+  return Number.isFinite(ms) && now - ms < HANDED_OVER_KEPT_MS && ms - now < 60 * 60_000;
+}
 
 export class Moves {
   private readonly offered = new Map<string, StoredFileState>();

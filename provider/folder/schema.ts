@@ -120,10 +120,12 @@ export const StoredFolderStateSchema = z
     /** The count of parts before it last changed (folder/parts.ts, `partsBefore`). */
     partsBefore: z.unknown().optional(),
     /**
-     * The entries this part dropped when `parts` last changed, offered again at its next diff and
-     * forgotten by the update that follows (folder/moves.ts), as `entries` records them.
+     * The entries this part dropped when `parts` last changed, offered again at each diff for a day
+     * and forgotten by the update after it (folder/moves.ts), as `entries` records them.
      */
     handedOver: z.string().nullish(),
+    /** When it dropped them (an ISO date): the day `handedOver` is kept counts from then. */
+    handedOverAt: z.string().nullish(),
   })
   .loose();
 export type StoredFolderState = z.infer<typeof StoredFolderStateSchema> & Partial<Record<FolderInputField, unknown>>;

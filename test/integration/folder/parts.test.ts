@@ -181,59 +181,61 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     ]);
   });
 
-  it("a raise cut short after the first part: the next `up` hands over what it dropped, nothing sent; the update after that forgets it", async () => {
+  it("a raise cut short twice before the new parts: the third `up` hands over what was dropped, nothing sent; a day later it is forgotten", async () => {
     const { declare, recorded } = await fortyFilesInThreeParts();
     const at = (part: number) => [dir, urnOf(`site${part}`)] as const;
+    const type = STORED_FOLDER_TYPES.plugin;
     // A file of the first part removed in the same `up` is not handed over: it goes to no part.
     const removed = Object.entries(recordedManifest(recorded[0].outs)).find(([, hash]) => partOf(hash, 5) !== 0)!;
     fs.rmSync(path.join(dir, removed[0]));
+    const handed = (outs: Record<string, unknown>) => unpackEntries((outs.handedOver as { value: string }).value, { manifest: {}, blobIds: {}, urls: {} });
     // The raise to 5: the first part is updated, then the process dies before any other part is stepped.
     const killed = await newPlugin();
     const first = await killed.folder.check(urnOf("site0"), recorded[0].inputs, declare(5, 0));
     await killed.folder.diff(...at(0), recorded[0].outs, first.inputs, recorded[0].inputs);
     // (The engine may send the update long after the check: the walk it made still says what the folder holds.)
     const later = Date.now() + 5 * 60_000;
-    const clock = vi.spyOn(Date, "now").mockImplementation(() => later);
+    let clock = vi.spyOn(Date, "now").mockImplementation(() => later);
     const cut = (await killed.folder.update(...at(0), recorded[0].outs, first.inputs)).outs;
     clock.mockRestore();
     // Secret whatever the step declares: it holds the values earlier steps declared.
     expect(cut.handedOver).toEqual(secret(expect.any(String)));
-    const dropped = unpackEntries((cut.handedOver as { value: string }).value, { manifest: {}, blobIds: {}, urls: {} });
+    expect(Date.parse(String(cut.handedOverAt))).toBe(later);
+    const dropped = handed(cut);
     expect(dropped.size).toBeGreaterThan(0);
     expect(dropped.has(removed[1])).toBe(false);
-    // The next `up`, in a new process, each part after the one before.
+    // The next `up` dies too, after the second part: the first changes nothing and keeps what it handed over.
+    const again = await newPlugin();
+    const checked0 = await again.folder.check(urnOf("site0"), first.inputs, declare(5, 0));
+    expect((await again.folder.diff(...at(0), cut, checked0.inputs, first.inputs)).changes).toBe(false);
+    const checked1 = await again.folder.check(urnOf("site1"), recorded[1].inputs, declare(5, 1));
+    expect((await again.folder.diff(...at(1), recorded[1].outs, checked1.inputs, recorded[1].inputs)).changes).toBe(true);
+    const cut1 = (await again.folder.update(...at(1), recorded[1].outs, checked1.inputs)).outs;
+    const dropped1 = handed(cut1);
+    expect(dropped1.size).toBeGreaterThan(0);
+    // The third `up`, in a new process, each part after the one before: the first two change nothing.
     const plugin = await newPlugin();
     emu.clearRequests();
     logged = [];
-    const olds = [{ inputs: first.inputs, outs: cut }, recorded[1], recorded[2]];
+    const olds = [{ inputs: first.inputs, outs: cut }, { inputs: checked1.inputs, outs: cut1 }, recorded[2]];
     const outs: Record<string, unknown>[] = [];
     const steps: Array<Record<string, unknown>> = [];
-    const type = STORED_FOLDER_TYPES.plugin;
     for (const part of [0, 1, 2, 3, 4]) {
       const checked = await plugin.folder.check(urnOf(`site${part}`), olds[part]?.inputs ?? {}, declare(5, part));
       const newState = { type, inputs: checked.inputs, dependencies: part > 0 ? [urnOf(`site${part - 1}`)] : [] };
-      steps.push(
-        olds[part]
-          ? { op: "update", urn: urnOf(`site${part}`), oldState: { type, inputs: olds[part].inputs, outputs: olds[part].outs }, newState }
-          : { op: "create", urn: urnOf(`site${part}`), newState },
-      );
+      const urn = urnOf(`site${part}`);
       if (!olds[part]) {
-        outs.push((await plugin.folder.create(urnOf(`site${part}`), checked.inputs)).outs!);
+        steps.push({ op: "create", urn, newState });
+        outs.push((await plugin.folder.create(urn, checked.inputs)).outs!);
         continue;
       }
+      const oldState = { type, inputs: olds[part].inputs, outputs: { ...olds[part].outs, ...(olds[part].outs.handedOver ? { handedOver: "[secret]" } : {}) } };
       const diff = await plugin.folder.diff(...at(part), olds[part].outs, checked.inputs, olds[part].inputs);
-      expect(diff.changes).toBe(true);
-      outs.push((await plugin.folder.update(...at(part), olds[part].outs, checked.inputs)).outs);
+      expect(diff.changes).toBe(part === 2);
+      steps.push({ op: diff.changes ? "update" : "same", urn, oldState, newState });
+      outs.push(diff.changes ? (await plugin.folder.update(...at(part), olds[part].outs, checked.inputs)).outs : olds[part].outs);
     }
     expect(emu.requests()).toEqual([]);
-    expect(logged.join("\n")).toContain(`${dropped.size} entries handed to other parts`);
-    // The pull-request summary of that `up`, where the preview shows the handed-over entries as secret: the new
-    // parts' contents no part shows it drops are uploads at most, their epochs not counted; the first part says why it changes.
-    const first0 = { ...steps[0], oldState: { type, inputs: first.inputs, outputs: { ...cut, handedOver: "[secret]" } } };
-    const md = summarizePreview({ steps: [first0, ...steps.slice(1)] });
-    expect(md).toContain(`${dropped.size} upload(s) at most`);
-    expect(md).toContain("epochs not counted: another part hands over entries the preview keeps secret");
-    expect(md).toContain("the entries it handed to other parts when `parts` changed, offered once more, then forgotten");
     // Each dropped content is kept by one of the new parts, its entry as it was stored.
     const taken = new Map(
       [3, 4].flatMap((part) => [
@@ -244,11 +246,35 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
         }),
       ]),
     );
-    for (const [hash, entry] of dropped) expect(taken.get(hash)?.createdAt).toBe(entry.createdAt);
-    // The first part has forgotten them: its next diff finds nothing to do.
-    expect(outs[0].handedOver).toBeUndefined();
-    const again = await plugin.folder.check(urnOf("site0"), first.inputs, declare(5, 0));
-    expect((await plugin.folder.diff(...at(0), outs[0], again.inputs, first.inputs)).changes).toBe(false);
+    for (const [hash, entry] of [...dropped, ...dropped1]) expect(taken.get(hash)?.createdAt).toBe(entry.createdAt);
+    // The pull-request summary of that `up`, where the preview shows the handed-over entries as secret: the new
+    // parts' contents that the first two parts still offer are uploads at most, their epochs not counted.
+    const md = summarizePreview({ steps });
+    const atMost = [...md.matchAll(/(\d+) upload\(s\) at most/g)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(atMost).toBe(dropped.size + dropped1.size);
+    expect(md).toContain("epochs not counted: another part hands over entries the preview keeps secret");
+    // A day after the raise, the first part's next diff forgets what it handed over: an update that sends nothing.
+    const dayLater = later + 24 * 60 * 60_000;
+    clock = vi.spyOn(Date, "now").mockImplementation(() => dayLater);
+    try {
+      logged = [];
+      const late = await newPlugin();
+      const checked = await late.folder.check(urnOf("site0"), first.inputs, declare(5, 0));
+      expect((await late.folder.diff(...at(0), cut, checked.inputs, first.inputs)).changes).toBe(true);
+      expect(logged.join("\n")).toContain(`${dropped.size} entries handed to other parts when \`parts\` changed, kept a day, now forgotten`);
+      const forgot = (await late.folder.update(...at(0), cut, checked.inputs)).outs;
+      expect(emu.requests()).toEqual([]);
+      expect(forgot.handedOver).toBeUndefined();
+      expect(forgot.handedOverAt).toBeUndefined();
+      const summary = summarizePreview({
+        steps: [{ op: "update", urn: urnOf("site0"), oldState: { type, inputs: first.inputs, outputs: cut }, newState: { type, inputs: checked.inputs } }],
+      });
+      expect(summary).toContain("the entries it handed to other parts when `parts` changed, kept a day, now forgotten");
+      const next = await late.folder.check(urnOf("site0"), checked.inputs, declare(5, 0));
+      expect((await late.folder.diff(...at(0), forgot, next.inputs, checked.inputs)).changes).toBe(false);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it("a new part stepped before the part that drops its contents uploads them: the order is the program's", async () => {
@@ -275,6 +301,7 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
         : { op: "create", urn: urnOf(`site${part}`), newState };
     });
     const md = summarizePreview({ steps });
+    console.log(md);
     const moved = Object.keys(recordedManifest({ manifest: checked[3].inputs.manifest })).length;
     expect(moved).toBeGreaterThan(0);
     expect(md).toContain(`${moved} content(s) moved in from another part, no upload`);

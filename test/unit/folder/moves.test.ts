@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Moves } from "../../../provider/folder/moves";
+import { HANDED_OVER_KEPT_MS, Moves, handedOverKept } from "../../../provider/folder/moves";
 import type { StoredFileState } from "../../../provider/file/schema";
 
 /** The pool of entries a stack's folder resources hand each other. */
@@ -23,5 +23,24 @@ describe("Moves", () => {
     moves.offer([["h2", entry("earlier")]], true);
     moves.offer([["h2", entry("now")]]);
     expect(moves.take("h2")).toEqual(entry("now"));
+  });
+});
+
+describe("handedOverKept", () => {
+  const at = Date.parse("2026-11-30T06:00:00.000Z");
+  const stamp = new Date(at).toISOString();
+  const hour = 60 * 60_000;
+
+  it("keeps what a part handed over for a day from its stamp, then forgets it", () => {
+    expect(handedOverKept(stamp, at)).toBe(true);
+    expect(handedOverKept(stamp, at + HANDED_OVER_KEPT_MS - 1)).toBe(true);
+    expect(handedOverKept(stamp, at + HANDED_OVER_KEPT_MS)).toBe(false);
+    expect(HANDED_OVER_KEPT_MS).toBe(24 * hour);
+  });
+
+  it("forgets it when no time was recorded (an earlier release's state), the time is unreadable, or more than an hour ahead", () => {
+    for (const unread of [undefined, null, 42, "", "yesterday"]) expect(handedOverKept(unread, at)).toBe(false);
+    expect(handedOverKept(new Date(at + hour / 2).toISOString(), at)).toBe(true);
+    expect(handedOverKept(new Date(at + hour).toISOString(), at)).toBe(false);
   });
 });
