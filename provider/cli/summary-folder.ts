@@ -3,10 +3,11 @@ import { isPlainObject, jsonEqual } from "../../api";
 import { ASSET_SIG, SIG_KEY } from "../engine/markers";
 import { type PlanClock, keepAliveAfterUpload, planChange, uploadEndsAtDate, uploadEpochs } from "../file/plan";
 import type { DeclaredInputs, StoredFileState } from "../file/schema";
-import { fromOutputTexts, handedOverEntries, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
+import { fromOutputTexts, handedOverEntries, handedOverHashes, pathMap, recordedEntryCount, recordedManifest, unpackEntries } from "../folder/entries";
 import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "../folder/schema";
 import { manifestEntries } from "../folder/walk";
 import { partOfInputs, partsKey } from "../folder/parts";
+import { handedOverKept } from "../folder/moves";
 import { STORED_FOLDER_TYPES } from "../engine/urns";
 import { type Phrase, joined, say, value, values } from "./summary-phrase";
 import type { RowStep } from "./summary-preview";
@@ -41,7 +42,7 @@ export interface PartMoves {
   /** Each content dropped, with its entry where the preview shows it (a dynamic part's entries are secret there). */
   offered: Map<string, StoredFileState | undefined>;
   taken: Set<string>;
-  /** A part offers again what it handed over when `parts` last changed, which the preview keeps secret. */
+  /** A part offers again what it handed over when `parts` last changed, which the preview keeps secret, and no record says which contents. */
   hidden: boolean;
 }
 
@@ -59,11 +60,16 @@ export function partMoves(
 ): Map<string, PartMoves> {
   const moves = new Map<string, PartMoves>();
   const from = new Map<string, { urn: string; part: number }>();
+  // Its entries where the preview shows them; else the contents it recorded as handed over, their entries unknown.
   const offerHandedOver = (key: string, at: { urn: string; part: number }, outputs: Record<string, unknown> | undefined, now: ReadonlySet<string>) => {
-    if (holds(outputs?.handedOver, SHOWN_SECRET)) moves.get(key)!.hidden = true;
-    for (const [hash, entry] of handedOverEntries(fromOutputTexts(outputs ?? {}))) {
+    const read = fromOutputTexts(outputs ?? {});
+    const secret = holds(outputs?.handedOver, SHOWN_SECRET);
+    const entries = secret ? new Map<string, StoredFileState>() : handedOverEntries(read);
+    const hashes = secret ? handedOverHashes(read) : [...entries.keys()];
+    if (hashes === undefined) moves.get(key)!.hidden = true;
+    for (const hash of hashes ?? []) {
       if (now.has(hash) || from.has(hash)) continue;
-      moves.get(key)!.offered.set(hash, entry);
+      moves.get(key)!.offered.set(hash, entries.get(hash));
       from.set(hash, at);
     }
   };
@@ -173,11 +179,17 @@ const MARK = { add: "+", update: "~", delete: "-" } as const;
  * What changes when no path did: a declared value, the entries handed over when `parts` last
  * changed forgotten, or (declared as before) its entries brought to what is declared.
  */
-function valuesChange(olds: Record<string, unknown> | undefined, news: Record<string, unknown>, outputs: Record<string, unknown> | undefined): Phrase {
+function valuesChange(
+  olds: Record<string, unknown> | undefined,
+  news: Record<string, unknown>,
+  outputs: Record<string, unknown> | undefined,
+  clock: PlanClock,
+): Phrase {
   const changedValues = olds ? FOLDER_INPUT_FIELDS.filter((f) => !jsonEqual(olds[f] ?? undefined, news[f] ?? undefined)) : [];
   if (!olds || changedValues.length > 0) return say`values changed${changedValues.length > 0 ? say`: ${values(changedValues)}` : ""}`;
-  if (outputs?.handedOver !== undefined) return ["the entries it handed to other parts when `parts` changed, kept a day, now forgotten"];
-  return ["entries brought to what is declared (a keep-alive renewal, or what an earlier `up` did not finish)"];
+  if (outputs?.handedOver === undefined) return ["entries brought to what is declared (a keep-alive renewal, or what an earlier `up` did not finish)"];
+  if (!handedOverKept(outputs.handedOverAt, clock.nowMs)) return ["the entries it handed to other parts when `parts` changed, kept a day, now forgotten"];
+  return ["entries brought to what is declared (a keep-alive renewal, what an earlier `up` did not finish, or a content it handed over that left the folder)"];
 }
 
 /** What a row says of its purchases beyond the counts. */
@@ -218,7 +230,7 @@ export function folderRow(step: Extract<RowStep, { kind: "folder" }>, clock: Pla
   const uploads = added.size - movedIn.size;
   // Some of those may be handed over by a part whose handed-over entries the preview keeps secret.
   const mayMove = uploads > 0 && moves?.hidden === true;
-  const what = marks.count ? marks.listed : valuesChange(oldState?.inputs, news, oldState?.outputs);
+  const what = marks.count ? marks.listed : valuesChange(oldState?.inputs, news, oldState?.outputs, clock);
   const bought = mayMove ? { why: ["another part hands over entries the preview keeps secret"] } : folderPurchases(oldState?.outputs, news, clock, movedIn);
   const moved = [
     ...(movedIn.size ? [`${movedIn.size} content(s) moved in from another part, no upload`] : []),

@@ -1,7 +1,7 @@
 import { LIMITS, PATCH_FIELDS, isPlainObject, jsonEqual } from "../../api";
 import { changeLine, manifestChanges } from "./changes";
 import { declaredValue, failureOwner, handedBack, ownDeclared, ownValues } from "./inputs";
-import { earliestOf, firstPaths, handedOverEntries, packEntries, packHandedOver, pathText, recordedManifest, unpackEntries } from "./entries";
+import { earliestOf, firstPaths, handedOverEntries, handedOverText, packEntries, packHandedOver, pathText, recordedManifest, unpackEntries } from "./entries";
 import { byContent, type FileValues, FolderInputError, type FolderEntry, folderFiles, manifestEntries, noFileWarning } from "./walk";
 import { entriesByHash, entryInputs, entrySecrets, entryUrn } from "./entry";
 import { folderEntryUrn, urnName } from "../engine/urns";
@@ -422,10 +422,13 @@ export class StoredFolderCore {
     for (const [hash, entry] of recorded) if (!firstPath.has(hash)) dropped.push([hash, entry]);
     if (effects) this.moves.offer(dropped);
     // What it dropped when `parts` last changed, again: `up`s cut short or failing may not have reached the part that takes it.
-    const handedOver = handedOverEntries(state);
+    // Not a content that has left the folder since: its return is a new content, as any removed file's is.
+    const handedAll = handedOverEntries(state);
+    const walk = this.folders.get(req.urn ?? "");
+    const handedOver = walk ? new Map([...handedAll].filter(([hash]) => walk.has(hash))) : handedAll;
     if (effects) this.moves.offer(handedOver, true);
-    // The walk is kept for an update that hands over only.
-    if (effects && !recounted(state, news)) this.folders.delete(req.urn ?? "");
+    // The walk is kept for an update that hands over, or forgets what left the folder.
+    if (effects && !recounted(state, news) && handedOver.size === handedAll.size) this.folders.delete(req.urn ?? "");
     for (const entry of declared) {
       let before = recorded.get(entry.hash);
       if (!before) {
@@ -479,13 +482,15 @@ export class StoredFolderCore {
     if (lines.length > LISTED_FILES) say(info(`StoredFolder ${label}: … and ${lines.length - LISTED_FILES} more file(s)`), req.urn);
     for (const notice of notices.slice(0, NOTICES)) say(notice, req.urn);
     if (notices.length > NOTICES) say(warning(`StoredFolder ${label}: … and ${notices.length - NOTICES} more notice(s) like these about its files`), req.urn);
-    // What it handed over is kept for a day, then forgotten by an update that sends nothing.
-    if (handedOver.size > 0 && !handedOverKept(state.handedOverAt, clock.nowMs)) {
+    // What it handed over is kept for a day, then forgotten by an update that sends nothing (as are those that left the folder).
+    if (handedAll.size > 0 && !handedOverKept(state.handedOverAt, clock.nowMs)) {
       putChange(detailedDiff, { field: "handedOver", kind: "delete", inputDiff: false });
       say(
-        info(`StoredFolder ${label}: ${handedOver.size} entries handed to other parts when \`parts\` changed, kept a day, now forgotten (no request)`),
+        info(`StoredFolder ${label}: ${handedAll.size} entries handed to other parts when \`parts\` changed, kept a day, now forgotten (no request)`),
         req.urn,
       );
+    } else if (handedOver.size < handedAll.size) {
+      putChange(detailedDiff, { field: "handedOver", kind: "update", inputDiff: false });
     }
     // The folder's secret names alone changed: an update that sends nothing and records them.
     const secretsChange = secretsMoved(state.secretInputs, req.secretInputs);
@@ -617,6 +622,7 @@ export class StoredFolderCore {
     // What it handed over is not its own to read: kept as it was, for the next diff to offer.
     if (typeof before.handedOver === "string") state.handedOver = before.handedOver;
     if (typeof before.handedOverAt === "string") state.handedOverAt = before.handedOverAt;
+    if (typeof before.handedOverContents === "string") state.handedOverContents = before.handedOverContents;
     const declared = FOLDER_INPUT_FIELDS.filter((field) => before[field] !== undefined && before[field] !== null).map((field) => [field, before[field]]);
     const inputs = { manifest, ...Object.fromEntries(declared) } as FolderInputs;
     const drifted = this.drifted(fresh, manifest, before);
@@ -710,16 +716,18 @@ export class StoredFolderCore {
     const state = this.assemble(news, req.secretInputs, manifest, done);
     if (countBefore !== undefined) state.partsBefore = countBefore;
     const failing = failed.length > 0 || untried > 0;
-    if (handsOver || failing || handedOverKept(handedAt, Date.now())) {
-      // What it drops as the count changes is kept for a day (folder/moves.ts), with what it handed
-      // over before; an update that fails forgets nothing (its takers may not have run).
+    // What it handed over before is kept within its day; an update that fails forgets nothing (its takers may not have run).
+    const keepsHanded = failing || handedOverKept(handedAt, Date.now());
+    if (handsOver || keepsHanded) {
+      // What it drops as the count changes is kept for a day (folder/moves.ts), after what it kept.
       // Only contents still in the folder: a removed file's entry is not kept for its return.
       const declaredHashes = new Set(entries.map((entry) => entry.hash));
       const handed = new Map<string, StoredFileState>();
-      for (const from of handsOver ? [handedBefore, recorded] : [handedBefore])
+      for (const from of [...(keepsHanded ? [handedBefore] : []), ...(handsOver ? [recorded] : [])])
         for (const [hash, entry] of from) if (!declaredHashes.has(hash) && inFolder(hash)) handed.set(hash, entry);
       if (handed.size > 0) {
         state.handedOver = packHandedOver(handed);
+        state.handedOverContents = handedOverText(handed.keys());
         // A count changed again starts the day again; otherwise it counts from when it first dropped them.
         const at = handsOver ? new Date(Date.now()).toISOString() : handedAt;
         if (at !== undefined) state.handedOverAt = at;

@@ -254,6 +254,20 @@ export function packHandedOver(entries: ReadonlyMap<string, StoredFileState>): s
   return packEntries(entries, NO_OUTPUTS);
 }
 
+/**
+ * The contents a part handed over, by sha256, one a line (`handedOverContents`): not secret, as
+ * the manifest shows them, so that a preview sees which contents it offers when `handedOver` is.
+ */
+export function handedOverText(hashes: Iterable<string>): string {
+  return [...hashes].join("\n");
+}
+
+/** The contents a part recorded as handed over (`handedOverContents`), each a sha256; undefined if it recorded none. */
+export function handedOverHashes(recorded: { handedOverContents?: unknown }): string[] | undefined {
+  if (typeof recorded.handedOverContents !== "string") return undefined;
+  return recorded.handedOverContents.split("\n").filter((hash) => /^[0-9a-f]{64}$/.test(hash));
+}
+
 const NO_OUTPUTS: EntryOutputs = { manifest: {}, blobIds: {}, urls: {} };
 
 /**
@@ -342,7 +356,7 @@ function readText(recorded: unknown): unknown {
 }
 
 /** The outputs the dynamic resource records as texts: the manifest, the entries (kept and handed over), and the outputs by path. */
-const RECORDED_TEXTS = ["manifestText", "entries", "handedOver", "blobIdsText", "urlsText"] as const;
+const RECORDED_TEXTS = ["manifestText", "entries", "handedOver", "handedOverContents", "blobIdsText", "urlsText"] as const;
 
 /**
  * The per-path outputs are recorded as texts, not maps, because the SDK decodes and logs a dynamic

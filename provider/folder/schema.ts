@@ -126,6 +126,8 @@ export const StoredFolderStateSchema = z
     handedOver: z.string().nullish(),
     /** When it dropped them (an ISO date): the day `handedOver` is kept counts from then. */
     handedOverAt: z.string().nullish(),
+    /** Their contents' sha256, one a line: not secret, for a preview to see what it offers (entries.ts). */
+    handedOverContents: z.string().nullish(),
   })
   .loose();
 export type StoredFolderState = z.infer<typeof StoredFolderStateSchema> & Partial<Record<FolderInputField, unknown>>;

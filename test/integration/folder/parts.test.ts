@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -6,7 +7,7 @@ import { EMULATOR_DEFAULT_API_KEY, type Emulator, startEmulator } from "../../..
 import { SECRET_SIG, SIG_KEY, UNKNOWN } from "../../../provider/engine/markers";
 import { noticeLine } from "../../../provider/engine/notice";
 import { STORED_FOLDER_TYPES } from "../../../provider/engine/urns";
-import { recordedManifest, unpackEntries } from "../../../provider/folder/entries";
+import { handedOverHashes, recordedManifest, unpackEntries } from "../../../provider/folder/entries";
 import { partOf } from "../../../provider/folder/parts";
 import { StoredFilePlugin } from "../../../provider/plugin/provider";
 import { EngineStack } from "../../helpers/provider-driver";
@@ -247,12 +248,25 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
       ]),
     );
     for (const [hash, entry] of [...dropped, ...dropped1]) expect(taken.get(hash)?.createdAt).toBe(entry.createdAt);
-    // The pull-request summary of that `up`, where the preview shows the handed-over entries as secret: the new
-    // parts' contents that the first two parts still offer are uploads at most, their epochs not counted.
+    // The pull-request summary of that `up`, where the preview shows the handed-over entries as secret: the contents
+    // the first two parts recorded as handed over are moved in, no upload, their epochs not counted.
     const md = summarizePreview({ steps });
-    const atMost = [...md.matchAll(/(\d+) upload\(s\) at most/g)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(md).not.toMatch(/upload\(s\)/);
+    const movedIn = [...md.matchAll(/(\d+) content\(s\) moved in from another part/g)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(movedIn).toBe(taken.size);
+    expect(md).toContain("epochs not counted: the entries it takes from another part are secret in the preview");
+    // A state that recorded no contents handed over: those the new parts take are uploads at most.
+    const unrecorded = steps.map((step) => {
+      const { handedOverContents: _, ...outputs } = ((step.oldState as { outputs?: Record<string, unknown> } | undefined)?.outputs ?? {}) as Record<
+        string,
+        unknown
+      >;
+      return step.oldState ? { ...step, oldState: { ...(step.oldState as object), outputs } } : step;
+    });
+    const blind = summarizePreview({ steps: unrecorded });
+    const atMost = [...blind.matchAll(/(\d+) upload\(s\) at most/g)].reduce((n, m) => n + Number(m[1]), 0);
     expect(atMost).toBe(dropped.size + dropped1.size);
-    expect(md).toContain("epochs not counted: another part hands over entries the preview keeps secret");
+    expect(blind).toContain("epochs not counted: another part hands over entries the preview keeps secret");
     // A day after the raise, the first part's next diff forgets what it handed over: an update that sends nothing.
     const dayLater = later + 24 * 60 * 60_000;
     clock = vi.spyOn(Date, "now").mockImplementation(() => dayLater);
@@ -275,6 +289,63 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     } finally {
       clock.mockRestore();
     }
+  });
+
+  it("what a part hands over is kept a day: a content that leaves the folder is forgotten and uploaded on its return; a raise after the day keeps only what it drops then", async () => {
+    const text = (i: number) => `<p>page ${i}</p>`;
+    const sha = (t: string) => createHash("sha256").update(t).digest("hex");
+    for (let i = 0; i < 40; i++) write(`p${i}.html`, text(i));
+    const stack = new EngineStack({ plugin: async () => (await newPlugin()).folder, urn: urnOf("site0") });
+    const declare = (parts: number) => new Map(Array.from({ length: parts }, (_, part) => [`site${part}`, { path: dir, retentionEpochs: 3, parts, part }]));
+    const t0 = Date.now();
+    const hour = 60 * 60_000;
+    const up = async (ms: number, parts: number) => {
+      const clock = vi.spyOn(Date, "now").mockImplementation(() => t0 + ms);
+      try {
+        return await stack.up(declare(parts));
+      } finally {
+        clock.mockRestore();
+      }
+    };
+    const handed = () => handedOverHashes(stack.get("site0")!.state) ?? [];
+    const stamp = () => stack.get("site0")!.state.handedOverAt;
+    expect((await up(0, 3)).done).toBe(true);
+    expect((await up(hour, 5)).done).toBe(true);
+    const first = handed();
+    expect(first.length).toBeGreaterThan(0);
+    expect(stamp()).toBe(new Date(t0 + hour).toISOString());
+    // A content the first part handed over leaves the folder: the next `up` forgets it there, with no request.
+    const i = Array.from({ length: 40 }, (_, k) => k).find((k) => first.includes(sha(text(k))))!;
+    fs.rmSync(path.join(dir, `p${i}.html`));
+    const kept = stack.get("site0")!;
+    emu.clearRequests();
+    expect((await up(2 * hour, 5)).done).toBe(true);
+    expect(emu.requests()).toEqual([]);
+    // The pull-request summary of that update says why, within the day: not that it forgets what it handed over.
+    const type = STORED_FOLDER_TYPES.plugin;
+    const step = {
+      op: "update",
+      urn: urnOf("site0"),
+      oldState: { type, inputs: kept.inputs, outputs: kept.state },
+      newState: { type, inputs: stack.get("site0")!.inputs },
+    };
+    const md = summarizePreview({ steps: [step] }, { nowMs: t0 + 2 * hour });
+    expect(md).toContain("or a content it handed over that left the folder");
+    expect(md).not.toContain("now forgotten");
+    expect(handed().sort()).toEqual(first.filter((hash) => hash !== sha(text(i))).sort());
+    expect(stamp()).toBe(new Date(t0 + hour).toISOString());
+    // Its return is a new content, as any removed file's is: uploaded, not taken from the entry handed over.
+    write(`p${i}.html`, text(i));
+    emu.clearRequests();
+    expect((await up(3 * hour, 5)).done).toBe(true);
+    expect(writes()).toEqual(["upload"]);
+    // A raise a day after the last: what the first part kept is forgotten; it keeps only what it drops now, stamped now.
+    logged = [];
+    expect((await up(26 * hour, 6)).done).toBe(true);
+    expect(logged.join("\n")).toContain(`${first.length - 1} entries handed to other parts when \`parts\` changed, kept a day, now forgotten`);
+    const now = handed();
+    expect(now.filter((hash) => partOf(hash, 6) !== 5)).toEqual([]);
+    expect(stamp()).toBe(now.length > 0 ? new Date(t0 + 26 * hour).toISOString() : undefined);
   });
 
   it("a new part stepped before the part that drops its contents uploads them: the order is the program's", async () => {
@@ -301,7 +372,6 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
         : { op: "create", urn: urnOf(`site${part}`), newState };
     });
     const md = summarizePreview({ steps });
-    console.log(md);
     const moved = Object.keys(recordedManifest({ manifest: checked[3].inputs.manifest })).length;
     expect(moved).toBeGreaterThan(0);
     expect(md).toContain(`${moved} content(s) moved in from another part, no upload`);
