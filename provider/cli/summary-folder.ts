@@ -67,10 +67,13 @@ export function partMoves(
     const entries = secret ? new Map<string, StoredFileState>() : handedOverEntries(read);
     const hashes = secret ? handedOverHashes(read) : [...entries.keys()];
     if (hashes === undefined) moves.get(key)!.hidden = true;
+    const pool = moves.get(key)!;
     for (const hash of hashes ?? []) {
-      if (now.has(hash) || from.has(hash)) continue;
-      moves.get(key)!.offered.set(hash, entries.get(hash));
+      if (from.has(hash)) continue;
+      pool.offered.set(hash, entries.get(hash));
       from.set(hash, at);
+      // One it declares again (`parts` lowered within the day) it takes back itself.
+      if (now.has(hash)) pool.taken.add(hash);
     }
   };
   const taking: Array<[string, { urn: string; part: number; dynamic: boolean }, string[]]> = [];

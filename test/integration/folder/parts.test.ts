@@ -348,6 +348,39 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     expect(stamp()).toBe(now.length > 0 ? new Date(t0 + 26 * hour).toISOString() : undefined);
   });
 
+  it("`parts` lowered within the day: the parts take back what they handed over, nothing sent, and the pull-request summary counts no upload", async () => {
+    for (let i = 0; i < 40; i++) write(`p${i}.html`, `<p>page ${i}</p>`);
+    const stack = new EngineStack({ plugin: async () => (await newPlugin()).folder, urn: urnOf("site0") });
+    const declare = (parts: number) => new Map(Array.from({ length: parts }, (_, part) => [`site${part}`, { path: dir, retentionEpochs: 3, parts, part }]));
+    expect((await stack.up(declare(3))).done).toBe(true);
+    expect((await stack.up(declare(4))).done).toBe(true);
+    const before = new Map([0, 1, 2, 3].map((part) => [part, stack.get(`site${part}`)!]));
+    emu.clearRequests();
+    expect((await stack.up(declare(3))).done).toBe(true);
+    expect(emu.requests()).toEqual([]);
+    // The preview of that `up`, as Pulumi writes it: each part's handed-over entries secret.
+    const type = STORED_FOLDER_TYPES.plugin;
+    const steps = [0, 1, 2, 3].map((part) => {
+      const old = before.get(part)!;
+      const oldState = { type, inputs: old.inputs, outputs: { ...old.state, ...(old.state.handedOver ? { handedOver: "[secret]" } : {}) } };
+      const urn = urnOf(`site${part}`);
+      return part === 3
+        ? { op: "delete", urn, oldState }
+        : {
+            op: "update",
+            urn,
+            oldState,
+            newState: { type, inputs: stack.get(`site${part}`)!.inputs, dependencies: part > 0 ? [urnOf(`site${part - 1}`)] : [] },
+          };
+    });
+    const md = summarizePreview({ steps });
+    const taken = Object.keys(recordedManifest(before.get(3)!.state)).length;
+    expect(taken).toBeGreaterThan(0);
+    expect(md).not.toMatch(/upload\(s\)/);
+    const movedIn = [...md.matchAll(/(\d+) content\(s\) moved in from another part/g)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(movedIn).toBe(new Set(Object.values(recordedManifest(before.get(3)!.state))).size);
+  });
+
   it("a new part stepped before the part that drops its contents uploads them: the order is the program's", async () => {
     const { plugin, declare, recorded } = await fortyFilesInThreeParts();
     emu.clearRequests();
