@@ -125,6 +125,12 @@ export const SITUATIONS: ReadonlyArray<{ situation: string } & Remedy> = [
     run: "Nothing: `pulumi up` sends no request for it.",
   },
   {
+    situation: "``StoredFolder …: N entries it handed to other parts have left the folder: forgotten (no request)`` (within a day of a change of `parts`)",
+    means:
+      "Files whose entries the part kept as handed over were removed from the folder. Their return would be a new content, uploaded and counted from then, as any removed file's is.",
+    run: "Nothing: `pulumi up` sends no request for it.",
+  },
+  {
     situation: "`the service's epoch is not known to this stack …` (a warning, once per run)",
     means:
       "Neither `tuskr:epochSeconds` nor an answer has given the epoch's length: the stack's first purchase buys 1 epoch, reads its record (which shows the length) and then buys the rest; the length is then kept in the stack's state.",

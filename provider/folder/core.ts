@@ -491,6 +491,10 @@ export class StoredFolderCore {
       );
     } else if (handedOver.size < handedAll.size) {
       putChange(detailedDiff, { field: "handedOver", kind: "update", inputDiff: false });
+      say(
+        info(`StoredFolder ${label}: ${handedAll.size - handedOver.size} entries it handed to other parts have left the folder: forgotten (no request)`),
+        req.urn,
+      );
     }
     // The folder's secret names alone changed: an update that sends nothing and records them.
     const secretsChange = secretsMoved(state.secretInputs, req.secretInputs);

@@ -319,8 +319,10 @@ describe("StoredFolder in parts (the plugin's tuskr:index:StoredFolder)", () => 
     fs.rmSync(path.join(dir, `p${i}.html`));
     const kept = stack.get("site0")!;
     emu.clearRequests();
+    logged = [];
     expect((await up(2 * hour, 5)).done).toBe(true);
     expect(emu.requests()).toEqual([]);
+    expect(logged.join("\n")).toContain("1 entries it handed to other parts have left the folder: forgotten (no request)");
     // The pull-request summary of that update says why, within the day: not that it forgets what it handed over.
     const type = STORED_FOLDER_TYPES.plugin;
     const step = {
