@@ -8,7 +8,7 @@ import { FOLDER_INPUT_FIELDS, SHARED_FIELDS } from "../folder/schema";
 import { manifestEntries } from "../folder/walk";
 import { partOfInputs, partsKey } from "../folder/parts";
 import { handedOverKept } from "../folder/moves";
-import { STORED_FOLDER_TYPES } from "../engine/urns";
+import { STORED_FOLDER_TYPES, isStoredFolderType } from "../engine/urns";
 import { type Phrase, joined, say, value, values } from "./summary-phrase";
 import type { RowStep } from "./summary-preview";
 import { DATE_TOP_UP, PURCHASE_FIELDS, type Row, SHOWN_SECRET, forgetRow, hiddenNote, holds, withoutHidden } from "./summary-row";
@@ -53,12 +53,31 @@ export interface Keeper {
   outputs: Record<string, unknown>;
 }
 
+type PreviewState = { type?: string; custom?: boolean; inputs?: Record<string, unknown>; outputs?: Record<string, unknown> };
+
+/** The folder parts a preview leaves as they are that still keep what they handed over. */
+export function keepersOf(steps: ReadonlyArray<{ op: string; urn: string; oldState?: PreviewState; newState?: PreviewState }>): Keeper[] {
+  return steps.flatMap((s) =>
+    s.op === "same" &&
+    isStoredFolderType(s.newState?.type) &&
+    s.newState?.custom !== false &&
+    s.newState?.inputs &&
+    s.oldState?.outputs?.handedOver !== undefined
+      ? [{ urn: s.urn, inputs: s.newState.inputs, outputs: s.oldState.outputs }]
+      : [],
+  );
+}
+
 export function partMoves(
   steps: ReadonlyArray<RowStep>,
   after: (urn: string, before: string) => boolean,
   keepers: ReadonlyArray<Keeper> = [],
 ): Map<string, PartMoves> {
   const moves = new Map<string, PartMoves>();
+  const poolOf = (key: string): PartMoves => {
+    if (!moves.has(key)) moves.set(key, { offered: new Map(), taken: new Set(), hidden: false });
+    return moves.get(key)!;
+  };
   const from = new Map<string, { urn: string; part: number }>();
   // Its entries where the preview shows them; else the contents it recorded as handed over, their entries unknown.
   const offerHandedOver = (key: string, at: { urn: string; part: number }, outputs: Record<string, unknown> | undefined, now: ReadonlySet<string>) => {
@@ -66,8 +85,8 @@ export function partMoves(
     const secret = holds(outputs?.handedOver, SHOWN_SECRET);
     const entries = secret ? new Map<string, StoredFileState>() : handedOverEntries(read);
     const hashes = secret ? handedOverHashes(read) : [...entries.keys()];
-    if (hashes === undefined) moves.get(key)!.hidden = true;
-    const pool = moves.get(key)!;
+    const pool = poolOf(key);
+    if (hashes === undefined) pool.hidden = true;
     for (const hash of hashes ?? []) {
       if (from.has(hash)) continue;
       pool.offered.set(hash, entries.get(hash));
@@ -84,7 +103,7 @@ export function partMoves(
     const key = partsKey(inputs);
     const urn = step.newState.urn ?? "";
     const { part } = partOfInputs(inputs);
-    if (!moves.has(key)) moves.set(key, { offered: new Map(), taken: new Set(), hidden: false });
+    const pool = poolOf(key);
     const now = new Set(Object.values(pathMap(inputs.manifest)));
     const had = new Set(Object.values(step.action === "update" ? manifestBefore(step.oldState) : {}));
     taking.push([key, { urn, part, dynamic: step.newState.type === STORED_FOLDER_TYPES.dynamic }, [...now].filter((hash) => !had.has(hash))]);
@@ -93,7 +112,7 @@ export function partMoves(
     const entries = recordedEntries(step.oldState.outputs);
     for (const hash of new Set(Object.values(recordedManifest(fromOutputTexts(step.oldState.outputs ?? {}))))) {
       if (now.has(hash)) continue;
-      moves.get(key)!.offered.set(hash, entries.get(hash));
+      pool.offered.set(hash, entries.get(hash));
       from.set(hash, { urn, part });
     }
     // What it handed over when `parts` last changed, offered again (where the preview shows it).
@@ -101,9 +120,12 @@ export function partMoves(
   }
   for (const keeper of keepers) {
     if (partOfInputs(keeper.inputs).parts <= 1) continue;
-    const key = partsKey(keeper.inputs);
-    if (!moves.has(key)) moves.set(key, { offered: new Map(), taken: new Set(), hidden: false });
-    offerHandedOver(key, { urn: keeper.urn, part: partOfInputs(keeper.inputs).part }, keeper.outputs, new Set(Object.values(pathMap(keeper.inputs.manifest))));
+    offerHandedOver(
+      partsKey(keeper.inputs),
+      { urn: keeper.urn, part: partOfInputs(keeper.inputs).part },
+      keeper.outputs,
+      new Set(Object.values(pathMap(keeper.inputs.manifest))),
+    );
   }
   for (const [key, taker, hashes] of taking) {
     const pool = moves.get(key)!;

@@ -1,5 +1,5 @@
 import { fileRow } from "./summary-file";
-import { folderEpochs, folderRow, partMoves } from "./summary-folder";
+import { folderEpochs, folderRow, keepersOf, partMoves } from "./summary-folder";
 import { parseState } from "../file/state";
 import { changeSteps, clockOf, parsePreview, previewErrors } from "./summary-preview";
 import { renderFailed, renderSummary } from "./summary-render";
@@ -7,7 +7,6 @@ import type { Phrase } from "./summary-phrase";
 import type { Row } from "./summary-row";
 import { say } from "./summary-phrase";
 import { LEARNS_LENGTH } from "../file/plan";
-import { isStoredFolderType } from "../engine/urns";
 
 export { previewErrors };
 
@@ -44,19 +43,10 @@ export function summarizePreview(json: unknown, options: SummaryOptions = {}): s
   // What each resource is stepped after, directly or not: same steps too (a chain of parts runs through them).
   const dependencies = new Map((preview.steps ?? []).map((s) => [s.urn, s.newState?.dependencies ?? []]));
   // A part left as it is may still offer what it handed over when `parts` changed (kept a day).
-  const keepers = (preview.steps ?? []).flatMap((s) =>
-    s.op === "same" &&
-    isStoredFolderType(s.newState?.type) &&
-    s.newState?.custom !== false &&
-    s.newState?.inputs &&
-    s.oldState?.outputs?.handedOver !== undefined
-      ? [{ urn: s.urn, inputs: s.newState.inputs, outputs: s.oldState.outputs }]
-      : [],
-  );
   const moves = partMoves(
     steps.filter((s) => s.action !== "read"),
     (urn, before) => steppedAfter(dependencies, urn, before),
-    keepers,
+    keepersOf(preview.steps ?? []),
   );
   for (const step of steps) {
     // A `--refresh` preview reads every file: counted, not a row each.

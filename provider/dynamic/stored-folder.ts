@@ -244,11 +244,7 @@ function merged(parts: StoredFolderResource[]): FolderOutputs {
     const byPath = parts[0].byPath();
     return { files: {}, blobIds: byPath.blobIds, urls: byPath.urls, earliestExpiresAt: parts[0].earliestExpiresAt };
   }
-  return outputsOf(mergedParts(parts));
-}
-
-/** A folder's values, as the outputs a StoredFolder gives (no StoredFile of its own). */
-function outputsOf(all: pulumi.Output<FolderValues>): FolderOutputs {
+  const all = mergedParts(parts);
   return { files: {}, blobIds: all.blobIds, urls: all.urls, earliestExpiresAt: all.earliestExpiresAt };
 }
 
